@@ -1,0 +1,54 @@
+import { readFileSync } from "node:fs";
+import { ConfigError } from "../errors.js";
+import { configSchema, settingDocs, type Config } from "./schema.js";
+
+/**
+ * Reads and validates all settings once. Sources: the JSON object in the file named by
+ * FAMILIAR_CONFIG (if set), overridden by environment variables of the same names.
+ *
+ * Throws ConfigError listing every bad key and what is expected — never the values themselves,
+ * since some are secrets.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const raw: Record<string, unknown> = {};
+  const file = env.FAMILIAR_CONFIG;
+  if (file) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(file, "utf8"));
+    } catch (err) {
+      throw new ConfigError(`FAMILIAR_CONFIG: cannot read ${file} as JSON (${(err as Error).message.split("\n")[0]})`, [
+        { key: "FAMILIAR_CONFIG", expected: "a readable JSON file" },
+      ]);
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+      throw new ConfigError(`FAMILIAR_CONFIG: ${file} must hold a JSON object`, [
+        { key: "FAMILIAR_CONFIG", expected: "a JSON object of settings" },
+      ]);
+    }
+    Object.assign(raw, parsed);
+  }
+  for (const key of Object.keys(configSchema.shape)) {
+    if (env[key] !== undefined) raw[key] = env[key];
+  }
+  const result = configSchema.safeParse(raw);
+  if (result.success) return result.data;
+
+  const issues = new Map<string, string>();
+  for (const issue of result.error.issues) {
+    const key = String(issue.path[0] ?? "config");
+    const doc = settingDocs[key as keyof Config];
+    issues.set(key, doc?.expected ?? issue.message);
+  }
+  const list = [...issues].map(([key, expected]) => ({ key, expected }));
+  const lines = list.map((i) => `  - ${i.key}: expected ${i.expected}`);
+  throw new ConfigError(`Invalid settings (${list.length}):\n${lines.join("\n")}`, list);
+}
+
+/** Values of settings marked secret, for redaction by value in logs. */
+export function secretValues(config: Config): string[] {
+  return (Object.keys(settingDocs) as (keyof Config)[])
+    .filter((k) => settingDocs[k].secret)
+    .map((k) => config[k])
+    .filter((v): v is string => typeof v === "string" && v.length >= 6);
+}

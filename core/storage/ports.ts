@@ -1,0 +1,277 @@
+/**
+ * Repository ports: the only way core code reaches durable state. Methods speak intent
+ * (`appendMessage`, `claimDueTask`, `decideApproval`) and each conditional update is atomic in
+ * every adapter. Errors: `DuplicateKeyError` for unique keys, `ConflictError` for lost races or
+ * leases, `IllegalTransitionError` for task state changes the state machine forbids,
+ * `StoreUnavailableError` when the store cannot be reached.
+ */
+import type {
+  ApprovalId,
+  GoalId,
+  GrantId,
+  MemoryId,
+  MessageId,
+  NotificationId,
+  OutboxId,
+  PersonId,
+  TaskId,
+} from "../ids.js";
+import type {
+  Actor,
+  ApprovalDecision,
+  ApprovalRequest,
+  AuditEvent,
+  ChannelName,
+  ConversationMessage,
+  ConversationSummary,
+  DecideResult,
+  Goal,
+  GoalPatch,
+  GoalStatus,
+  Grant,
+  Identity,
+  Json,
+  JournalEntry,
+  LocalMessage,
+  Button,
+  MemoryItem,
+  MemoryPatch,
+  NewApprovalRequest,
+  NewAuditEvent,
+  NewConversationMessage,
+  NewGoal,
+  NewGrant,
+  NewJournalIntent,
+  NewMemoryItem,
+  NewNotificationRecord,
+  NewOutboxMessage,
+  NewPerson,
+  NewTask,
+  NotificationRecord,
+  OutboxMessage,
+  Page,
+  PageRequest,
+  Person,
+  PersonSettingsPatch,
+  Task,
+  TaskState,
+  TaskStatus,
+} from "./types.js";
+
+export interface PersonRepository {
+  /** Creates a person with defaults (UTC, en-US, proactivity normal, digest 18:00). */
+  createPerson(input: NewPerson): Promise<Person>;
+  getPerson(id: PersonId): Promise<Person | null>;
+  /** Throws NotFoundError. */
+  updatePerson(id: PersonId, patch: PersonSettingsPatch): Promise<Person>;
+  /** Ordered by creation. */
+  listPersons(page?: PageRequest): Promise<Page<Person>>;
+  /** Links an account to a person. Throws DuplicateKeyError if (channel, accountId) is taken. */
+  addIdentity(identity: Omit<Identity, "createdAt" | "unreachable" | "address"> & { address?: string }): Promise<Identity>;
+  findIdentity(channel: ChannelName, accountId: string): Promise<Identity | null>;
+  /** Ordered by creation. */
+  listIdentities(personId: PersonId): Promise<Identity[]>;
+  /** Marks (or with `null`, clears) an identity as unreachable after a permanent delivery error. */
+  setIdentityUnreachable(channel: ChannelName, accountId: string, reason: string | null, now: Date): Promise<void>;
+}
+
+export interface ConversationRepository {
+  /** Appends to the person's one conversation; the store assigns the next `seq` atomically. */
+  appendMessage(input: NewConversationMessage): Promise<ConversationMessage>;
+  /** The newest `limit` messages, returned oldest first. */
+  listRecentMessages(personId: PersonId, limit: number): Promise<ConversationMessage[]>;
+  /** Messages with `seq > afterSeq`, oldest first, at most `limit`. */
+  listMessagesAfter(personId: PersonId, afterSeq: number, limit: number): Promise<ConversationMessage[]>;
+  /** Messages with `fromSeq <= seq <= toSeq`, oldest first. */
+  listMessagesBetween(personId: PersonId, fromSeq: number, toSeq: number): Promise<ConversationMessage[]>;
+  getMessage(id: MessageId): Promise<ConversationMessage | null>;
+  /** Highest `seq` so far (0 for an empty conversation). */
+  lastSeq(personId: PersonId): Promise<number>;
+  getSummary(personId: PersonId): Promise<ConversationSummary | null>;
+  /**
+   * Saves the rolling summary if the stored one still covers `expectedUpToSeq` (null: none yet),
+   * so two concurrent summarizers cannot overwrite each other. Returns false on a lost race.
+   */
+  saveSummary(summary: Omit<ConversationSummary, "updatedAt">, expectedUpToSeq: number | null): Promise<boolean>;
+}
+
+export interface GoalRepository {
+  createGoal(input: NewGoal): Promise<Goal>;
+  getGoal(id: GoalId): Promise<Goal | null>;
+  /** Throws NotFoundError. */
+  updateGoal(id: GoalId, patch: GoalPatch): Promise<Goal>;
+  /** Ordered by creation; optionally only the given statuses. */
+  listGoals(personId: PersonId, filter?: { status?: GoalStatus[] }, page?: PageRequest): Promise<Page<Goal>>;
+}
+
+export interface TaskRepository {
+  createTask(input: NewTask): Promise<Task>;
+  getTask(id: TaskId): Promise<Task | null>;
+  /**
+   * Atomically claims one task for `owner` until `now + leaseMs`: the task must be pending (and past
+   * `notBefore`), waiting for a time that has come, or running with an expired lease. With `taskId`,
+   * only that task; with `from: "waiting"` a waiting task is claimed whatever it waits for (the caller
+   * resolved its condition). Returns null when nothing was claimable. Two concurrent claims of one
+   * task: exactly one wins.
+   */
+  claimTask(input: { taskId: TaskId; owner: string; now: Date; leaseMs: number; from?: "waiting" }): Promise<Task | null>;
+  /** Like claimTask, for the task due first (earliest due time, then creation). */
+  claimDueTask(input: { owner: string; now: Date; leaseMs: number; personId?: PersonId }): Promise<Task | null>;
+  /**
+   * Moves a task to a new state. For a running task, `owner` must hold the lease (else ConflictError);
+   * leaving `running` releases the lease. Illegal transitions throw IllegalTransitionError (the store
+   * rejects them even if a caller bypasses this method's checks).
+   */
+  transitionTask(input: { taskId: TaskId; owner: string | null; to: TaskState; now: Date }): Promise<Task>;
+  /** Saves the cursor, plan and checkpoint of a running task and extends its lease. Requires the lease. */
+  saveCheckpoint(input: {
+    taskId: TaskId;
+    owner: string;
+    cursor: number;
+    checkpoint: Json;
+    plan?: string[];
+    now: Date;
+    leaseMs: number;
+  }): Promise<Task>;
+  listTasks(filter: { personId?: PersonId; goalId?: GoalId; status?: TaskStatus[] }, page?: PageRequest): Promise<Page<Task>>;
+  /** Tasks waiting for the given wait kind and key (hook id or approval id). */
+  findWaitingTasks(wait: { kind: "event"; hookId: string } | { kind: "approval"; approvalId: string } | { kind: "reply"; personId: PersonId }): Promise<Task[]>;
+}
+
+export interface JournalRepository {
+  /** Records the intent before a tool call. Throws DuplicateKeyError if the key was recorded already. */
+  recordIntent(input: NewJournalIntent): Promise<JournalEntry>;
+  /** Records the outcome after the call; a second outcome for the same key is a ConflictError. */
+  recordOutcome(idempotencyKey: string, outcome: { ok: true; result: Json } | { ok: false; error: string }, now: Date): Promise<JournalEntry>;
+  getEntry(idempotencyKey: string): Promise<JournalEntry | null>;
+  /** Ordered by step. */
+  listJournal(taskId: TaskId): Promise<JournalEntry[]>;
+}
+
+export interface MemoryRepository {
+  addMemory(input: NewMemoryItem): Promise<MemoryItem>;
+  getMemory(id: MemoryId): Promise<MemoryItem | null>;
+  /** Only the person's own item; throws NotFoundError otherwise. */
+  updateMemory(personId: PersonId, id: MemoryId, patch: MemoryPatch): Promise<MemoryItem>;
+  /** Returns false when there was no such item of that person. */
+  deleteMemory(personId: PersonId, id: MemoryId): Promise<boolean>;
+  /** Newest first. */
+  listMemory(personId: PersonId, page?: PageRequest): Promise<Page<MemoryItem>>;
+  /**
+   * Items relevant to `query`, best first, at most `limit`, excluding items expired at `now`.
+   * Full-text relevance (SQLite FTS5 bm25 / MongoDB text score).
+   */
+  searchMemory(personId: PersonId, query: string, options: { limit: number; now: Date }): Promise<MemoryItem[]>;
+}
+
+export interface GrantRepository {
+  recordGrant(input: NewGrant): Promise<Grant>;
+  getGrant(id: GrantId): Promise<Grant | null>;
+  /** Grants not revoked, not consumed, and (for `until`) not expired at `now`; oldest first. */
+  listActiveGrants(personId: PersonId, now: Date): Promise<Grant[]>;
+  /** Atomically marks a once-grant used. Returns false if it was used, revoked or missing already. */
+  consumeGrant(id: GrantId, now: Date): Promise<boolean>;
+  /** Returns false when the grant was missing, not the person's, or already revoked. */
+  revokeGrant(personId: PersonId, id: GrantId, now: Date): Promise<boolean>;
+}
+
+export interface ApprovalRepository {
+  createApprovalRequest(input: NewApprovalRequest): Promise<ApprovalRequest>;
+  getApprovalRequest(id: ApprovalId): Promise<ApprovalRequest | null>;
+  /**
+   * Records a decision atomically: only a pending request that has not expired at `now` accepts it;
+   * the first decision wins. An expired pending request is marked `expired` and reported so.
+   * Ownership (who may decide) is checked by the caller before this.
+   */
+  decideApproval(input: { id: ApprovalId; decision: ApprovalDecision; by: Actor; now: Date }): Promise<DecideResult>;
+  /** Pending requests of the person, oldest first (including ones expired but not yet marked). */
+  listPendingApprovals(personId: PersonId): Promise<ApprovalRequest[]>;
+  /** Marks every pending request with `expiresAt <= now` as expired and returns them. */
+  expireApprovals(now: Date): Promise<ApprovalRequest[]>;
+}
+
+export interface AuditRepository {
+  appendAudit(input: NewAuditEvent): Promise<AuditEvent>;
+  /** Newest first. */
+  listAudit(personId: PersonId, page?: PageRequest & { kinds?: string[] }): Promise<Page<AuditEvent>>;
+}
+
+export interface OutboxRepository {
+  /** Enqueues a message; if `deliveryKey` exists already, returns the existing row unchanged. */
+  enqueueOutbound(input: NewOutboxMessage, now: Date): Promise<OutboxMessage>;
+  getOutbound(id: OutboxId): Promise<OutboxMessage | null>;
+  /**
+   * Atomically claims the next deliverable message: queued (or sending with an expired lease), due
+   * (`nextAttemptAt <= now`), and the oldest undelivered message of its person (order per person).
+   */
+  claimNextOutbound(input: { owner: string; now: Date; leaseMs: number; personId?: PersonId }): Promise<OutboxMessage | null>;
+  /** Requires the lease. Records where it went; a second call is a ConflictError. */
+  markDelivered(input: { id: OutboxId; owner: string; channel: ChannelName; address: string; platformIds: string[]; now: Date }): Promise<OutboxMessage>;
+  /** Requires the lease. `retryAt: null` fails permanently; otherwise requeues for `retryAt`. */
+  markDeliveryFailed(input: { id: OutboxId; owner: string; error: string; retryAt: Date | null; now: Date }): Promise<OutboxMessage>;
+  /** The person's messages, oldest first, after the cursor (the outbox id). */
+  listOutbound(personId: PersonId, page?: PageRequest & { status?: OutboxMessage["status"][] }): Promise<Page<OutboxMessage>>;
+}
+
+export interface InboundRepository {
+  /**
+   * Records a platform update id (Telegram update_id, Slack event_id, Discord message/interaction id).
+   * Returns true the first time and false for a repeat: the caller drops repeats. Durable before any
+   * side effect of the update is confirmed.
+   */
+  markUpdateProcessed(channel: ChannelName, updateId: string, now: Date): Promise<boolean>;
+  /** Deletes records older than `before` (redeliveries never come that late). Returns how many. */
+  pruneProcessedUpdates(before: Date): Promise<number>;
+}
+
+export interface NotificationRepository {
+  recordNotification(input: NewNotificationRecord): Promise<NotificationRecord>;
+  /** Decisions since `since`, newest first (novelty and rate budget look at these). */
+  listNotificationsSince(personId: PersonId, since: Date): Promise<NotificationRecord[]>;
+  /** Held and not yet digested, oldest first. */
+  listHeldNotifications(personId: PersonId): Promise<NotificationRecord[]>;
+  markDigested(ids: NotificationId[], now: Date): Promise<void>;
+}
+
+/** The local web chat's mailbox: what Familiar said to each local user, with buttons. */
+export interface LocalMailboxRepository {
+  putLocalMessage(input: { id: string; user: string; text: string; buttons: Button[]; at: Date }): Promise<LocalMessage>;
+  /** Replaces text and buttons of an earlier message (a card showing its outcome); bumps its seq. */
+  editLocalMessage(id: string, patch: { text: string; buttons: Button[] }, now: Date): Promise<LocalMessage | null>;
+  getLocalMessage(id: string): Promise<LocalMessage | null>;
+  /** Messages for `user` with `seq > afterSeq`, oldest first. */
+  listLocalMessages(user: string, afterSeq: number, limit: number): Promise<LocalMessage[]>;
+}
+
+/** Status reported by `/healthz`. */
+export interface StoreHealth {
+  ok: boolean;
+  kind: "sqlite" | "mongodb";
+  detail?: string;
+}
+
+/**
+ * All repositories of one store, plus lifecycle. `transaction` runs `fn` atomically where the store
+ * allows (SQLite always; MongoDB without a replica set runs it without a transaction and says so in
+ * `supportsTransactions`).
+ */
+export interface Store {
+  readonly kind: "sqlite" | "mongodb";
+  readonly supportsTransactions: boolean;
+  readonly persons: PersonRepository;
+  readonly conversation: ConversationRepository;
+  readonly goals: GoalRepository;
+  readonly tasks: TaskRepository;
+  readonly journal: JournalRepository;
+  readonly memory: MemoryRepository;
+  readonly grants: GrantRepository;
+  readonly approvals: ApprovalRepository;
+  readonly audit: AuditRepository;
+  readonly outbox: OutboxRepository;
+  readonly inbound: InboundRepository;
+  readonly notifications: NotificationRepository;
+  readonly localMailbox: LocalMailboxRepository;
+  transaction<T>(fn: () => Promise<T>): Promise<T>;
+  health(): Promise<StoreHealth>;
+  close(): Promise<void>;
+}

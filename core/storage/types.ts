@@ -1,0 +1,399 @@
+/**
+ * Records kept by Familiar's stores. Both adapters (SQLite, MongoDB) read and write exactly these
+ * shapes; the contract test suite checks that they round-trip unchanged (dates as `Date`, ids as
+ * app-generated strings, JSON values as plain JSON).
+ *
+ * Units: every `Date` is an absolute instant (stored as UTC milliseconds); durations are in
+ * milliseconds; `HH:MM` strings are wall-clock times in the person's own time zone.
+ */
+import type {
+  ApprovalId,
+  AuditId,
+  GoalId,
+  GrantId,
+  HookId,
+  MemoryId,
+  MessageId,
+  NotificationId,
+  OutboxId,
+  PersonId,
+  TaskId,
+} from "../ids.js";
+
+/** A JSON value, as stored in JSON columns / sub-documents. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** Messengers (and the local web chat) a person can be reached on. */
+export type ChannelName = "local" | "telegram" | "slack" | "discord" | "whatsapp";
+export const channelNames: readonly ChannelName[] = ["local", "telegram", "slack", "discord", "whatsapp"];
+
+/** Page of results with an opaque cursor for the next page (absent on the last page). */
+export interface Page<T> {
+  items: T[];
+  next?: string;
+}
+
+/** Cursor pagination request: at most `limit` items (default 50, max 500) after `after`. */
+export interface PageRequest {
+  limit?: number;
+  after?: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Persons and identities
+
+/** How readily Familiar messages first. `off` never starts a conversation (asked-for wake-ups still arrive). */
+export type Proactivity = "off" | "low" | "normal" | "high";
+
+/** Quiet hours as wall-clock `HH:MM` in the person's time zone; `from` may be after `to` (overnight). */
+export interface QuietHours {
+  from: string;
+  to: string;
+}
+
+export interface Person {
+  id: PersonId;
+  displayName: string;
+  /** IANA time zone name, e.g. `Europe/Berlin`. */
+  timeZone: string;
+  /** BCP 47 locale, e.g. `en-US`. */
+  locale: string;
+  proactivity: Proactivity;
+  quietHours: QuietHours | null;
+  /** `HH:MM` local time at which held messages go out as a digest. */
+  digestTime: string;
+  /** All background work paused by the person (`/pause`). */
+  paused: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type NewPerson = Pick<Person, "displayName"> &
+  Partial<Pick<Person, "timeZone" | "locale" | "proactivity" | "quietHours" | "digestTime">>;
+
+export type PersonSettingsPatch = Partial<
+  Pick<Person, "displayName" | "timeZone" | "locale" | "proactivity" | "quietHours" | "digestTime" | "paused">
+>;
+
+/** One account of a person on one channel. (channel, accountId) is unique across all persons. */
+export interface Identity {
+  personId: PersonId;
+  channel: ChannelName;
+  /** The platform's own user id (Telegram user id, Slack user id, phone-based WhatsApp id, …). */
+  accountId: string;
+  /** Where to reach this account (chat id, DM channel id); defaults to the account id. */
+  address: string;
+  /** Set after a permanent delivery failure (blocked, chat gone); outbound skips it. */
+  unreachable: { reason: string; since: Date } | null;
+  createdAt: Date;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversation
+
+/** A message of the person's one continuous conversation, across every channel. */
+export interface ConversationMessage {
+  id: MessageId;
+  personId: PersonId;
+  /** Position in the person's conversation, 1-based and gap-free; assigned by the store. */
+  seq: number;
+  role: "user" | "assistant";
+  channel: ChannelName;
+  text: string;
+  /** The task this message belongs to, for assistant messages produced by background work. */
+  taskId: TaskId | null;
+  at: Date;
+}
+
+export type NewConversationMessage = Omit<ConversationMessage, "id" | "seq" | "at"> & { at?: Date };
+
+/** Rolling summary of the conversation up to and including `upToSeq`. */
+export interface ConversationSummary {
+  personId: PersonId;
+  upToSeq: number;
+  text: string;
+  updatedAt: Date;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Goals and tasks
+
+export type GoalStatus = "active" | "paused" | "done" | "abandoned";
+
+/** A recurring check-in: a cron expression evaluated in an IANA time zone. */
+export interface CheckInSchedule {
+  cron: string;
+  timeZone: string;
+}
+
+export interface Goal {
+  id: GoalId;
+  personId: PersonId;
+  title: string;
+  description: string;
+  status: GoalStatus;
+  originMessageId: MessageId | null;
+  checkIn: CheckInSchedule | null;
+  notes: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type NewGoal = Pick<Goal, "personId" | "title"> &
+  Partial<Pick<Goal, "description" | "originMessageId" | "checkIn" | "notes">>;
+
+export type GoalPatch = Partial<Pick<Goal, "title" | "description" | "status" | "checkIn" | "notes">>;
+
+/** What a waiting task waits for. */
+export type WaitCondition =
+  | { kind: "time"; until: Date }
+  | { kind: "event"; hookId: HookId }
+  | { kind: "approval"; approvalId: ApprovalId }
+  | { kind: "reply" };
+
+/**
+ * A task's state. Legal transitions (enforced by the store):
+ * pending → running | cancelled; running → waiting | done | failed | cancelled | pending;
+ * waiting → running | cancelled. A running task whose lease expired may be claimed again (running → running).
+ */
+export type TaskState =
+  | { status: "pending" }
+  | { status: "running" }
+  | { status: "waiting"; wait: WaitCondition }
+  | { status: "done"; result: string | null }
+  | { status: "failed"; error: string }
+  | { status: "cancelled"; reason: string | null };
+
+export type TaskStatus = TaskState["status"];
+
+export const legalTransitions: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
+  pending: ["running", "cancelled"],
+  running: ["waiting", "done", "failed", "cancelled", "pending", "running"],
+  waiting: ["running", "cancelled"],
+  done: [],
+  failed: [],
+  cancelled: [],
+};
+
+/** Exclusive right of one worker to run a task until `until`. */
+export interface Lease {
+  owner: string;
+  until: Date;
+}
+
+export interface Task {
+  id: TaskId;
+  personId: PersonId;
+  goalId: GoalId | null;
+  title: string;
+  state: TaskState;
+  /** Plan steps in the task's own words. */
+  plan: string[];
+  /** Index of the next step to execute. */
+  cursor: number;
+  /** Opaque runtime state saved after each step. */
+  checkpoint: Json;
+  lease: Lease | null;
+  /** When a pending task may first run (null: at once). */
+  notBefore: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type NewTask = Pick<Task, "personId" | "title"> &
+  Partial<Pick<Task, "goalId" | "plan" | "checkpoint" | "notBefore">>;
+
+/** One entry of a task's tool-call journal: the intent is written before the call, the result after. */
+export interface JournalEntry {
+  taskId: TaskId;
+  step: number;
+  /** Derived from (task, step); unique. The side effect carries it where the target supports it. */
+  idempotencyKey: string;
+  tool: string;
+  args: Json;
+  sideEffect: boolean;
+  intentAt: Date;
+  outcome: { ok: true; result: Json; at: Date } | { ok: false; error: string; at: Date } | null;
+}
+
+export type NewJournalIntent = Omit<JournalEntry, "intentAt" | "outcome"> & { intentAt?: Date };
+
+// ---------------------------------------------------------------------------------------------
+// Memory
+
+export type MemoryKind = "fact" | "preference" | "relationship" | "decision";
+
+export interface MemoryItem {
+  id: MemoryId;
+  personId: PersonId;
+  kind: MemoryKind;
+  text: string;
+  /** Where the item came from: the conversation message it was learned from. */
+  provenance: { messageId: MessageId | null; channel: ChannelName | null; note: string | null };
+  /** 0–1: how sure Familiar is. */
+  confidence: number;
+  expiresAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type NewMemoryItem = Pick<MemoryItem, "personId" | "kind" | "text"> &
+  Partial<Pick<MemoryItem, "provenance" | "confidence" | "expiresAt">>;
+
+export type MemoryPatch = Partial<Pick<MemoryItem, "kind" | "text" | "confidence" | "expiresAt">>;
+
+// ---------------------------------------------------------------------------------------------
+// Authorization: grants and approval requests
+
+/** Who acted, through which channel. */
+export interface Actor {
+  channel: ChannelName;
+  accountId: string;
+}
+
+export type GrantScope =
+  | { kind: "once" }
+  | { kind: "task"; taskId: TaskId }
+  | { kind: "session"; sessionId: string }
+  | { kind: "until"; until: Date }
+  | { kind: "always" };
+
+/** Constraints a grant is limited to; absent keys are unconstrained. */
+export interface GrantConstraints {
+  /** Destination origin or host, e.g. `https://api.example.com` or `example.com`. */
+  destination?: string;
+  recipient?: string;
+  /** Upper bound, in the currency's minor unit. */
+  maxAmount?: number;
+}
+
+export interface Grant {
+  id: GrantId;
+  personId: PersonId;
+  capability: string;
+  constraints: GrantConstraints;
+  scope: GrantScope;
+  grantedBy: Actor;
+  grantedAt: Date;
+  /** Set when a once-grant is used. */
+  consumedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export type NewGrant = Omit<Grant, "id" | "consumedAt" | "revokedAt" | "grantedAt"> & { grantedAt?: Date };
+
+export type ApprovalDecision =
+  | { kind: "approve"; scope: GrantScope["kind"] }
+  | { kind: "deny" };
+
+export type ApprovalStatus = "pending" | "approved" | "denied" | "expired";
+
+export interface ApprovalRequest {
+  id: ApprovalId;
+  personId: PersonId;
+  taskId: TaskId | null;
+  capability: string;
+  /** One line shown on the card. */
+  summary: string;
+  details: Json;
+  status: ApprovalStatus;
+  decision: ApprovalDecision | null;
+  decidedBy: Actor | null;
+  decidedAt: Date | null;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+export type NewApprovalRequest = Pick<
+  ApprovalRequest,
+  "personId" | "taskId" | "capability" | "summary" | "details" | "expiresAt"
+>;
+
+/** Outcome of `decideApproval`: exactly one caller gets `decided`. */
+export type DecideResult =
+  | { outcome: "decided"; request: ApprovalRequest }
+  | { outcome: "already_decided"; request: ApprovalRequest }
+  | { outcome: "expired"; request: ApprovalRequest }
+  | { outcome: "not_found" };
+
+// ---------------------------------------------------------------------------------------------
+// Audit
+
+export interface AuditEvent {
+  id: AuditId;
+  personId: PersonId | null;
+  /** Dotted kind, e.g. `tool.call`, `sentinel.decision`, `approval.decided`, `outbound.sent`. */
+  kind: string;
+  summary: string;
+  data: Json;
+  at: Date;
+}
+
+export type NewAuditEvent = Omit<AuditEvent, "id" | "at"> & { at?: Date };
+
+// ---------------------------------------------------------------------------------------------
+// Outbox
+
+export interface Button {
+  /** Opaque id, at most 32 ASCII characters (fits Telegram's 64-byte callback_data with a prefix). */
+  id: string;
+  label: string;
+}
+
+export type OutboxStatus = "queued" | "sending" | "delivered" | "failed";
+
+export interface OutboxMessage {
+  id: OutboxId;
+  personId: PersonId;
+  /** Unique; enqueueing the same key twice returns the first row. */
+  deliveryKey: string;
+  /** Target channel, or null for the person's most recently used reachable identity. */
+  channel: ChannelName | null;
+  text: string;
+  buttons: Button[];
+  /** Set when this message edits an earlier one (an approval card showing its decision). */
+  editOf: OutboxId | null;
+  status: OutboxStatus;
+  attempts: number;
+  nextAttemptAt: Date;
+  lease: Lease | null;
+  lastError: string | null;
+  /** Platform ids of the delivered parts (a long message is split). */
+  delivered: { channel: ChannelName; address: string; platformIds: string[]; at: Date } | null;
+  createdAt: Date;
+}
+
+export type NewOutboxMessage = Pick<OutboxMessage, "personId" | "deliveryKey" | "text"> &
+  Partial<Pick<OutboxMessage, "channel" | "buttons" | "editOf">>;
+
+// ---------------------------------------------------------------------------------------------
+// Notification filter decisions
+
+export type NotificationDecision = "send" | "hold" | "drop";
+
+export interface NotificationRecord {
+  id: NotificationId;
+  personId: PersonId;
+  taskId: TaskId | null;
+  text: string;
+  decision: NotificationDecision;
+  reasons: string[];
+  /** For held messages: when they went out in a digest. */
+  digestedAt: Date | null;
+  at: Date;
+}
+
+export type NewNotificationRecord = Omit<NotificationRecord, "id" | "digestedAt" | "at"> & { at?: Date };
+
+// ---------------------------------------------------------------------------------------------
+// Local web chat mailbox (the local channel's "platform")
+
+export interface LocalMessage {
+  /** Increasing per store; used as the polling cursor. */
+  seq: number;
+  id: string;
+  user: string;
+  text: string;
+  buttons: Button[];
+  at: Date;
+}

@@ -1,0 +1,46 @@
+import type { z } from "zod";
+import type { PersonId, TaskId } from "../ids.js";
+import type { Json } from "../storage/types.js";
+
+/**
+ * A tool the model can call. Arguments are validated with `parameters` (zod) before `execute` runs;
+ * invalid arguments never reach `execute`.
+ */
+export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
+  /** Name the model sees, `snake_case`, at most 64 characters (OpenAI function name rule). */
+  name: string;
+  description: string;
+  parameters: S;
+  /** True when the call changes something outside the conversation (journaled with an idempotency key). */
+  sideEffect: boolean;
+  /** Sentinel capability, e.g. `web.fetch`, `goals.write`. */
+  capability: string;
+  execute(args: z.infer<S>, context: ToolContext): Promise<ToolResult>;
+}
+
+/** What a tool may know about the activation that called it. */
+export interface ToolContext {
+  personId: PersonId;
+  /** The task of this activation (null for a plain conversation turn without a task). */
+  taskId: TaskId | null;
+  /** Conversation message that started the activation, if any (provenance for memory). */
+  originMessageId: string | null;
+  /** Derived from (task or activation, step); side effects carry it where the target supports it. */
+  idempotencyKey: string;
+  now: Date;
+  signal: AbortSignal;
+}
+
+/**
+ * A tool's result. `content` is what the model reads. `untrusted` marks content that came from
+ * outside (web page, email, file, webhook body): it is placed in delimited untrusted blocks and
+ * taints the activation.
+ */
+export type ToolResult =
+  | { ok: true; content: string; data?: Json; untrusted?: { source: string } }
+  | { ok: false; error: string; code: string };
+
+/** Helper for defining a tool with argument types inferred from its schema. */
+export function defineTool<S extends z.ZodType>(tool: ToolDefinition<S>): ToolDefinition<S> {
+  return tool;
+}
