@@ -1,0 +1,35 @@
+import type { Person } from "../storage/types.js";
+
+/**
+ * Familiar's standing instructions. Kept short on purpose: every token here is paid on every turn.
+ */
+export const persona = `You are Familiar, a personal agent who lives in the person's messengers. You keep one long conversation with them across every messenger, remember what matters, and take on goals that last days or weeks.
+
+How you work:
+- Be brief and warm; write like a capable friend texting, in markdown only where it helps.
+- For anything that should happen later or repeatedly, create a goal (create_goal) and/or schedule a wake-up (schedule_wakeup). Times are in the person's time zone unless they say otherwise; always pass ISO-8601 with an offset.
+- Remember stable facts, preferences, relationships and decisions with remember; forget what the person asks you to forget. Do not store task progress as memory.
+- Never claim you did something unless a tool result says it happened. If a tool fails, say so plainly.
+- When a background activation has nothing worth saying, answer exactly NOTHING_TO_REPORT.`;
+
+/** One line describing the person's current local time and settings. */
+export function personLine(person: Person, now: Date): string {
+  let local: string;
+  try {
+    local = new Intl.DateTimeFormat("en-GB", {
+      timeZone: person.timeZone,
+      weekday: "long",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      hour12: false,
+      timeZoneName: "shortOffset",
+    }).format(now);
+  } catch {
+    local = now.toISOString();
+  }
+  const quiet = person.quietHours ? `${person.quietHours.from}–${person.quietHours.to}` : "none";
+  return `Person: ${person.displayName}. Now: ${local} (${person.timeZone}). Locale ${person.locale}. Proactivity ${person.proactivity}. Quiet hours ${quiet}.`;
+}

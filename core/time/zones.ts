@@ -1,0 +1,29 @@
+import { CronExpressionParser } from "cron-parser";
+
+/** True when `name` is an IANA time zone this runtime knows (e.g. `Asia/Tokyo`, `UTC`). */
+export function isValidTimeZone(name: string): boolean {
+  if (!name || name.length > 64) return false;
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The first instant strictly after `after` matching a 5-field cron expression in an IANA time zone
+ * (cron-parser handles DST gaps and overlaps). Throws Error with cron-parser's message when the
+ * expression is invalid.
+ */
+export function nextCronTime(cron: string, timeZone: string, after: Date): Date {
+  return CronExpressionParser.parse(cron, { currentDate: after, tz: timeZone }).next().toDate();
+}
+
+/** Minutes since local midnight of `at` in `timeZone`. */
+export function localMinutes(at: Date, timeZone: string): number {
+  const parts = new Intl.DateTimeFormat("en-GB", { timeZone, hour: "2-digit", minute: "2-digit", hourCycle: "h23" }).formatToParts(at);
+  const h = Number(parts.find((p) => p.type === "hour")?.value ?? 0);
+  const m = Number(parts.find((p) => p.type === "minute")?.value ?? 0);
+  return h * 60 + m;
+}

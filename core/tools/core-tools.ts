@@ -1,0 +1,252 @@
+import { z } from "zod";
+import type { Clock } from "../clock.js";
+import { FamiliarError } from "../errors.js";
+import { asId } from "../ids.js";
+import type { Scheduler } from "../scheduling/scheduler.js";
+import type { Store } from "../storage/ports.js";
+import type { Goal, Json, Task } from "../storage/types.js";
+import { defineTool, type ToolDefinition, type ToolResult } from "./tool.js";
+import { isValidTimeZone, nextCronTime } from "../time/zones.js";
+
+/** Job names of time-based work (handlers are defined by the runtime). */
+export const jobNames = { wake: "task.wake", checkIn: "goal.checkin" } as const;
+
+const timeZone = z.string().refine(isValidTimeZone, "an IANA time zone such as Europe/Berlin");
+const cronSpec = z.object({ cron: z.string().min(9).max(100), timezone: timeZone });
+
+/** Stored in a wake-up task's checkpoint. */
+export interface WakeupSpec {
+  type: "wakeup";
+  note: string;
+  notify: "always" | "if_worthwhile";
+  timing: { at: string } | { cron: string; timezone: string };
+}
+
+/** Reads a task's wake-up spec (null for other tasks). */
+export function wakeupSpecOf(task: Task): WakeupSpec | null {
+  const c = task.checkpoint as { type?: unknown } | null;
+  return c && typeof c === "object" && c.type === "wakeup" ? (c as unknown as WakeupSpec) : null;
+}
+
+const ok = (content: string, data?: Json): ToolResult => ({ ok: true, content, ...(data === undefined ? {} : { data }) });
+const fail = (code: string, error: string): ToolResult => ({ ok: false, code, error });
+
+function goalView(g: Goal) {
+  return { id: g.id, title: g.title, description: g.description, status: g.status, notes: g.notes, checkIn: g.checkIn && { cron: g.checkIn.cron, timezone: g.checkIn.timeZone } };
+}
+
+/**
+ * The core tools every activation has: goals, wake-ups and memory. Names are fixed (the model and
+ * the tests rely on them): create_goal, update_goal, list_goals, schedule_wakeup, cancel_wakeup,
+ * remember, forget.
+ */
+export function coreTools(deps: { store: Store; scheduler: Scheduler; clock: Clock }): ToolDefinition[] {
+  const { store, scheduler, clock } = deps;
+
+  async function scheduleCheckIn(goal: Goal): Promise<void> {
+    if (goal.checkIn && goal.status === "active") {
+      await scheduler.schedule({
+        name: jobNames.checkIn,
+        key: goal.id,
+        data: { goalId: goal.id, personId: goal.personId },
+        timing: { kind: "cron", cron: goal.checkIn.cron, timeZone: goal.checkIn.timeZone },
+      });
+    } else {
+      await scheduler.cancel(jobNames.checkIn, goal.id);
+    }
+  }
+
+  const ownGoal = async (personId: string, goalId: string): Promise<Goal | null> => {
+    const goal = await store.goals.getGoal(asId("goal", goalId));
+    return goal && goal.personId === personId ? goal : null;
+  };
+
+  return [
+    defineTool({
+      name: "create_goal",
+      description: "Create a long-lived goal for the person (e.g. 'watch for a cheaper flight to Lisbon'). Optionally with a recurring check-in (cron in an IANA time zone).",
+      parameters: z.object({
+        title: z.string().min(1).max(200),
+        description: z.string().max(4_000).optional(),
+        checkIn: cronSpec.optional().describe("recurring check-in, e.g. {cron: '0 9 * * 5', timezone: 'Europe/Berlin'}"),
+      }),
+      sideEffect: true,
+      capability: "goals.write",
+      async execute(args, ctx) {
+        const goal = await store.goals.createGoal({
+          personId: ctx.personId,
+          title: args.title,
+          description: args.description ?? "",
+          originMessageId: ctx.originMessageId ? asId("message", ctx.originMessageId) : null,
+          checkIn: args.checkIn ? { cron: args.checkIn.cron, timeZone: args.checkIn.timezone } : null,
+        });
+        try {
+          await scheduleCheckIn(goal);
+        } catch (err) {
+          await store.goals.updateGoal(goal.id, { checkIn: null });
+          return fail("invalid_schedule", `goal ${goal.id} created without check-in: ${(err as Error).message}`);
+        }
+        return ok(`created goal ${goal.id}`, goalView(goal));
+      },
+    }),
+    defineTool({
+      name: "update_goal",
+      description: "Change a goal: title, description, notes, status (active, paused, done, abandoned) or its check-in (null removes it).",
+      parameters: z.object({
+        goalId: z.string().min(1),
+        title: z.string().min(1).max(200).optional(),
+        description: z.string().max(4_000).optional(),
+        notes: z.string().max(8_000).optional(),
+        status: z.enum(["active", "paused", "done", "abandoned"]).optional(),
+        checkIn: cronSpec.nullable().optional(),
+      }),
+      sideEffect: true,
+      capability: "goals.write",
+      async execute(args, ctx) {
+        const goal = await ownGoal(ctx.personId, args.goalId);
+        if (!goal) return fail("not_found", `no goal ${args.goalId}`);
+        const updated = await store.goals.updateGoal(goal.id, {
+          ...(args.title !== undefined && { title: args.title }),
+          ...(args.description !== undefined && { description: args.description }),
+          ...(args.notes !== undefined && { notes: args.notes }),
+          ...(args.status !== undefined && { status: args.status }),
+          ...(args.checkIn !== undefined && { checkIn: args.checkIn && { cron: args.checkIn.cron, timeZone: args.checkIn.timezone } }),
+        });
+        try {
+          await scheduleCheckIn(updated);
+        } catch (err) {
+          return fail("invalid_schedule", `goal updated, but its check-in could not be scheduled: ${(err as Error).message}`);
+        }
+        return ok(`updated goal ${updated.id}`, goalView(updated));
+      },
+    }),
+    defineTool({
+      name: "list_goals",
+      description: "List the person's goals (default: active and paused) with their scheduled wake-ups.",
+      parameters: z.object({ status: z.array(z.enum(["active", "paused", "done", "abandoned"])).optional() }),
+      sideEffect: false,
+      capability: "goals.read",
+      async execute(args, ctx) {
+        const goals = await store.goals.listGoals(ctx.personId, { status: args.status ?? ["active", "paused"] }, { limit: 100 });
+        const tasks = await store.tasks.listTasks({ personId: ctx.personId, status: ["pending", "waiting"] }, { limit: 200 });
+        const wakeups = tasks.items
+          .map((t) => ({ t, spec: wakeupSpecOf(t) }))
+          .filter((x) => x.spec)
+          .map(({ t, spec }) => ({ id: t.id, goalId: t.goalId, note: spec!.note, notify: spec!.notify, timing: spec!.timing }));
+        const data = { goals: goals.items.map(goalView), wakeups } as unknown as Json;
+        return ok(JSON.stringify(data), data);
+      },
+    }),
+    defineTool({
+      name: "schedule_wakeup",
+      description:
+        "Wake yourself up later to act or remind the person. Give either `at` (ISO-8601 with offset, e.g. 2026-12-01T09:00:00+01:00) or `cron` with `timezone`. notify 'always' delivers whatever you say then (reminders the person asked for); 'if_worthwhile' lets the notification filter decide.",
+      parameters: z
+        .object({
+          note: z.string().min(1).max(1_000),
+          at: z.iso.datetime({ offset: true }).optional(),
+          cron: z.string().min(9).max(100).optional(),
+          timezone: timeZone.optional(),
+          goalId: z.string().optional(),
+          notify: z.enum(["always", "if_worthwhile"]).default("if_worthwhile"),
+        })
+        .refine((a) => (a.at !== undefined) !== (a.cron !== undefined), "give exactly one of `at` or `cron`")
+        .refine((a) => a.cron === undefined || a.timezone !== undefined, "`cron` needs `timezone`"),
+      sideEffect: true,
+      capability: "wakeups.write",
+      async execute(args, ctx) {
+        if (args.goalId && !(await ownGoal(ctx.personId, args.goalId))) return fail("not_found", `no goal ${args.goalId}`);
+        const now = clock.now();
+        if (args.at !== undefined && new Date(args.at).getTime() < now.getTime() - 60_000) {
+          return fail("in_the_past", `${args.at} is in the past (now is ${now.toISOString()})`);
+        }
+        const spec: WakeupSpec = {
+          type: "wakeup",
+          note: args.note,
+          notify: args.notify,
+          timing: args.at !== undefined ? { at: args.at } : { cron: args.cron!, timezone: args.timezone! },
+        };
+        let firstAt: Date;
+        try {
+          firstAt = args.at !== undefined ? new Date(args.at) : nextCronTime(args.cron!, args.timezone!, now);
+        } catch (err) {
+          return fail("invalid_schedule", `invalid cron expression: ${(err as Error).message}`);
+        }
+        const task = await store.tasks.createTask({
+          personId: ctx.personId,
+          goalId: args.goalId ? asId("goal", args.goalId) : null,
+          title: args.note,
+          checkpoint: spec as unknown as Json,
+          notBefore: firstAt,
+        });
+        let next: Date | null;
+        try {
+          next = await scheduler.schedule({
+            name: jobNames.wake,
+            key: task.id,
+            data: { taskId: task.id, personId: ctx.personId },
+            timing: args.at !== undefined ? { kind: "at", at: new Date(args.at) } : { kind: "cron", cron: args.cron!, timeZone: args.timezone! },
+          });
+        } catch (err) {
+          await store.tasks.transitionTask({ taskId: task.id, owner: null, to: { status: "cancelled", reason: "invalid schedule" }, now });
+          const message = err instanceof FamiliarError ? err.message : String(err);
+          return fail("invalid_schedule", message);
+        }
+        return ok(`scheduled wake-up ${task.id}, next at ${next?.toISOString() ?? "never"}`, {
+          wakeupId: task.id,
+          nextAt: next?.toISOString() ?? null,
+        });
+      },
+    }),
+    defineTool({
+      name: "cancel_wakeup",
+      description: "Cancel a scheduled wake-up by its id.",
+      parameters: z.object({ wakeupId: z.string().min(1) }),
+      sideEffect: true,
+      capability: "wakeups.write",
+      async execute(args, ctx) {
+        const task = await store.tasks.getTask(asId("task", args.wakeupId));
+        if (!task || task.personId !== ctx.personId || !wakeupSpecOf(task)) return fail("not_found", `no wake-up ${args.wakeupId}`);
+        await scheduler.cancel(jobNames.wake, task.id);
+        if (task.state.status === "pending" || task.state.status === "waiting") {
+          await store.tasks.transitionTask({ taskId: task.id, owner: null, to: { status: "cancelled", reason: "cancelled by request" }, now: clock.now() });
+        }
+        return ok(`cancelled wake-up ${task.id}`);
+      },
+    }),
+    defineTool({
+      name: "remember",
+      description: "Remember something durable about the person: a fact, preference, relationship or decision. Not for task progress.",
+      parameters: z.object({
+        kind: z.enum(["fact", "preference", "relationship", "decision"]),
+        text: z.string().min(1).max(1_000),
+        confidence: z.number().min(0).max(1).default(0.9),
+        expiresAt: z.iso.datetime({ offset: true }).optional(),
+      }),
+      sideEffect: true,
+      capability: "memory.write",
+      async execute(args, ctx) {
+        const item = await store.memory.addMemory({
+          personId: ctx.personId,
+          kind: args.kind,
+          text: args.text,
+          confidence: args.confidence,
+          expiresAt: args.expiresAt ? new Date(args.expiresAt) : null,
+          provenance: { messageId: ctx.originMessageId ? asId("message", ctx.originMessageId) : null, channel: null, note: null },
+        });
+        return ok(`remembered ${item.id}`, { memoryId: item.id });
+      },
+    }),
+    defineTool({
+      name: "forget",
+      description: "Forget a memory item by its id (shown in your context as mem_…).",
+      parameters: z.object({ memoryId: z.string().min(1) }),
+      sideEffect: true,
+      capability: "memory.write",
+      async execute(args, ctx) {
+        const removed = await store.memory.deleteMemory(ctx.personId, asId("memory", args.memoryId));
+        return removed ? ok(`forgot ${args.memoryId}`) : fail("not_found", `no memory item ${args.memoryId}`);
+      },
+    }),
+  ] as unknown as ToolDefinition[];
+}
