@@ -90,3 +90,32 @@ export class StoreUnavailableError extends FamiliarError {
     super("STORE_UNAVAILABLE", message, options);
   }
 }
+
+/** Why a model request finally failed (after the SDK's own retries). */
+export type ModelFailureReason =
+  | "timeout"
+  | "rate_limited"
+  | "server"
+  | "auth"
+  | "rejected"
+  | "connection"
+  | "aborted"
+  | "invalid_response";
+
+/**
+ * A model request failed for good: retries (429, 5xx, connection errors, timeouts) are exhausted, or
+ * the failure is not retryable (401, 400, abort). The message never contains the API key; the SDK
+ * error is deliberately not kept as `cause` because its body may echo the key.
+ */
+export class ModelError extends FamiliarError {
+  constructor(
+    message: string,
+    readonly reason: ModelFailureReason,
+    /** HTTP status of the last response, null when no response arrived (timeout, connection, abort). */
+    readonly status: number | null = null,
+    /** The provider's request id (`x-request-id`), for support tickets. */
+    readonly requestId: string | null = null,
+  ) {
+    super("MODEL_ERROR", message);
+  }
+}
