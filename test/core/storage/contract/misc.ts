@@ -1,0 +1,112 @@
+import { describe, expect, it } from "vitest";
+import { type ContractContext, at, expectCode, makePerson } from "./support.js";
+
+/** Inbound dedupe, notification decisions, the local mailbox, transactions and health. */
+export function miscContract(ctx: ContractContext): void {
+  describe("inbound", () => {
+    it("reports an update id new exactly once per channel, and forgets pruned ones", async () => {
+      const store = ctx.store();
+      const racing = await Promise.all([store.inbound.markUpdateProcessed("telegram", "900", at(0)), store.inbound.markUpdateProcessed("telegram", "900", at(0))]);
+      expect(racing.filter(Boolean)).toHaveLength(1);
+      expect(await store.inbound.markUpdateProcessed("telegram", "900", at(1))).toBe(false);
+      expect(await store.inbound.markUpdateProcessed("slack", "900", at(1))).toBe(true);
+      expect(await store.inbound.markUpdateProcessed("telegram", "901", at(100))).toBe(true);
+
+      expect(await store.inbound.pruneProcessedUpdates(at(50))).toBe(2);
+      expect(await store.inbound.markUpdateProcessed("telegram", "901", at(101))).toBe(false);
+      expect(await store.inbound.markUpdateProcessed("telegram", "900", at(101))).toBe(true);
+      expect(await store.inbound.pruneProcessedUpdates(at(0))).toBe(0);
+    });
+  });
+
+  describe("notifications", () => {
+    it("lists recent decisions newest first and held ones until digested", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      const other = await makePerson(store);
+      const task = await store.tasks.createTask({ personId: person.id, title: "t" });
+      const rec = (decision: "send" | "hold" | "drop", ms: number, personId = person.id) =>
+        store.notifications.recordNotification({ personId, taskId: ms === 0 ? task.id : null, text: `n${ms}`, decision, reasons: [`r${ms}`, "quiet hours"], at: at(ms) });
+      const n0 = await rec("hold", 0);
+      const n1 = await rec("send", 1000);
+      const n2 = await rec("hold", 2000);
+      await rec("drop", 3000);
+      await rec("hold", 1500, other.id);
+      expect(n0).toMatchObject({ personId: person.id, taskId: task.id, text: "n0", decision: "hold", reasons: ["r0", "quiet hours"], digestedAt: null, at: at(0) });
+      expect(n0.id).toMatch(/^ntf_/);
+
+      expect((await store.notifications.listNotificationsSince(person.id, at(1000))).map((n) => n.text)).toEqual(["n3000", "n2000", "n1000"]);
+      expect((await store.notifications.listHeldNotifications(person.id)).map((n) => n.id)).toEqual([n0.id, n2.id]);
+      await store.notifications.markDigested([n0.id, n1.id], at(5000));
+      expect((await store.notifications.listHeldNotifications(person.id)).map((n) => n.id)).toEqual([n2.id]);
+      const since = await store.notifications.listNotificationsSince(person.id, at(0));
+      expect(since.find((n) => n.id === n0.id)?.digestedAt).toEqual(at(5000));
+      await store.notifications.markDigested([], at(6000));
+    });
+  });
+
+  describe("local mailbox", () => {
+    it("orders messages by an increasing seq; an edit moves the message to the end", async () => {
+      const store = ctx.store();
+      const buttons = [{ id: "b1", label: "Yes" }];
+      const m1 = await store.localMailbox.putLocalMessage({ id: "l1", user: "alice", text: "one", buttons, at: at(1) });
+      const m2 = await store.localMailbox.putLocalMessage({ id: "l2", user: "alice", text: "two", buttons: [], at: at(2) });
+      const bob = await store.localMailbox.putLocalMessage({ id: "l3", user: "bob", text: "hey", buttons: [], at: at(3) });
+      expect(m1).toEqual({ seq: m1.seq, id: "l1", user: "alice", text: "one", buttons, at: at(1) });
+      expect(m2.seq).toBeGreaterThan(m1.seq);
+      expect(bob.seq).toBeGreaterThan(m2.seq);
+      await expectCode(store.localMailbox.putLocalMessage({ id: "l1", user: "alice", text: "dup", buttons: [], at: at(4) }), "DUPLICATE");
+
+      expect((await store.localMailbox.listLocalMessages("alice", 0, 10)).map((m) => m.id)).toEqual(["l1", "l2"]);
+      expect((await store.localMailbox.listLocalMessages("alice", m1.seq, 10)).map((m) => m.id)).toEqual(["l2"]);
+      expect((await store.localMailbox.listLocalMessages("alice", 0, 1)).map((m) => m.id)).toEqual(["l1"]);
+
+      const edited = await store.localMailbox.editLocalMessage("l1", { text: "one (approved)", buttons: [] }, at(10));
+      expect(edited).toMatchObject({ id: "l1", user: "alice", text: "one (approved)", buttons: [] });
+      expect(edited!.seq).toBeGreaterThan(bob.seq);
+      expect(await store.localMailbox.getLocalMessage("l1")).toEqual(edited);
+      expect((await store.localMailbox.listLocalMessages("alice", m2.seq, 10)).map((m) => m.text)).toEqual(["one (approved)"]);
+      expect(await store.localMailbox.editLocalMessage("missing", { text: "x", buttons: [] }, at(11))).toBeNull();
+      expect(await store.localMailbox.getLocalMessage("missing")).toBeNull();
+    });
+  });
+
+  describe("transactions and health", () => {
+    it("commits the writes of a successful transaction and returns its value", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      const value = await store.transaction(async () => {
+        await store.conversation.appendMessage({ personId: person.id, role: "user", channel: "local", text: "a", taskId: null });
+        await store.outbox.enqueueOutbound({ personId: person.id, deliveryKey: "tx", text: "b" }, at(0));
+        return 42;
+      });
+      expect(value).toBe(42);
+      expect(await store.conversation.lastSeq(person.id)).toBe(1);
+      expect((await store.outbox.listOutbound(person.id)).items).toHaveLength(1);
+    });
+
+    it("rolls back every write of a failing transaction (where supported) and rethrows", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      const boom = new Error("boom");
+      await expect(
+        store.transaction(async () => {
+          await store.conversation.appendMessage({ personId: person.id, role: "user", channel: "local", text: "a", taskId: null });
+          await store.persons.updatePerson(person.id, { displayName: "Changed" });
+          throw boom;
+        }),
+      ).rejects.toBe(boom);
+      if (store.supportsTransactions) {
+        expect(await store.conversation.lastSeq(person.id)).toBe(0);
+        expect((await store.persons.getPerson(person.id))?.displayName).toBe(person.displayName);
+      }
+    });
+
+    it("reports health", async () => {
+      const store = ctx.store();
+      const health = await store.health();
+      expect(health.ok).toBe(true);
+      expect(health.kind).toBe(store.kind);
+    });
+  });
+}
