@@ -1,7 +1,8 @@
+import { wrapUntrusted as wrapBlock } from "../harness/untrusted.js";
+
 /**
  * Untrusted content (web pages, emails, files, webhook bodies) enters the model's context only as
- * delimited data. The delimiter carries the source; look-alike delimiters inside the content are
- * neutralised so the content cannot close its own block and speak as instructions.
+ * delimited data (see `core/harness/untrusted.ts` for the delimiter and its escaping).
  */
 
 /** A piece of outside content and where it came from (URL, `email:<id>`, `hook:<id>`, …). */
@@ -17,7 +18,5 @@ export const untrustedNotice =
 
 /** Wraps outside content as one untrusted block. */
 export function wrapUntrusted(content: UntrustedContent): string {
-  const source = content.source.replace(/["<>\n\r]/g, "_").slice(0, 200);
-  const body = content.text.replace(/<\s*(\/?)\s*untrusted/gi, "&lt;$1untrusted");
-  return `<untrusted source="${source}">\n${body}\n</untrusted>`;
+  return wrapBlock(content.text, content.source);
 }

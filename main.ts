@@ -1,0 +1,150 @@
+/**
+ * Composition root: the one place that picks adapters from configuration and wires them together.
+ * `npm start` runs `main()`; tests call `startApp(config)` in-process.
+ */
+import { mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { dashboardRouter } from "./bots/dashboard/routes.js";
+import { HttpServer } from "./bots/http/server.js";
+import { LocalChannel } from "./bots/local/channel.js";
+import { localChatRouter } from "./bots/local/routes.js";
+import { systemClock, type Clock } from "./core/clock.js";
+import { loadConfig, secretValues } from "./core/config/load.js";
+import type { Config } from "./core/config/schema.js";
+import { createTokenCounter } from "./core/context/tokens.js";
+import { ConfigError } from "./core/errors.js";
+import { Familiar } from "./core/familiar.js";
+import { createLogger, type Logger } from "./core/log.js";
+import { OpenAIModelClient } from "./core/model/openai.js";
+import type { Scheduler } from "./core/scheduling/scheduler.js";
+import type { Store } from "./core/storage/ports.js";
+import { connectMongoStore } from "./core/storage/mongo/index.js";
+import { openSqliteStore } from "./core/storage/sqlite/index.js";
+import { createEmbeddedScheduler, createMongoScheduler } from "./jobs/index.js";
+
+/** A running Familiar process. */
+export interface RunningApp {
+  familiar: Familiar;
+  store: Store;
+  scheduler: Scheduler;
+  http: HttpServer;
+  /** Base URL of the HTTP server, e.g. `http://127.0.0.1:3000`. */
+  url: string;
+  logger: Logger;
+  /** Drains jobs and activations (up to SHUTDOWN_DEADLINE_MS), closes the server and the stores. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts Familiar: data directory, store (SQLite under DATA_DIR, or MongoDB when MONGODB_URI is
+ * set — its connection is checked before anything else starts), scheduler, model, channels, HTTP.
+ * Throws when the store cannot be opened or the port cannot be bound.
+ */
+export async function startApp(config: Config, options: { clock?: Clock; logDestination?: NodeJS.WritableStream } = {}): Promise<RunningApp> {
+  const clock = options.clock ?? systemClock;
+  const { logger } = createLogger({ level: config.LOG_LEVEL, secrets: secretValues(config), ...(options.logDestination && { destination: options.logDestination }) });
+  const dataDir = resolve(config.DATA_DIR);
+  mkdirSync(dataDir, { recursive: true });
+
+  let store: Store;
+  let scheduler: Scheduler;
+  if (config.MONGODB_URI) {
+    const mongo = await connectMongoStore(config.MONGODB_URI);
+    store = mongo;
+    scheduler = await createMongoScheduler({ client: mongo.client, logger });
+  } else {
+    store = openSqliteStore({ path: join(dataDir, "familiar.db") });
+    scheduler = createEmbeddedScheduler({ path: join(dataDir, "jobs.db"), logger });
+  }
+
+  const model =
+    config.OPENAI_API_KEY || config.OPENAI_BASE_URL
+      ? new OpenAIModelClient({
+          model: config.OPENAI_MODEL,
+          ...(config.OPENAI_API_KEY && { apiKey: config.OPENAI_API_KEY }),
+          ...(config.OPENAI_BASE_URL && { baseURL: config.OPENAI_BASE_URL }),
+          timeout: config.MODEL_TIMEOUT_MS,
+        })
+      : null;
+
+  const familiar = new Familiar({
+    store,
+    scheduler,
+    model,
+    tokens: createTokenCounter(),
+    clock,
+    logger,
+    contextTokenBudget: config.CONTEXT_TOKEN_BUDGET,
+    maxSteps: config.MAX_STEPS_PER_ACTIVATION,
+  });
+  const local = new LocalChannel(store.localMailbox, { clock });
+  familiar.addChannel(local);
+
+  const http = new HttpServer(logger, [
+    { name: "store", check: async () => ({ ...(await store.health()) }) },
+    { name: "scheduler", check: async () => ({ ok: scheduler.status().running, ...scheduler.status() }) },
+  ]);
+  http.mount(localChatRouter(local, { allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE, logger }));
+  http.mount(dashboardRouter({ store, allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE }));
+
+  await scheduler.start();
+  const channels = await familiar.start();
+  const port = await http.listen(config.HOST, config.PORT);
+  const url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`;
+
+  logger.info(
+    { url, dataDir, store: store.kind, scheduler: scheduler.status().backend, model: model ? config.OPENAI_MODEL : null, channels: channels.started },
+    `Familiar is running: open ${url} to chat`,
+  );
+  if (!model) logger.warn("no model configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server) to get answers");
+  for (const f of channels.failed) logger.error({ channel: f.channel, error: f.error }, "channel not started");
+
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      const deadline = config.SHUTDOWN_DEADLINE_MS;
+      await http.close();
+      await familiar.stop(deadline);
+      await scheduler.drain(deadline);
+      await store.close();
+    })());
+  return { familiar, store, scheduler, http, url, logger, stop };
+}
+
+/** `npm start`: load settings (exit 2 with every bad key listed), start, stop cleanly on SIGTERM/SIGINT. */
+export async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`Familiar cannot start. ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  let app: RunningApp;
+  try {
+    app = await startApp(config);
+  } catch (err) {
+    process.stderr.write(`Familiar failed to start: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+  const shutdown = (signal: string) => {
+    app.logger.info({ signal }, "shutting down");
+    app
+      .stop()
+      .then(() => process.exit(0))
+      .catch((err: unknown) => {
+        app.logger.error({ err }, "shutdown failed");
+        process.exit(1);
+      });
+  };
+  process.once("SIGTERM", () => shutdown("SIGTERM"));
+  process.once("SIGINT", () => shutdown("SIGINT"));
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  void main();
+}
