@@ -1,0 +1,64 @@
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadConfig, secretValues } from "../../core/config/load.js";
+import { configSchema } from "../../core/config/schema.js";
+import { ConfigError } from "../../core/errors.js";
+
+describe("loadConfig", () => {
+  it("gives the documented defaults with no environment at all", () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      DATA_DIR: "./data",
+      HOST: "127.0.0.1",
+      PORT: 3000,
+      OPENAI_MODEL: "gpt-4o-mini",
+      LOG_LEVEL: "info",
+      CONTEXT_TOKEN_BUDGET: 16_000,
+      LOCAL_CHAT_ALLOW_REMOTE: false,
+    });
+    expect(c.MONGODB_URI).toBeUndefined();
+    expect(c.OPENAI_API_KEY).toBeUndefined();
+  });
+
+  it("lists every bad key in one error and never echoes a secret value", () => {
+    const secret = "postgres://admin:hunter2-very-secret@db.example.com/x";
+    let error: unknown;
+    try {
+      loadConfig({ PORT: "70000", LOG_LEVEL: "loud", MONGODB_URI: secret, OPENAI_BASE_URL: "ftp://x", LOCAL_CHAT_ALLOW_REMOTE: "maybe" });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const e = error as ConfigError;
+    expect(e.issues.map((i) => i.key).sort()).toEqual(["LOCAL_CHAT_ALLOW_REMOTE", "LOG_LEVEL", "MONGODB_URI", "OPENAI_BASE_URL", "PORT"]);
+    expect(e.message).toContain("PORT: expected an integer port 0–65535");
+    expect(e.message).not.toContain("hunter2");
+    expect(e.message).not.toContain("db.example.com");
+  });
+
+  it("reads a JSON config file, with the environment winning", () => {
+    const dir = mkdtempSync(join(tmpdir(), "familiar-config-"));
+    const file = join(dir, "config.json");
+    writeFileSync(file, JSON.stringify({ PORT: 4000, OPENAI_MODEL: "from-file", LOG_LEVEL: "debug" }));
+    const c = loadConfig({ FAMILIAR_CONFIG: file, OPENAI_MODEL: "from-env" });
+    expect(c.PORT).toBe(4000);
+    expect(c.LOG_LEVEL).toBe("debug");
+    expect(c.OPENAI_MODEL).toBe("from-env");
+  });
+
+  it("rejects an unreadable config file with a clear message", () => {
+    expect(() => loadConfig({ FAMILIAR_CONFIG: "/nonexistent/familiar.json" })).toThrow(/FAMILIAR_CONFIG: cannot read/);
+  });
+
+  it("knows which values are secrets", () => {
+    const c = loadConfig({ OPENAI_API_KEY: "sk-test-1234567890", MONGODB_URI: "mongodb://u:p@h/db" });
+    expect(secretValues(c)).toEqual(expect.arrayContaining(["sk-test-1234567890", "mongodb://u:p@h/db"]));
+  });
+
+  it("is documented: the README's settings table names every setting", () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    for (const key of Object.keys(configSchema.shape)) expect(readme).toContain(`| \`${key}\` |`);
+  });
+});
