@@ -21,6 +21,19 @@ const bool = (fallback: boolean) =>
 const int = (fallback: number, min: number, max: number) =>
   z.preprocess((v) => (v === undefined || v === "" ? fallback : typeof v === "string" ? Number(v) : v), z.number().int().min(min).max(max));
 
+const csv = (v: unknown) =>
+  v === undefined || v === ""
+    ? []
+    : Array.isArray(v)
+      ? v
+      : String(v)
+          .split(",")
+          .map((x) => x.trim())
+          .filter(Boolean);
+const channelEntry = z.string().regex(/^(telegram|slack|discord|whatsapp):[^\s,]+$/);
+/** `host:port` with an exact port (never a range); IPv6 in brackets. */
+const hostPort = z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/);
+
 export const configSchema = z
   .object({
     DATA_DIR: z.preprocess(emptyToUndefined, z.string().default("./data")),
@@ -49,8 +62,44 @@ export const configSchema = z
     WAKEUP_GRACE_MS: int(86_400_000, 0, 30 * 86_400_000),
     /** How long Agenda waits for running jobs on shutdown, ms. */
     SHUTDOWN_DEADLINE_MS: int(10_000, 0, 600_000),
+
+    // Messengers
+    TELEGRAM_BOT_TOKEN: z.preprocess(emptyToUndefined, z.string().regex(/^\d+:[A-Za-z0-9_-]+$/).optional()),
+    TELEGRAM_API_ROOT: z.preprocess(emptyToUndefined, z.url({ protocol: /^https?$/ }).refine((u) => !u.endsWith("/")).default("https://api.telegram.org")),
+    TELEGRAM_WEBHOOK_URL: z.preprocess(emptyToUndefined, z.url({ protocol: /^https$|^http$/ }).optional()),
+    TELEGRAM_WEBHOOK_SECRET: z.preprocess(emptyToUndefined, z.string().regex(/^[A-Za-z0-9_-]{16,256}$/).optional()),
+    SLACK_BOT_TOKEN: z.preprocess(emptyToUndefined, z.string().startsWith("xoxb-").optional()),
+    SLACK_SIGNING_SECRET: z.preprocess(emptyToUndefined, z.string().min(8).optional()),
+    SLACK_APP_TOKEN: z.preprocess(emptyToUndefined, z.string().startsWith("xapp-").optional()),
+    SLACK_API_URL: optionalUrl,
+    DISCORD_BOT_TOKEN: z.preprocess(emptyToUndefined, z.string().min(20).optional()),
+    DISCORD_API_URL: optionalUrl,
+    WHATSAPP_ENABLED: bool(false),
+    CHROMIUM_PATH: z.preprocess(emptyToUndefined, z.string().default("/usr/bin/chromium")),
+    /** Who may talk without pairing: `telegram:123,slack:U0ABC,discord:456,whatsapp:+15550001`. */
+    ALLOW_FROM: z.preprocess(csv, z.array(channelEntry)),
+    /** Group chats Familiar reads (mentions only): `telegram:-100123,slack:C0123,discord:789`. */
+    ALLOW_GROUPS: z.preprocess(csv, z.array(channelEntry)),
+
+    // Sentinel
+    /** Key of the secret vault (32 bytes as 64 hex or base64); generated under DATA_DIR when unset. */
+    FAMILIAR_SECRET_KEY: z.preprocess(emptyToUndefined, z.string().min(32).optional()),
+    /** Private hosts the person deliberately allows egress to, exact `host:port` each. */
+    PRIVATE_HOSTS_ALLOWED: z.preprocess(csv, z.array(hostPort)),
   })
   .superRefine((c, ctx) => {
+    if (c.TELEGRAM_WEBHOOK_URL && !c.TELEGRAM_WEBHOOK_SECRET) {
+      ctx.addIssue({ code: "custom", path: ["TELEGRAM_WEBHOOK_SECRET"], message: "required with TELEGRAM_WEBHOOK_URL" });
+    }
+    if ((c.TELEGRAM_WEBHOOK_URL || c.TELEGRAM_WEBHOOK_SECRET) && !c.TELEGRAM_BOT_TOKEN) {
+      ctx.addIssue({ code: "custom", path: ["TELEGRAM_BOT_TOKEN"], message: "required for Telegram webhook mode" });
+    }
+    if (c.SLACK_BOT_TOKEN && !c.SLACK_SIGNING_SECRET && !c.SLACK_APP_TOKEN) {
+      ctx.addIssue({ code: "custom", path: ["SLACK_SIGNING_SECRET"], message: "SLACK_SIGNING_SECRET (HTTP events) or SLACK_APP_TOKEN (Socket Mode) is required with SLACK_BOT_TOKEN" });
+    }
+    if ((c.SLACK_SIGNING_SECRET || c.SLACK_APP_TOKEN) && !c.SLACK_BOT_TOKEN) {
+      ctx.addIssue({ code: "custom", path: ["SLACK_BOT_TOKEN"], message: "required with SLACK_SIGNING_SECRET or SLACK_APP_TOKEN" });
+    }
     if (c.OPENAI_BASE_URL === undefined && c.OPENAI_API_KEY !== undefined && c.OPENAI_API_KEY.length < 8) {
       ctx.addIssue({ code: "custom", path: ["OPENAI_API_KEY"], message: "an API key of at least 8 characters" });
     }
@@ -74,4 +123,20 @@ export const settingDocs: Record<keyof Config, { expected: string; secret?: bool
   LOCAL_CHAT_ALLOW_REMOTE: { expected: "true or false" },
   WAKEUP_GRACE_MS: { expected: "an integer number of milliseconds, at most 30 days" },
   SHUTDOWN_DEADLINE_MS: { expected: "an integer 0–600000 (milliseconds)" },
+  TELEGRAM_BOT_TOKEN: { expected: "a bot token from @BotFather (digits:letters)", secret: true },
+  TELEGRAM_API_ROOT: { expected: "an http(s) URL without a trailing slash (a local Bot API server)" },
+  TELEGRAM_WEBHOOK_URL: { expected: "the public https URL Telegram posts updates to (needs TELEGRAM_WEBHOOK_SECRET)" },
+  TELEGRAM_WEBHOOK_SECRET: { expected: "16–256 characters of A-Z a-z 0-9 _ - (Telegram's secret_token rule), required with TELEGRAM_WEBHOOK_URL", secret: true },
+  SLACK_BOT_TOKEN: { expected: "a bot token starting with xoxb- (needs SLACK_SIGNING_SECRET or SLACK_APP_TOKEN)", secret: true },
+  SLACK_SIGNING_SECRET: { expected: "the app's signing secret (needs SLACK_BOT_TOKEN)", secret: true },
+  SLACK_APP_TOKEN: { expected: "an app-level token starting with xapp- for Socket Mode (needs SLACK_BOT_TOKEN)", secret: true },
+  SLACK_API_URL: { expected: "an http(s) URL of the Slack Web API, ending in /api/" },
+  DISCORD_BOT_TOKEN: { expected: "a Discord bot token", secret: true },
+  DISCORD_API_URL: { expected: "an http(s) URL of the Discord REST API (discord.js appends /v10)" },
+  WHATSAPP_ENABLED: { expected: "true or false" },
+  CHROMIUM_PATH: { expected: "path of a Chromium executable" },
+  ALLOW_FROM: { expected: "comma-separated channel:accountId entries, e.g. telegram:123,slack:U0ABC" },
+  ALLOW_GROUPS: { expected: "comma-separated channel:chatId entries of group chats to read" },
+  FAMILIAR_SECRET_KEY: { expected: "at least 32 characters (64 hex digits or base64 of 32 bytes)", secret: true },
+  PRIVATE_HOSTS_ALLOWED: { expected: "comma-separated exact host:port entries, e.g. 192.168.1.10:8123" },
 };
