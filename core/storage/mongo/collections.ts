@@ -1,0 +1,307 @@
+/**
+ * Collection names, stored document shapes and the indexes the adapter declares.
+ *
+ * Conventions: `_id` is the app-generated string id (`newId`, core/ids.ts) or, for records without
+ * an id of their own, a creation-ordered key (`creationKey`); dates are BSON dates; opaque JSON
+ * payloads (task checkpoints, tool arguments and results, approval details, audit data) are stored
+ * as JSON text, because model-produced keys such as `$where` or `a.b` would otherwise be rejected by
+ * the server inside update documents or misread as operators.
+ */
+import type { IndexDescription } from "mongodb";
+import { newId } from "../../ids.js";
+import type {
+  Actor,
+  ApprovalDecision,
+  ApprovalStatus,
+  Button,
+  ChannelName,
+  CheckInSchedule,
+  GoalStatus,
+  GrantConstraints,
+  GrantScope,
+  Lease,
+  MemoryKind,
+  NotificationDecision,
+  OutboxStatus,
+  Proactivity,
+  QuietHours,
+  TaskStatus,
+  WaitCondition,
+} from "../types.js";
+
+/** Every collection the adapter uses. */
+export const collectionNames = {
+  persons: "persons",
+  identities: "identities",
+  messages: "conversation_messages",
+  summaries: "conversation_summaries",
+  counters: "counters",
+  goals: "goals",
+  tasks: "tasks",
+  journal: "tool_journal",
+  memory: "memory_items",
+  grants: "grants",
+  approvals: "approval_requests",
+  audit: "audit_events",
+  outbox: "outbox",
+  inbound: "inbound_updates",
+  notifications: "notifications",
+  localMailbox: "local_mailbox",
+} as const;
+
+export type CollectionKey = keyof typeof collectionNames;
+
+/**
+ * A string key that sorts by creation time (same clock and counter as `newId`), for records whose
+ * domain shape has no id (identities, journal entries, inbound update marks).
+ */
+export function creationKey(prefix: string): string {
+  return `${prefix}_${newId("hook").slice("hook_".length)}`;
+}
+
+export interface PersonDoc {
+  _id: string;
+  displayName: string;
+  timeZone: string;
+  locale: string;
+  proactivity: Proactivity;
+  quietHours: QuietHours | null;
+  digestTime: string;
+  paused: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface IdentityDoc {
+  _id: string;
+  personId: string;
+  channel: ChannelName;
+  accountId: string;
+  address: string;
+  unreachable: { reason: string; since: Date } | null;
+  createdAt: Date;
+}
+
+export interface MessageDoc {
+  _id: string;
+  personId: string;
+  seq: number;
+  role: "user" | "assistant";
+  channel: ChannelName;
+  text: string;
+  taskId: string | null;
+  at: Date;
+}
+
+export interface SummaryDoc {
+  /** The person id: one summary per person. */
+  _id: string;
+  upToSeq: number;
+  text: string;
+  updatedAt: Date;
+}
+
+export interface CounterDoc {
+  _id: string;
+  value: number;
+}
+
+export interface GoalDoc {
+  _id: string;
+  personId: string;
+  title: string;
+  description: string;
+  status: GoalStatus;
+  originMessageId: string | null;
+  checkIn: CheckInSchedule | null;
+  notes: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/**
+ * A task. The state union is flattened so the store can filter on `status` (state machine) and
+ * `wait.*`; `dueAt` is when the task next becomes claimable (pending: `notBefore` or creation;
+ * waiting for a time: its `until`; running: its lease's end; other waits and final states: null).
+ */
+export interface TaskDoc {
+  _id: string;
+  personId: string;
+  goalId: string | null;
+  title: string;
+  status: TaskStatus;
+  wait: WaitCondition | null;
+  result: string | null;
+  error: string | null;
+  reason: string | null;
+  plan: string[];
+  cursor: number;
+  checkpoint: string;
+  lease: Lease | null;
+  notBefore: Date | null;
+  dueAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface JournalDoc {
+  _id: string;
+  taskId: string;
+  step: number;
+  idempotencyKey: string;
+  tool: string;
+  args: string;
+  sideEffect: boolean;
+  intentAt: Date;
+  outcome: { ok: true; result: string; at: Date } | { ok: false; error: string; at: Date } | null;
+}
+
+export interface MemoryDoc {
+  _id: string;
+  personId: string;
+  kind: MemoryKind;
+  text: string;
+  provenance: { messageId: string | null; channel: ChannelName | null; note: string | null };
+  confidence: number;
+  expiresAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface GrantDoc {
+  _id: string;
+  personId: string;
+  capability: string;
+  constraints: GrantConstraints;
+  scope: GrantScope;
+  grantedBy: Actor;
+  grantedAt: Date;
+  consumedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export interface ApprovalDoc {
+  _id: string;
+  personId: string;
+  taskId: string | null;
+  capability: string;
+  summary: string;
+  details: string;
+  status: ApprovalStatus;
+  decision: ApprovalDecision | null;
+  decidedBy: Actor | null;
+  decidedAt: Date | null;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+export interface AuditDoc {
+  _id: string;
+  personId: string | null;
+  kind: string;
+  summary: string;
+  data: string;
+  at: Date;
+}
+
+export interface OutboxDoc {
+  _id: string;
+  personId: string;
+  deliveryKey: string;
+  channel: ChannelName | null;
+  text: string;
+  buttons: Button[];
+  editOf: string | null;
+  status: OutboxStatus;
+  attempts: number;
+  nextAttemptAt: Date;
+  lease: Lease | null;
+  lastError: string | null;
+  delivered: { channel: ChannelName; address: string; platformIds: string[]; at: Date } | null;
+  createdAt: Date;
+}
+
+export interface InboundDoc {
+  _id: string;
+  channel: ChannelName;
+  updateId: string;
+  at: Date;
+}
+
+export interface NotificationDoc {
+  _id: string;
+  personId: string;
+  taskId: string | null;
+  text: string;
+  decision: NotificationDecision;
+  reasons: string[];
+  digestedAt: Date | null;
+  at: Date;
+}
+
+export interface LocalMailboxDoc {
+  /** The caller's message id. */
+  _id: string;
+  seq: number;
+  user: string;
+  text: string;
+  buttons: Button[];
+  at: Date;
+}
+
+/**
+ * Indexes per collection. Unique ones carry the store's uniqueness rules; the rest serve the
+ * repositories' queries (their key order follows each query's equality fields, then its sort).
+ */
+export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
+  persons: [],
+  identities: [
+    { key: { channel: 1, accountId: 1 }, name: "channel_account_unique", unique: true },
+    { key: { personId: 1, _id: 1 }, name: "person_created" },
+  ],
+  messages: [
+    { key: { personId: 1, seq: 1 }, name: "person_seq_unique", unique: true },
+  ],
+  summaries: [],
+  counters: [],
+  goals: [{ key: { personId: 1, _id: 1 }, name: "person_created" }],
+  tasks: [
+    { key: { personId: 1, _id: 1 }, name: "person_created" },
+    { key: { goalId: 1, _id: 1 }, name: "goal_created" },
+    { key: { status: 1, dueAt: 1, _id: 1 }, name: "status_due" },
+    { key: { "wait.kind": 1, "wait.hookId": 1 }, name: "wait_hook" },
+    { key: { "wait.kind": 1, "wait.approvalId": 1 }, name: "wait_approval" },
+  ],
+  journal: [
+    { key: { idempotencyKey: 1 }, name: "idempotency_key_unique", unique: true },
+    { key: { taskId: 1, step: 1 }, name: "task_step" },
+  ],
+  memory: [
+    // $text needs a text index; the equality prefix keeps each search within one person.
+    { key: { personId: 1, text: "text" }, name: "person_text" },
+    { key: { personId: 1, _id: -1 }, name: "person_newest" },
+  ],
+  grants: [{ key: { personId: 1, _id: 1 }, name: "person_created" }],
+  approvals: [
+    { key: { personId: 1, status: 1, _id: 1 }, name: "person_status" },
+    { key: { status: 1, expiresAt: 1 }, name: "status_expires" },
+  ],
+  audit: [{ key: { personId: 1, at: -1, _id: -1 }, name: "person_newest" }],
+  outbox: [
+    { key: { deliveryKey: 1 }, name: "delivery_key_unique", unique: true },
+    { key: { status: 1, personId: 1, _id: 1 }, name: "status_person" },
+    { key: { personId: 1, _id: 1 }, name: "person_created" },
+  ],
+  inbound: [
+    { key: { channel: 1, updateId: 1 }, name: "channel_update_unique", unique: true },
+    { key: { at: 1 }, name: "at" },
+  ],
+  notifications: [
+    { key: { personId: 1, at: -1, _id: -1 }, name: "person_at" },
+    { key: { personId: 1, decision: 1, digestedAt: 1, at: 1 }, name: "person_held" },
+  ],
+  localMailbox: [
+    { key: { seq: 1 }, name: "seq_unique", unique: true },
+    { key: { user: 1, seq: 1 }, name: "user_seq" },
+  ],
+};

@@ -1,0 +1,61 @@
+/**
+ * MongoDB implementation of `LocalMailboxRepository` (`local_mailbox`). `seq` comes from one
+ * store-wide counter, so a poller that remembers the highest seq it saw never misses a message or
+ * an edit (an edit takes a new seq).
+ */
+import type { Button, LocalMessage } from "../types.js";
+import type { LocalMailboxRepository } from "../ports.js";
+import type { CounterDoc, LocalMailboxDoc } from "./collections.js";
+import { toLocalMessage } from "./codec.js";
+import { nextCounterValue, type Atomically } from "./conversation.js";
+import type { DbLike } from "./driver.js";
+import { localMailboxCounter } from "./filters.js";
+import { openColl } from "./session.js";
+
+const copyButtons = (buttons: Button[]) => buttons.map((b) => ({ id: b.id, label: b.label }));
+
+export class MongoLocalMailboxRepository implements LocalMailboxRepository {
+  private readonly messages;
+  private readonly counters;
+
+  constructor(
+    db: DbLike,
+    private readonly atomically: Atomically,
+  ) {
+    this.messages = openColl<LocalMailboxDoc>(db, "localMailbox", "local message");
+    this.counters = openColl<CounterDoc>(db, "counters", "counter");
+  }
+
+  putLocalMessage(input: { id: string; user: string; text: string; buttons: Button[]; at: Date }): Promise<LocalMessage> {
+    return this.atomically(async () => {
+      const seq = await nextCounterValue(this.counters, localMailboxCounter);
+      const doc: LocalMailboxDoc = { _id: input.id, seq, user: input.user, text: input.text, buttons: copyButtons(input.buttons), at: input.at };
+      await this.messages.insertOne(doc);
+      return toLocalMessage(doc);
+    });
+  }
+
+  editLocalMessage(id: string, patch: { text: string; buttons: Button[] }, _now: Date): Promise<LocalMessage | null> {
+    return this.atomically(async () => {
+      if ((await this.messages.findOne({ _id: id }, { projection: { _id: 1 } })) === null) return null;
+      const seq = await nextCounterValue(this.counters, localMailboxCounter);
+      const doc = await this.messages.findOneAndUpdate(
+        { _id: id },
+        // `at` stays the time the message was first said; only its place in the feed moves.
+        { $set: { text: patch.text, buttons: copyButtons(patch.buttons), seq } },
+      );
+      return doc === null ? null : toLocalMessage(doc);
+    });
+  }
+
+  async getLocalMessage(id: string): Promise<LocalMessage | null> {
+    const doc = await this.messages.findOne({ _id: id });
+    return doc === null ? null : toLocalMessage(doc);
+  }
+
+  async listLocalMessages(user: string, afterSeq: number, limit: number): Promise<LocalMessage[]> {
+    if (limit <= 0) return [];
+    const docs = await this.messages.find({ user, seq: { $gt: afterSeq } }, { sort: { seq: 1 }, limit });
+    return docs.map(toLocalMessage);
+  }
+}

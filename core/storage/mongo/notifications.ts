@@ -1,0 +1,52 @@
+/** MongoDB implementation of `NotificationRepository` (`notifications`). */
+import type { Clock } from "../../clock.js";
+import { newId, type NotificationId, type PersonId } from "../../ids.js";
+import type { NotificationRepository } from "../ports.js";
+import type { NewNotificationRecord, NotificationRecord } from "../types.js";
+import type { NotificationDoc } from "./collections.js";
+import { toNotification } from "./codec.js";
+import type { DbLike } from "./driver.js";
+import { heldNotificationsFilter, markDigested } from "./filters.js";
+import { openColl } from "./session.js";
+
+export class MongoNotificationRepository implements NotificationRepository {
+  private readonly records;
+
+  constructor(
+    db: DbLike,
+    private readonly clock: Clock,
+  ) {
+    this.records = openColl<NotificationDoc>(db, "notifications", "notification");
+  }
+
+  async recordNotification(input: NewNotificationRecord): Promise<NotificationRecord> {
+    const doc: NotificationDoc = {
+      _id: newId("notification"),
+      personId: input.personId,
+      taskId: input.taskId,
+      text: input.text,
+      decision: input.decision,
+      reasons: [...input.reasons],
+      digestedAt: null,
+      at: input.at ?? this.clock.now(),
+    };
+    await this.records.insertOne(doc);
+    return toNotification(doc);
+  }
+
+  async listNotificationsSince(personId: PersonId, since: Date): Promise<NotificationRecord[]> {
+    const docs = await this.records.find({ personId, at: { $gte: since } }, { sort: { at: -1, _id: -1 } });
+    return docs.map(toNotification);
+  }
+
+  async listHeldNotifications(personId: PersonId): Promise<NotificationRecord[]> {
+    const docs = await this.records.find(heldNotificationsFilter(personId), { sort: { at: 1, _id: 1 } });
+    return docs.map(toNotification);
+  }
+
+  async markDigested(ids: NotificationId[], now: Date): Promise<void> {
+    if (ids.length === 0) return;
+    const { filter, update } = markDigested(ids, now);
+    await this.records.updateMany(filter, update);
+  }
+}

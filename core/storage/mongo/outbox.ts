@@ -1,0 +1,122 @@
+/**
+ * MongoDB implementation of `OutboxRepository` (`outbox`, unique on deliveryKey). A claim first
+ * picks candidates (each person's oldest undelivered message, if claimable) with an aggregation,
+ * then takes one with a conditional `findOneAndUpdate`; a concurrent claimer that lost the race
+ * moves on to the next candidate.
+ */
+import type { Clock } from "../../clock.js";
+import { ConflictError, DuplicateKeyError, NotFoundError, StoreUnavailableError } from "../../errors.js";
+import { newId, type OutboxId, type PersonId } from "../../ids.js";
+import type { OutboxRepository } from "../ports.js";
+import type { ChannelName, NewOutboxMessage, OutboxMessage, Page, PageRequest } from "../types.js";
+import type { OutboxDoc } from "./collections.js";
+import { toOutbox } from "./codec.js";
+import type { DbLike } from "./driver.js";
+import {
+  claimOutboxFilter,
+  claimOutboxUpdate,
+  deliveredUpdate,
+  deliveryFailedUpdate,
+  enqueueOutbox,
+  listOutboundFilter,
+  outboxHeadsPipeline,
+  outboxLeaseFilter,
+} from "./outbox-filters.js";
+import { idAfter, pageLimit, toPage } from "./paging.js";
+import { openColl } from "./session.js";
+
+/** How many candidates one claim tries before reporting that nothing was claimable. */
+const claimCandidates = 8;
+
+export class MongoOutboxRepository implements OutboxRepository {
+  private readonly outbox;
+
+  constructor(
+    db: DbLike,
+    private readonly clock: Clock,
+  ) {
+    this.outbox = openColl<OutboxDoc>(db, "outbox", "outbox message");
+  }
+
+  async enqueueOutbound(input: NewOutboxMessage, now: Date): Promise<OutboxMessage> {
+    const doc: OutboxDoc = {
+      _id: newId("outbox"),
+      personId: input.personId,
+      deliveryKey: input.deliveryKey,
+      channel: input.channel ?? null,
+      text: input.text,
+      buttons: (input.buttons ?? []).map((b) => ({ id: b.id, label: b.label })),
+      editOf: input.editOf ?? null,
+      status: "queued",
+      attempts: 0,
+      nextAttemptAt: now,
+      lease: null,
+      lastError: null,
+      delivered: null,
+      createdAt: now,
+    };
+    const { filter, update } = enqueueOutbox(doc);
+    try {
+      const stored = await this.outbox.findOneAndUpdate(filter, update, { upsert: true });
+      if (stored === null) throw new StoreUnavailableError(`outbox ${input.deliveryKey}: upsert returned no document`);
+      return toOutbox(stored);
+    } catch (err) {
+      // Two concurrent upserts of one new key: the loser gets E11000; the winner's row is the answer.
+      if (!(err instanceof DuplicateKeyError)) throw err;
+      const existing = await this.outbox.findOne({ deliveryKey: input.deliveryKey });
+      if (existing === null) throw err;
+      return toOutbox(existing);
+    }
+  }
+
+  async getOutbound(id: OutboxId): Promise<OutboxMessage | null> {
+    const doc = await this.outbox.findOne({ _id: id });
+    return doc === null ? null : toOutbox(doc);
+  }
+
+  async claimNextOutbound(input: { owner: string; now: Date; leaseMs: number; personId?: PersonId }): Promise<OutboxMessage | null> {
+    const candidates = await this.outbox.aggregate<{ _id: string }>(outboxHeadsPipeline(input.now, input.personId, claimCandidates));
+    for (const { _id } of candidates) {
+      const doc = await this.outbox.findOneAndUpdate(
+        claimOutboxFilter(_id, input.now),
+        claimOutboxUpdate(input.owner, input.now, input.leaseMs),
+      );
+      if (doc !== null) return toOutbox(doc);
+    }
+    return null;
+  }
+
+  async markDelivered(input: {
+    id: OutboxId;
+    owner: string;
+    channel: ChannelName;
+    address: string;
+    platformIds: string[];
+    now: Date;
+  }): Promise<OutboxMessage> {
+    const doc = await this.outbox.findOneAndUpdate(outboxLeaseFilter(input.id, input.owner), deliveredUpdate(input));
+    if (doc !== null) return toOutbox(doc);
+    throw await this.whyNoLease(input.id, input.owner, "markDelivered");
+  }
+
+  async markDeliveryFailed(input: { id: OutboxId; owner: string; error: string; retryAt: Date | null; now: Date }): Promise<OutboxMessage> {
+    const doc = await this.outbox.findOneAndUpdate(outboxLeaseFilter(input.id, input.owner), deliveryFailedUpdate(input.error, input.retryAt));
+    if (doc !== null) return toOutbox(doc);
+    throw await this.whyNoLease(input.id, input.owner, "markDeliveryFailed");
+  }
+
+  async listOutbound(personId: PersonId, page?: PageRequest & { status?: OutboxMessage["status"][] }): Promise<Page<OutboxMessage>> {
+    const limit = pageLimit(page);
+    const filter = { ...listOutboundFilter(personId, page?.status), ...idAfter(page?.after, 1) };
+    const docs = await this.outbox.find(filter, { sort: { _id: 1 }, limit: limit + 1 });
+    return toPage(docs, limit, toOutbox);
+  }
+
+  private async whyNoLease(id: OutboxId, owner: string, op: string): Promise<Error> {
+    const current = await this.outbox.findOne({ _id: id }, { projection: { status: 1, lease: 1 } });
+    if (current === null) return new NotFoundError("outbox message", id);
+    return new ConflictError(
+      `outbox message ${id}: ${op} refused, ${owner} does not hold its lease (status ${current.status}, lease ${current.lease?.owner ?? "none"})`,
+    );
+  }
+}
