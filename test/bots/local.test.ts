@@ -35,7 +35,22 @@ afterEach(async () => {
  * the `x-test-remote` header; nothing leaves 127.0.0.1.
  */
 async function setup(options: { allowRemote?: boolean; start?: boolean; mailbox?: LocalMailboxRepository; extra?: express.Router } = {}) {
-  const mailbox = options.mailbox ?? new InMemoryLocalMailbox();
+  const store = options.mailbox ?? new InMemoryLocalMailbox();
+  // Lets a test wait until a long-poll has read the mailbox (and so is waiting) before acting.
+  let readWaiters: (() => void)[] = [];
+  const mailbox: LocalMailboxRepository = {
+    putLocalMessage: (input) => store.putLocalMessage(input),
+    editLocalMessage: (id, patch, now) => store.editLocalMessage(id, patch, now),
+    getLocalMessage: (id) => store.getLocalMessage(id),
+    listLocalMessages: async (user, afterSeq, limit) => {
+      const result = await store.listLocalMessages(user, afterSeq, limit);
+      const waiting = readWaiters;
+      readWaiters = [];
+      for (const resolve of waiting) resolve();
+      return result;
+    },
+  };
+  const nextRead = () => new Promise<void>((resolve) => readWaiters.push(resolve));
   const clock = manualClock();
   const channel = new LocalChannel(mailbox, { clock, typingMs: 5_000 });
   const events: InboundEvent[] = [];
@@ -60,7 +75,14 @@ async function setup(options: { allowRemote?: boolean; start?: boolean; mailbox?
     expect(res.status).toBe(200);
     return (await res.json()) as ListBody;
   };
-  return { base, channel, mailbox, events, clock, post, list };
+  /** Starts a long-poll (25 s) and resolves once it has read the mailbox, i.e. is now waiting. */
+  const startPoll = async (query: string): Promise<{ result: Promise<ListBody> }> => {
+    const read = nextRead();
+    const result = list(`${query}&wait=25000`);
+    await read;
+    return { result }; // wrapped: an async function returning the promise itself would await it
+  };
+  return { base, channel, mailbox: store, events, clock, post, list, startPoll };
 }
 
 const alice = { accountId: "alice", address: "alice" };
@@ -164,23 +186,22 @@ describe("local chat: Familiar's messages", () => {
     }
   });
 
-  it("long-poll wakes when a message is sent", async () => {
-    const mailbox = new InMemoryLocalMailbox();
-    let firstReadDone!: () => void;
-    const firstRead = new Promise<void>((resolve) => (firstReadDone = resolve));
-    const list = mailbox.listLocalMessages.bind(mailbox);
-    mailbox.listLocalMessages = async (...args) => {
-      const result = await list(...args);
-      firstReadDone();
-      return result;
-    };
-    const { base, channel } = await setup({ mailbox });
-    const polled = fetch(`${base}/api/local/messages?user=alice&after=0&wait=25000`).then((r) => r.json() as Promise<ListBody>);
-    await firstRead; // the poll found nothing and is waiting
+  // These long-polls ask for 25 s and the test allows 15 s: only a wake-up can make them pass.
+  it("long-poll wakes when a message is sent", { timeout: 15_000 }, async () => {
+    const { channel, startPoll } = await setup();
+    const polled = await startPoll("user=alice&after=0");
+    await channel.send({ accountId: "bob", address: "bob" }, { text: "for bob", buttons: [] });
     await channel.send(alice, { text: "woken", buttons: [] });
-    const body = await polled;
+    const body = await polled.result;
     expect(body.messages.map((m) => m.text)).toEqual(["woken"]);
     expect(body.cursor).not.toBe("0");
+  });
+
+  it("long-poll wakes when typing starts", { timeout: 15_000 }, async () => {
+    const { channel, startPoll } = await setup();
+    const polled = await startPoll("user=alice&after=0");
+    await channel.typing(alice);
+    expect(await polled.result).toEqual({ messages: [], cursor: "0", typing: true });
   });
 
   it("long-poll answers an empty list at its deadline", async () => {
@@ -188,13 +209,13 @@ describe("local chat: Familiar's messages", () => {
     expect(await list("user=alice&after=0&wait=30")).toEqual({ messages: [], cursor: "0", typing: false });
   });
 
-  it("shows an edited card again after the cursor, with its new text and no buttons", async () => {
-    const { channel, list } = await setup();
+  it("shows an edited card again after the cursor, with its new text and no buttons", { timeout: 15_000 }, async () => {
+    const { channel, list, startPoll } = await setup();
     const receipt = await channel.send(alice, { text: "Pay €20?", buttons: [{ id: "p:ok", label: "Approve" }] });
     const seen = await list("user=alice");
-    const polled = list(`user=alice&after=${seen.cursor}&wait=25000`);
+    const polled = await startPoll(`user=alice&after=${seen.cursor}`);
     await channel.edit(alice, receipt.platformIds, { text: "Pay €20? — approved", buttons: [] });
-    const body = await polled;
+    const body = await polled.result;
     expect(body.messages).toHaveLength(1);
     expect(body.messages[0]?.id).toBe(receipt.platformIds[0]);
     expect(body.messages[0]?.text).toBe("Pay €20? — approved");
