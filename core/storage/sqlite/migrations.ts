@@ -1,0 +1,86 @@
+import type Database from "better-sqlite3";
+import { StoreUnavailableError } from "../../errors.js";
+import { initialSchema, taskStateMachineTrigger } from "./schema.js";
+
+/** One schema change. Versions are positive integers, strictly increasing in `migrations`. */
+export interface Migration {
+  version: number;
+  name: string;
+  /** Applies the change; runs inside a transaction together with its `schema_migrations` row. */
+  up(db: Database.Database): void;
+}
+
+/**
+ * Familiar's SQLite schema history, oldest first. Append new migrations; never edit an applied one
+ * (databases in the field already ran it).
+ */
+export const migrations: readonly Migration[] = [
+  {
+    version: 1,
+    name: "initial schema",
+    up(db) {
+      db.exec(initialSchema);
+      db.exec(taskStateMachineTrigger());
+    },
+  },
+];
+
+/** What `migrate` did. */
+export interface MigrationReport {
+  /** Versions applied by this call, in order. */
+  applied: number[];
+  /** Highest version now applied. */
+  current: number;
+}
+
+function checkOrder(list: readonly Migration[]): void {
+  let previous = 0;
+  for (const migration of list) {
+    if (!Number.isInteger(migration.version) || migration.version <= previous) {
+      throw new StoreUnavailableError(`SQLite migrations out of order: version ${migration.version} ("${migration.name}") follows ${previous}`);
+    }
+    previous = migration.version;
+  }
+}
+
+/**
+ * Brings the database up to the last migration of `list`. Keeps a `schema_migrations(version, name,
+ * applied_at)` table; each pending migration runs in its own `BEGIN IMMEDIATE` transaction that also
+ * re-checks it was not applied meanwhile, so two processes opening one file at once apply it once.
+ * A failing migration is rolled back alone (earlier ones stay) and rethrown as StoreUnavailableError.
+ * Throws StoreUnavailableError when the file was migrated by a newer Familiar (unknown versions).
+ */
+export function migrate(db: Database.Database, list: readonly Migration[] = migrations, now: () => number = Date.now): MigrationReport {
+  checkOrder(list);
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    applied_at INTEGER NOT NULL
+  )`);
+  const isApplied = db.prepare("SELECT 1 FROM schema_migrations WHERE version = ?").pluck();
+  const record = db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
+  const highest = () => (db.prepare("SELECT coalesce(max(version), 0) FROM schema_migrations").pluck().get() as number);
+
+  const known = list[list.length - 1]?.version ?? 0;
+  if (highest() > known) {
+    throw new StoreUnavailableError(
+      `SQLite database is at schema version ${highest()} but this Familiar knows only up to ${known}: run a newer Familiar or restore a backup`,
+    );
+  }
+  const applied: number[] = [];
+  for (const migration of list) {
+    if (isApplied.get(migration.version)) continue;
+    const apply = db.transaction(() => {
+      if (isApplied.get(migration.version)) return false;
+      migration.up(db);
+      record.run(migration.version, migration.name, now());
+      return true;
+    });
+    try {
+      if (apply.immediate()) applied.push(migration.version);
+    } catch (error) {
+      throw new StoreUnavailableError(`SQLite migration ${migration.version} ("${migration.name}") failed: ${(error as Error).message}`, { cause: error });
+    }
+  }
+  return { applied, current: highest() };
+}

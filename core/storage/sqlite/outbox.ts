@@ -1,0 +1,132 @@
+import { ConflictError, NotFoundError } from "../../errors.js";
+import { asId, newId, type OutboxId, type PersonId } from "../../ids.js";
+import type { OutboxRepository } from "../ports.js";
+import type { Button, ChannelName, NewOutboxMessage, OutboxMessage, OutboxStatus, Page, PageRequest } from "../types.js";
+import { type Row, type SqliteContext, inJson, jsonText, ms, parseJson, toDate, toDateOrNull } from "./context.js";
+import { keyset, toPage } from "./pagination.js";
+
+function toMessage(row: Row): OutboxMessage {
+  const leaseUntil = toDateOrNull(row.lease_until);
+  const delivered = row.delivered === null ? null : parseJson<{ channel: ChannelName; address: string; platformIds: string[] }>(row.delivered);
+  return {
+    id: asId("outbox", row.id as string),
+    personId: asId("person", row.person_id as string),
+    deliveryKey: row.delivery_key as string,
+    channel: row.channel as ChannelName | null,
+    text: row.text as string,
+    buttons: parseJson<Button[]>(row.buttons),
+    editOf: row.edit_of === null ? null : asId("outbox", row.edit_of as string),
+    status: row.status as OutboxStatus,
+    attempts: row.attempts as number,
+    nextAttemptAt: toDate(row.next_attempt_at),
+    lease: leaseUntil && row.lease_owner !== null ? { owner: row.lease_owner as string, until: leaseUntil } : null,
+    lastError: row.last_error as string | null,
+    delivered: delivered ? { ...delivered, at: toDate(row.delivered_at) } : null,
+    createdAt: toDate(row.created_at),
+  };
+}
+
+/**
+ * The durable outbox. A message is claimable when it is due, queued (or sending under an expired
+ * lease), and the oldest undelivered message of its person — so each person's messages go out in
+ * order, one at a time, while different persons proceed in parallel. `attempts` counts claims.
+ */
+export class SqliteOutboxRepository implements OutboxRepository {
+  constructor(private readonly ctx: SqliteContext) {}
+
+  enqueueOutbound(input: NewOutboxMessage, now: Date): Promise<OutboxMessage> {
+    const at = ms(now);
+    return this.ctx.run(
+      () => {
+        const inserted = this.ctx
+          .stmt(
+            `INSERT INTO outbox (id, person_id, delivery_key, channel, text, buttons, edit_of, status, attempts, next_attempt_at, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?) ON CONFLICT (delivery_key) DO NOTHING RETURNING *`,
+          )
+          .get(newId("outbox"), input.personId, input.deliveryKey, input.channel ?? null, input.text, jsonText(input.buttons ?? []), input.editOf ?? null, at, at) as
+          | Row
+          | undefined;
+        return toMessage(inserted ?? (this.ctx.stmt("SELECT * FROM outbox WHERE delivery_key = ?").get(input.deliveryKey) as Row));
+      },
+      { references: { entity: "person", id: input.personId } },
+    );
+  }
+
+  getOutbound(id: OutboxId): Promise<OutboxMessage | null> {
+    return this.ctx.run(() => {
+      const row = this.ctx.stmt("SELECT * FROM outbox WHERE id = ?").get(id) as Row | undefined;
+      return row ? toMessage(row) : null;
+    });
+  }
+
+  claimNextOutbound(input: { owner: string; now: Date; leaseMs: number; personId?: PersonId }): Promise<OutboxMessage | null> {
+    const now = ms(input.now);
+    return this.ctx.run(() => {
+      const row = this.ctx
+        .stmt(
+          `UPDATE outbox SET status = 'sending', lease_owner = @owner, lease_until = @until, attempts = attempts + 1
+           WHERE id = (
+             SELECT o.id FROM outbox o
+             WHERE o.status IN ('queued', 'sending') AND o.next_attempt_at <= @now
+               AND (o.status = 'queued' OR o.lease_until <= @now)
+               AND (@person IS NULL OR o.person_id = @person)
+               AND NOT EXISTS (
+                 SELECT 1 FROM outbox p
+                 WHERE p.person_id = o.person_id AND p.status IN ('queued', 'sending')
+                   AND (p.created_at < o.created_at OR (p.created_at = o.created_at AND p.id < o.id)))
+             ORDER BY o.next_attempt_at, o.created_at, o.id LIMIT 1)
+           RETURNING *`,
+        )
+        .get({ owner: input.owner, until: now + input.leaseMs, now, person: input.personId ?? null }) as Row | undefined;
+      return row ? toMessage(row) : null;
+    });
+  }
+
+  markDelivered(input: { id: OutboxId; owner: string; channel: ChannelName; address: string; platformIds: string[]; now: Date }): Promise<OutboxMessage> {
+    return this.ctx.run(() => {
+      const row = this.ctx
+        .stmt(
+          `UPDATE outbox SET status = 'delivered', delivered = ?, delivered_at = ?, lease_owner = NULL, lease_until = NULL
+           WHERE id = ? AND status = 'sending' AND lease_owner = ? RETURNING *`,
+        )
+        .get(jsonText({ channel: input.channel, address: input.address, platformIds: input.platformIds }), ms(input.now), input.id, input.owner) as Row | undefined;
+      if (row) return toMessage(row);
+      throw this.lostLease(input.id, input.owner);
+    });
+  }
+
+  markDeliveryFailed(input: { id: OutboxId; owner: string; error: string; retryAt: Date | null; now: Date }): Promise<OutboxMessage> {
+    return this.ctx.run(() => {
+      const row = this.ctx
+        .stmt(
+          `UPDATE outbox SET status = CASE WHEN @retryAt IS NULL THEN 'failed' ELSE 'queued' END,
+             next_attempt_at = coalesce(@retryAt, next_attempt_at), last_error = @error, lease_owner = NULL, lease_until = NULL
+           WHERE id = @id AND status = 'sending' AND lease_owner = @owner RETURNING *`,
+        )
+        .get({ retryAt: input.retryAt ? ms(input.retryAt) : null, error: input.error, id: input.id, owner: input.owner }) as Row | undefined;
+      if (row) return toMessage(row);
+      throw this.lostLease(input.id, input.owner);
+    });
+  }
+
+  listOutbound(personId: PersonId, page?: PageRequest & { status?: OutboxMessage["status"][] }): Promise<Page<OutboxMessage>> {
+    return this.ctx.run(() => {
+      const k = keyset(page, "created_at", "asc");
+      const where = ["person_id = ?"];
+      const params: unknown[] = [personId];
+      if (page?.status) {
+        where.push(`status IN ${inJson}`);
+        params.push(JSON.stringify(page.status));
+      }
+      if (k.where) where.push(k.where);
+      const rows = this.ctx.stmt(`SELECT * FROM outbox WHERE ${where.join(" AND ")} ${k.orderBy} LIMIT ?`).all(...params, ...k.params, k.fetch) as Row[];
+      return toPage(rows, k.limit, "created_at", toMessage);
+    });
+  }
+
+  private lostLease(id: OutboxId, owner: string): Error {
+    const row = this.ctx.stmt("SELECT status, lease_owner FROM outbox WHERE id = ?").get(id) as Row | undefined;
+    if (!row) return new NotFoundError("outbound message", id);
+    return new ConflictError(`outbound message ${id} is ${String(row.status)} (lease owner ${String(row.lease_owner)}): ${owner} does not hold its lease`);
+  }
+}

@@ -1,0 +1,147 @@
+import { DuplicateKeyError, NotFoundError } from "../../errors.js";
+import { asId, newId, type PersonId } from "../../ids.js";
+import type { PersonRepository } from "../ports.js";
+import type { ChannelName, Identity, NewPerson, Page, PageRequest, Person, PersonSettingsPatch } from "../types.js";
+import { type Row, type SqliteContext, ms, toDate, toDateOrNull } from "./context.js";
+import { keyset, toPage } from "./pagination.js";
+
+function toPerson(row: Row): Person {
+  return {
+    id: asId("person", row.id as string),
+    displayName: row.display_name as string,
+    timeZone: row.time_zone as string,
+    locale: row.locale as string,
+    proactivity: row.proactivity as Person["proactivity"],
+    quietHours: row.quiet_from === null ? null : { from: row.quiet_from as string, to: row.quiet_to as string },
+    digestTime: row.digest_time as string,
+    paused: row.paused === 1,
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+  };
+}
+
+function toIdentity(row: Row): Identity {
+  const since = toDateOrNull(row.unreachable_since);
+  return {
+    personId: asId("person", row.person_id as string),
+    channel: row.channel as ChannelName,
+    accountId: row.account_id as string,
+    address: row.address as string,
+    unreachable: since ? { reason: row.unreachable_reason as string, since } : null,
+    createdAt: toDate(row.created_at),
+  };
+}
+
+/** Persons and their channel identities. */
+export class SqlitePersonRepository implements PersonRepository {
+  constructor(private readonly ctx: SqliteContext) {}
+
+  createPerson(input: NewPerson): Promise<Person> {
+    const now = Date.now();
+    const id = newId("person");
+    return this.ctx.run(
+      () =>
+        toPerson(
+          this.ctx
+            .stmt(
+              `INSERT INTO persons (id, display_name, time_zone, locale, proactivity, quiet_from, quiet_to, digest_time, paused, created_at, updated_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?) RETURNING *`,
+            )
+            .get(
+              id,
+              input.displayName,
+              input.timeZone ?? "UTC",
+              input.locale ?? "en-US",
+              input.proactivity ?? "normal",
+              input.quietHours?.from ?? null,
+              input.quietHours?.to ?? null,
+              input.digestTime ?? "18:00",
+              now,
+              now,
+            ) as Row,
+        ),
+      { duplicate: (cause) => new DuplicateKeyError("person", id, { cause }) },
+    );
+  }
+
+  getPerson(id: PersonId): Promise<Person | null> {
+    return this.ctx.run(() => {
+      const row = this.ctx.stmt("SELECT * FROM persons WHERE id = ?").get(id) as Row | undefined;
+      return row ? toPerson(row) : null;
+    });
+  }
+
+  updatePerson(id: PersonId, patch: PersonSettingsPatch): Promise<Person> {
+    const sets: string[] = [];
+    const params: unknown[] = [];
+    const set = (column: string, value: unknown) => {
+      sets.push(`${column} = ?`);
+      params.push(value);
+    };
+    if (patch.displayName !== undefined) set("display_name", patch.displayName);
+    if (patch.timeZone !== undefined) set("time_zone", patch.timeZone);
+    if (patch.locale !== undefined) set("locale", patch.locale);
+    if (patch.proactivity !== undefined) set("proactivity", patch.proactivity);
+    if (patch.quietHours !== undefined) {
+      set("quiet_from", patch.quietHours?.from ?? null);
+      set("quiet_to", patch.quietHours?.to ?? null);
+    }
+    if (patch.digestTime !== undefined) set("digest_time", patch.digestTime);
+    if (patch.paused !== undefined) set("paused", patch.paused ? 1 : 0);
+    set("updated_at", Date.now());
+    return this.ctx.run(() => {
+      const row = this.ctx.stmt(`UPDATE persons SET ${sets.join(", ")} WHERE id = ? RETURNING *`).get(...params, id) as Row | undefined;
+      if (!row) throw new NotFoundError("person", id);
+      return toPerson(row);
+    });
+  }
+
+  listPersons(page?: PageRequest): Promise<Page<Person>> {
+    return this.ctx.run(() => {
+      const k = keyset(page, "created_at", "asc");
+      const rows = this.ctx
+        .stmt(`SELECT * FROM persons ${k.where ? `WHERE ${k.where}` : ""} ${k.orderBy} LIMIT ?`)
+        .all(...k.params, k.fetch) as Row[];
+      return toPage(rows, k.limit, "created_at", toPerson);
+    });
+  }
+
+  addIdentity(identity: Omit<Identity, "createdAt" | "unreachable" | "address"> & { address?: string }): Promise<Identity> {
+    return this.ctx.run(
+      () =>
+        toIdentity(
+          this.ctx
+            .stmt(
+              `INSERT INTO identities (channel, account_id, person_id, address, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *`,
+            )
+            .get(identity.channel, identity.accountId, identity.personId, identity.address ?? identity.accountId, Date.now()) as Row,
+        ),
+      {
+        duplicate: (cause) => new DuplicateKeyError("identity", `${identity.channel}:${identity.accountId}`, { cause }),
+        references: { entity: "person", id: identity.personId },
+      },
+    );
+  }
+
+  findIdentity(channel: ChannelName, accountId: string): Promise<Identity | null> {
+    return this.ctx.run(() => {
+      const row = this.ctx.stmt("SELECT * FROM identities WHERE channel = ? AND account_id = ?").get(channel, accountId) as Row | undefined;
+      return row ? toIdentity(row) : null;
+    });
+  }
+
+  listIdentities(personId: PersonId): Promise<Identity[]> {
+    return this.ctx.run(() =>
+      (this.ctx.stmt("SELECT * FROM identities WHERE person_id = ? ORDER BY created_at, rowid").all(personId) as Row[]).map(toIdentity),
+    );
+  }
+
+  /** Does nothing when the identity does not exist. */
+  setIdentityUnreachable(channel: ChannelName, accountId: string, reason: string | null, now: Date): Promise<void> {
+    return this.ctx.run(() => {
+      this.ctx
+        .stmt("UPDATE identities SET unreachable_reason = ?, unreachable_since = ? WHERE channel = ? AND account_id = ?")
+        .run(reason, reason === null ? null : ms(now), channel, accountId);
+    });
+  }
+}
