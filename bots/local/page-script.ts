@@ -65,6 +65,15 @@ export const pageScript = String.raw`"use strict";
       try {
         var html = window.marked.parse(text, { async: false, gfm: true, breaks: true });
         bubble.innerHTML = purify.sanitize(html, { USE_PROFILES: { html: true }, FORBID_TAGS: ["style", "form", "input"] });
+        // The page's CSP blocks remote images; show them as links instead of broken icons.
+        bubble.querySelectorAll("img").forEach(function (img) {
+          var link = document.createElement("a");
+          link.href = img.getAttribute("src") || "#";
+          link.target = "_blank";
+          link.rel = "noopener noreferrer";
+          link.textContent = "[image" + (img.alt ? ": " + img.alt : "") + "]";
+          img.replaceWith(link);
+        });
         bubble.classList.remove("plain");
         return;
       } catch (e) { /* fall back to plain text */ }
@@ -223,7 +232,7 @@ export const pageScript = String.raw`"use strict";
       if (gen !== generation) return;
       var controller = new AbortController();
       poller = controller;
-      var url = "/api/local/messages?user=" + encodeURIComponent(user) + "&after=" + encodeURIComponent(cursor) + "&wait=25000";
+      var url = "/api/local/messages?user=" + encodeURIComponent(user) + "&after=" + encodeURIComponent(cursor) + "&wait=25000&typing=" + (typing.hidden ? "0" : "1");
       fetch(url, { signal: controller.signal, cache: "no-store" })
         .then(function (res) {
           return res.json().then(function (data) {
@@ -300,11 +309,13 @@ export const pageScript = String.raw`"use strict";
   });
   function autosize() {
     textArea.style.height = "auto";
-    textArea.style.height = Math.min(textArea.scrollHeight, 160) + "px";
+    textArea.style.height = Math.min(textArea.scrollHeight + 2, 160) + "px";
+    textArea.style.overflowY = textArea.scrollHeight > 160 ? "auto" : "hidden";
   }
   textArea.addEventListener("input", autosize);
 
   switchUser(user);
+  autosize();
   textArea.focus();
 })();
 `;

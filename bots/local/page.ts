@@ -112,7 +112,7 @@ animation:blink 1.2s infinite ease-in-out}.dots i:nth-child(2){animation-delay:.
 .status{margin:0;padding:0 16px;font-size:12px;color:var(--danger);min-height:0}
 .status:empty{display:none}
 .composer{display:flex;gap:8px;padding:12px 16px;border-top:1px solid var(--line)}
-.composer textarea{flex:1;resize:none;max-height:160px;padding:9px 12px;border:1px solid var(--line);border-radius:12px;
+.composer textarea{flex:1;resize:none;overflow-y:hidden;max-height:160px;padding:9px 12px;border:1px solid var(--line);border-radius:12px;
 background:var(--bg);color:var(--text);font:inherit}
 .composer textarea:focus,.who input:focus,.buttons button:focus-visible,.composer button:focus-visible{outline:2px solid var(--accent);outline-offset:1px}
 .composer button{font:inherit;font-weight:600;padding:0 18px;border:0;border-radius:12px;background:var(--me);color:var(--me-text);cursor:pointer}

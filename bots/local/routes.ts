@@ -58,6 +58,10 @@ const listQuerySchema = z.object({
     .regex(/^\d{1,9}$/, { error: `must be a whole number of milliseconds (0–${MAX_WAIT_MS})` })
     .transform((ms) => Math.min(Number(ms), MAX_WAIT_MS))
     .optional(),
+  typing: z
+    .enum(["0", "1"], { error: "must be 0 or 1 (whether the page shows the typing indicator now)" })
+    .transform((v) => v === "1")
+    .optional(),
 });
 
 /** One message as the JSON API shows it. */
@@ -87,7 +91,9 @@ export interface LocalChatRouterOptions {
  *   clientMessageId when given, so a retried POST is deduplicated, else a fresh id).
  * - `GET /api/local/messages?user=&after=&wait=` → `{messages, cursor, typing}`: Familiar's messages
  *   to that user with seq after the cursor (an edited message comes again with a new seq). With
- *   `wait` (ms, at most 25 000) an empty answer is held until a message, an edit or typing arrives.
+ *   `wait` (ms, at most 25 000) an empty answer is held until a message, an edit or typing arrives,
+ *   or typing ends; `typing=1` tells the server the page already shows the indicator (else a poll
+ *   while Familiar is typing answers at once, so the page learns of it).
  * - `POST /api/local/actions` `{user, messageId, buttonId, clientActionId?}` → 202; 404 when the
  *   message is not that user's, 400 when it has no such button (any more).
  *
@@ -145,7 +151,8 @@ export function localChatRouter(channel: LocalChannel, options: LocalChatRouterO
     res.on("close", onClose);
     try {
       let messages = await channel.listMessages(query.user, after, PAGE_LIMIT);
-      if (messages.length === 0 && waitMs > 0) {
+      // Answer at once when the typing state differs from what the client shows (default: off).
+      if (messages.length === 0 && waitMs > 0 && channel.isTyping(query.user) === (query.typing ?? false)) {
         // While typing shows, wake when it ends too, so the page can hide the indicator.
         const typingLeft = channel.typingRemainingMs(query.user);
         const timeoutMs = typingLeft > 0 ? Math.min(waitMs, typingLeft + 20) : waitMs;

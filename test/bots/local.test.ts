@@ -181,7 +181,7 @@ describe("local chat: Familiar's messages", () => {
 
   it("rejects a bad query with 400", async () => {
     const { base } = await setup();
-    for (const q of ["", "user=a%20b", "user=alice&after=-1", "user=alice&after=x", "user=alice&wait=soon"]) {
+    for (const q of ["", "user=a%20b", "user=alice&after=-1", "user=alice&after=x", "user=alice&wait=soon", "user=alice&typing=yes"]) {
       expect((await fetch(`${base}/api/local/messages?${q}`)).status).toBe(400);
     }
   });
@@ -202,6 +202,13 @@ describe("local chat: Familiar's messages", () => {
     const polled = await startPoll("user=alice&after=0");
     await channel.typing(alice);
     expect(await polled.result).toEqual({ messages: [], cursor: "0", typing: true });
+  });
+
+  it("long-poll answers at once when Familiar is typing and the page does not show it yet", { timeout: 15_000 }, async () => {
+    const { channel, list } = await setup();
+    await channel.typing(alice);
+    expect(await list("user=alice&after=0&wait=25000")).toEqual({ messages: [], cursor: "0", typing: true });
+    expect(await list("user=alice&after=0&wait=25000&typing=0")).toMatchObject({ typing: true });
   });
 
   it("long-poll answers an empty list at its deadline", async () => {
