@@ -5,6 +5,7 @@ import {
   type ChannelTarget,
   type DeliveryReceipt,
   type InboundEvent,
+  type InboundOutcome,
   type InboundSink,
   type OutboundContent,
 } from "../../core/channels/port.js";
@@ -155,14 +156,14 @@ export class LocalChannel implements ChannelAdapter {
   }
 
   /**
-   * Hands an inbound event to the core's sink and resolves when the sink has (the core records the
-   * message durably and enqueues the activation). Throws LocalChannelNotStartedError before `start`,
-   * and whatever the sink throws.
+   * Hands an inbound event to the core's sink and resolves with its outcome when the sink has (the
+   * core records the message durably and enqueues the activation). Throws
+   * LocalChannelNotStartedError before `start`, and whatever the sink throws.
    */
-  async deliver(event: InboundEvent): Promise<void> {
+  async deliver(event: InboundEvent): Promise<InboundOutcome> {
     const sink = this.sink;
     if (!sink) throw new LocalChannelNotStartedError();
-    await sink(event);
+    return sink(event);
   }
 
   /** Messages for `user` with seq after `afterSeq`, oldest first, at most `limit`. */

@@ -193,6 +193,7 @@ export const pageScript = String.raw`"use strict";
     var meta = showOwn(entry);
     sendWithRetry({ user: user, text: text, clientMessageId: newId() }, 1).then(function (r) {
       if (!r.ok) fail(meta, (r.data && r.data.error) || "Not sent (" + r.status + ")");
+      else if (r.data && r.data.notice) setStatus(r.data.notice, "info");
     }, function () { fail(meta, "Not sent: Familiar is not reachable"); });
   }
 
@@ -207,7 +208,10 @@ export const pageScript = String.raw`"use strict";
     button.classList.add("chosen");
     button.setAttribute("aria-pressed", "true");
     postJson("/api/local/actions", { user: user, messageId: messageId, buttonId: buttonId, clientActionId: newId() }).then(function (r) {
-      if (r.ok) return;
+      if (r.ok) {
+        if (r.data && r.data.notice) setStatus(r.data.notice, "info");
+        return;
+      }
       setStatus((r.data && r.data.error) || "The answer was not taken (" + r.status + ")");
       if (r.status >= 500) reenable(buttons, button);
     }, function () {
@@ -222,7 +226,10 @@ export const pageScript = String.raw`"use strict";
     button.removeAttribute("aria-pressed");
   }
 
-  function setStatus(text) { statusLine.textContent = text; }
+  function setStatus(text, kind) {
+    statusLine.textContent = text;
+    statusLine.classList.toggle("info", kind === "info");
+  }
 
   function delay(ms) { return new Promise(function (resolve) { setTimeout(resolve, ms); }); }
 

@@ -110,6 +110,7 @@ animation:blink 1.2s infinite ease-in-out}.dots i:nth-child(2){animation-delay:.
 @keyframes blink{0%,80%,100%{opacity:.25}40%{opacity:1}}
 @media (prefers-reduced-motion:reduce){.dots i{animation:none;opacity:.6}}
 .status{margin:0;padding:0 16px;font-size:12px;color:var(--danger);min-height:0}
+.status.info{color:var(--muted)}
 .status:empty{display:none}
 .composer{display:flex;gap:8px;padding:12px 16px;border-top:1px solid var(--line)}
 .composer textarea{flex:1;resize:none;overflow-y:hidden;max-height:160px;padding:9px 12px;border:1px solid var(--line);border-radius:12px;

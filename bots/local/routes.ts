@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import { z } from "zod";
-import type { InboundMessage, InboundPress } from "../../core/channels/port.js";
+import type { InboundMessage, InboundOutcome, InboundPress } from "../../core/channels/port.js";
 import { systemClock, type Clock } from "../../core/clock.js";
 import type { Logger } from "../../core/log.js";
 import type { LocalMessage } from "../../core/storage/types.js";
@@ -86,7 +86,8 @@ export interface LocalChatRouterOptions {
  * The local web chat over HTTP: the page at `GET /` (with its script and vendored markdown
  * libraries under `/local/`) and the JSON API under `/api/local/`:
  *
- * - `POST /api/local/messages` `{user, text, clientMessageId?}` → 202 `{accepted: true, updateId}`;
+ * - `POST /api/local/messages` `{user, text, clientMessageId?}` → 202 `{accepted: true, updateId,
+ *   outcome, notice?}` (outcome: what the core made of it — accepted, duplicate, handled, ignored);
  *   the message reaches the core as an `InboundMessage` (accountId = address = user; updateId =
  *   clientMessageId when given, so a retried POST is deduplicated, else a fresh id).
  * - `GET /api/local/messages?user=&after=&wait=` → `{messages, cursor, typing}`: Familiar's messages
@@ -94,7 +95,8 @@ export interface LocalChatRouterOptions {
  *   `wait` (ms, at most 25 000) an empty answer is held until a message, an edit or typing arrives,
  *   or typing ends; `typing=1` tells the server the page already shows the indicator (else a poll
  *   while Familiar is typing answers at once, so the page learns of it).
- * - `POST /api/local/actions` `{user, messageId, buttonId, clientActionId?}` → 202; 404 when the
+ * - `POST /api/local/actions` `{user, messageId, buttonId, clientActionId?}` → 202 (same body; a
+ *   `notice` such as "this request expired" is for the person); 404 when the
  *   message is not that user's, 400 when it has no such button (any more).
  *
  * Bad input is a 400 `{error, issues}` and never reaches the core. Only loopback clients are served
@@ -135,8 +137,8 @@ export function localChatRouter(channel: LocalChannel, options: LocalChatRouterO
       text: body.text,
       at: clock.now(),
     };
-    await channel.deliver(event);
-    res.status(202).json({ accepted: true, updateId });
+    const outcome = await channel.deliver(event);
+    res.status(202).json(accepted(updateId, outcome));
   });
 
   router.get("/api/local/messages", async (req, res) => {
@@ -199,8 +201,8 @@ export function localChatRouter(channel: LocalChannel, options: LocalChatRouterO
       messageRef: message.id,
       at: clock.now(),
     };
-    await channel.deliver(event);
-    res.status(202).json({ accepted: true, updateId });
+    const outcome = await channel.deliver(event);
+    res.status(202).json(accepted(updateId, outcome));
   });
 
   router.use("/api/local", (_req, res) => {
@@ -223,6 +225,16 @@ export function localChatRouter(channel: LocalChannel, options: LocalChatRouterO
   });
 
   return router;
+}
+
+/**
+ * The 202 body: `accepted` (the request was taken), the update id, what the core made of it
+ * (`outcome`: accepted | duplicate | handled | ignored) and its `notice` for the person, if any.
+ */
+function accepted(updateId: string, outcome: InboundOutcome): Record<string, unknown> {
+  const body: Record<string, unknown> = { accepted: true, updateId, outcome: outcome.status };
+  if (outcome.notice) body.notice = outcome.notice;
+  return body;
 }
 
 /** Parses `input` with `schema`; on failure answers 400 listing every problem and returns null. */

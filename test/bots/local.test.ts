@@ -54,7 +54,12 @@ async function setup(options: { allowRemote?: boolean; start?: boolean; mailbox?
   const clock = manualClock();
   const channel = new LocalChannel(mailbox, { clock, typingMs: 5_000 });
   const events: InboundEvent[] = [];
-  if (options.start !== false) await channel.start(async (event) => void events.push(event));
+  if (options.start !== false) {
+    await channel.start(async (event) => {
+      events.push(event);
+      return event.kind === "press" && event.buttonId.endsWith(":late") ? { status: "handled", notice: "This request expired." } : { status: "accepted" };
+    });
+  }
   const server = new HttpServer(logger, []);
   server.app.use((req, _res, next) => {
     // Shadow the socket's remoteAddress getter per request (keep-alive sockets are reused).
@@ -92,7 +97,7 @@ describe("local chat: inbound messages", () => {
     const { post, events } = await setup();
     const res = await post("/api/local/messages", { user: "alice", text: "remind me at 5", clientMessageId: "c-1" });
     expect(res.status).toBe(202);
-    expect(await res.json()).toEqual({ accepted: true, updateId: "c-1" });
+    expect(await res.json()).toEqual({ accepted: true, updateId: "c-1", outcome: "accepted" });
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({
       kind: "message",
@@ -258,7 +263,7 @@ describe("local chat: button presses", () => {
     const messageId = receipt.platformIds[0];
     const res = await post("/api/local/actions", { user: "alice", messageId, buttonId: "apr1:once", clientActionId: "press-1" });
     expect(res.status).toBe(202);
-    expect(await res.json()).toEqual({ accepted: true, updateId: "press-1" });
+    expect(await res.json()).toEqual({ accepted: true, updateId: "press-1", outcome: "accepted" });
     expect(events).toEqual([
       expect.objectContaining({
         kind: "press",
@@ -270,6 +275,14 @@ describe("local chat: button presses", () => {
         messageRef: messageId,
       }),
     ]);
+  });
+
+  it("passes the core's notice about a press back to the page", async () => {
+    const { channel, post } = await setup();
+    const receipt = await channel.send(alice, { text: "Allow?", buttons: [{ id: "apr2:late", label: "Once" }] });
+    const res = await post("/api/local/actions", { user: "alice", messageId: receipt.platformIds[0], buttonId: "apr2:late" });
+    expect(res.status).toBe(202);
+    expect(await res.json()).toMatchObject({ accepted: true, outcome: "handled", notice: "This request expired." });
   });
 
   it("answers 404 for another user's or an unknown message, 400 for a missing button", async () => {
