@@ -3,7 +3,7 @@
  * `DuplicateKeyError`; network, server-selection and timeout failures → `StoreUnavailableError`.
  * Anything else is rethrown unchanged (a bug in a filter shows as the server's own message).
  */
-import { MongoNetworkError, MongoServerSelectionError, MongoNetworkTimeoutError } from "mongodb";
+import { MongoError, MongoNetworkError, MongoServerSelectionError, MongoNetworkTimeoutError } from "mongodb";
 import { z } from "zod";
 import { DuplicateKeyError, FamiliarError, StoreUnavailableError } from "../../errors.js";
 
@@ -34,4 +34,12 @@ export function mapMongoError(err: unknown, entity: string): unknown {
     return new StoreUnavailableError(`MongoDB did not answer while working on ${entity}: ${err.message}`, { cause: err });
   }
   return err;
+}
+
+/** True for driver errors that `ClientSession.withTransaction` retries (it checks these labels). */
+export function isRetryableInTransaction(err: unknown): boolean {
+  return (
+    err instanceof MongoError &&
+    (err.hasErrorLabel("TransientTransactionError") || err.hasErrorLabel("UnknownTransactionCommitResult"))
+  );
 }

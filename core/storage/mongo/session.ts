@@ -6,7 +6,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { ClientSession, Document, IndexDescription } from "mongodb";
 import type { CollectionLike, DbLike, ReadOptions } from "./driver.js";
-import { mapMongoError } from "./errors.js";
+import { isRetryableInTransaction, mapMongoError } from "./errors.js";
 import { collectionNames, indexSpecs, type CollectionKey } from "./collections.js";
 
 /** Holds the session of the transaction the current async call chain runs in (if any). */
@@ -31,6 +31,9 @@ export class Coll<TDoc extends Document> {
     try {
       return await op();
     } catch (err) {
+      // Inside a transaction, errors the driver retries on (labelled TransientTransactionError or
+      // UnknownTransactionCommitResult) must reach `withTransaction` unchanged, or it cannot retry.
+      if (sessionStorage.getStore() !== undefined && isRetryableInTransaction(err)) throw err;
       throw mapMongoError(err, this.entity);
     }
   }

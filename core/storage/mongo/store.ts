@@ -19,6 +19,7 @@ import { MongoMemoryRepository } from "./memory.js";
 import { MongoNotificationRepository } from "./notifications.js";
 import { MongoOutboxRepository } from "./outbox.js";
 import { MongoPersonRepository } from "./persons.js";
+import { isRetryableInTransaction, mapMongoError } from "./errors.js";
 import { ensureIndexes, sessionStorage } from "./session.js";
 import { MongoTaskRepository } from "./tasks.js";
 
@@ -94,7 +95,13 @@ export class MongoStore implements Store {
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     const client = this.client;
     if (!this.supportsTransactions || client === undefined || sessionStorage.getStore() !== undefined) return fn();
-    return client.withSession((session) => session.withTransaction(() => sessionStorage.run(session, fn)));
+    try {
+      return await client.withSession((session) => session.withTransaction(() => sessionStorage.run(session, fn)));
+    } catch (err) {
+      // Errors the driver gave up retrying arrive here unmapped (see Coll.guard); everything else
+      // (including what `fn` itself threw) passes through unchanged.
+      throw isRetryableInTransaction(err) ? mapMongoError(err, "transaction") : err;
+    }
   }
 
   /** Pings the server; `ok: false` with the reason when it does not answer. */
