@@ -7,6 +7,7 @@ import { localChatRouter, type LocalMessageJson } from "../../bots/local/routes.
 import type { InboundEvent } from "../../core/channels/port.js";
 import type { Clock } from "../../core/clock.js";
 import { createLogger } from "../../core/log.js";
+import { openSqliteStore } from "../../core/storage/sqlite/index.js";
 import type { LocalMailboxRepository } from "../../core/storage/ports.js";
 import { InMemoryLocalMailbox } from "../fakes/local-mailbox.js";
 
@@ -253,6 +254,27 @@ describe("local chat: Familiar's messages", () => {
     await channel.typing(alice);
     await channel.send(alice, { text: "here", buttons: [] });
     expect((await list("user=alice")).typing).toBe(false);
+  });
+});
+
+describe("local chat on the SQLite store", () => {
+  it("sends, lists after the cursor, shows an edit again and takes a press", async () => {
+    const store = openSqliteStore({ path: ":memory:" });
+    try {
+      const { channel, list, post, events } = await setup({ mailbox: store.localMailbox });
+      await channel.send(alice, { text: "hello", buttons: [] });
+      const card = await channel.send(alice, { text: "Allow?", buttons: [{ id: "apr3:once", label: "Once" }] });
+      const first = await list("user=alice");
+      expect(first.messages.map((m) => [m.text, m.buttons?.length ?? 0])).toEqual([["hello", 0], ["Allow?", 1]]);
+      expect((await post("/api/local/actions", { user: "alice", messageId: card.platformIds[0], buttonId: "apr3:once" })).status).toBe(202);
+      expect(events).toMatchObject([{ kind: "press", accountId: "alice", messageRef: card.platformIds[0] }]);
+      await channel.edit(alice, card.platformIds, { text: "Allowed once.", buttons: [] });
+      const after = await list(`user=alice&after=${first.cursor}`);
+      expect(after.messages).toEqual([{ id: card.platformIds[0], text: "Allowed once.", at: "2025-03-01T09:00:00.000Z" }]);
+      expect((await list(`user=alice&after=${after.cursor}`)).messages).toEqual([]);
+    } finally {
+      await store.close();
+    }
   });
 });
 
