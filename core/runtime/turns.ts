@@ -49,17 +49,24 @@ export interface TurnRuntimeDeps {
  */
 export class TurnRuntime {
   private readonly requested = new Set<string>();
+  private readonly forced = new Set<string>();
 
   constructor(private readonly deps: TurnRuntimeDeps) {}
 
-  /** Queues a turn for the person unless one is already queued and not yet started. */
-  requestTurn(personId: PersonId): Promise<void> {
+  /**
+   * Queues a turn for the person unless one is already queued and not yet started. `force` answers
+   * even when the conversation ends with an assistant message (a message arrived while the previous
+   * turn ran, and that turn's reply was appended after it).
+   */
+  requestTurn(personId: PersonId, force = false): Promise<void> {
+    if (force) this.forced.add(personId);
     if (this.requested.has(personId)) return Promise.resolve();
     this.requested.add(personId);
     return this.deps.queue
       .run(personId, async () => {
         this.requested.delete(personId);
-        await this.runTurn(personId);
+        const forced = this.forced.delete(personId);
+        await this.runTurn(personId, forced);
       })
       .catch((err: unknown) => {
         this.requested.delete(personId);
@@ -85,11 +92,12 @@ export class TurnRuntime {
     return count;
   }
 
-  private async runTurn(personId: PersonId): Promise<void> {
+  private async runTurn(personId: PersonId, force: boolean): Promise<void> {
     const { store, clock } = this.deps;
     const person = await store.persons.getPerson(personId);
     if (!person) return;
-    const [last] = await store.conversation.listRecentMessages(personId, 1);
+    const recent = await store.conversation.listRecentMessages(personId, 20);
+    const last = force ? [...recent].reverse().find((m) => m.role === "user") : recent.at(-1);
     if (!last || last.role !== "user") return;
 
     const stopTyping = this.deps.typing?.(personId);
@@ -120,6 +128,9 @@ export class TurnRuntime {
       if (text === null) return; // aborted (shutting down): the turn re-runs on start
       const replySeq = await this.reply(person, last, text);
       this.deps.onTurn?.({ personId, result, promptTokens: context.tokens, replySeq });
+      // Messages that arrived while this turn ran are answered by the next turn, right away.
+      const newer = await store.conversation.listMessagesAfter(personId, context.lastSeq, 50);
+      if (newer.some((m) => m.role === "user")) void this.requestTurn(personId, true);
       await this.summarize(person, context.firstVerbatimSeq);
     } finally {
       stopTyping?.();

@@ -1,0 +1,76 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { loadConfig } from "../../core/config/load.js";
+import { startApp, type RunningApp } from "../../main.js";
+
+/** A Familiar started in-process on a temp DATA_DIR and a random port, plus a local-chat client. */
+export interface TestApp extends RunningApp {
+  dataDir: string;
+  logs: string[];
+  /** Posts a message to the local chat as `user`. */
+  say(user: string, text: string, clientMessageId?: string): Promise<Response>;
+  /** Presses a button on a message. */
+  press(user: string, messageId: string, buttonId: string): Promise<Response>;
+  /** Waits until `user` has at least `count` messages from Familiar in total (long-polls); returns all of them. */
+  replies(user: string, count: number, timeoutMs?: number): Promise<LocalReply[]>;
+  close(): Promise<void>;
+}
+
+export interface LocalReply {
+  id: string;
+  text: string;
+  buttons?: { id: string; label: string }[];
+  at: string;
+}
+
+/** Starts an app with the given settings (env-style strings), DATA_DIR in a fresh temp dir unless given. */
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const dataDir = env.DATA_DIR ?? mkdtempSync(join(tmpdir(), "familiar-test-"));
+  const config = loadConfig({ LOG_LEVEL: "info", ...env, DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1" });
+  const logs: string[] = [];
+  const logDestination = new Writable({
+    write(chunk, _enc, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const app = await startApp(config, { logDestination });
+  const seen = new Map<string, LocalReply[]>();
+  const cursors = new Map<string, string>();
+
+  const post = (path: string, body: unknown) =>
+    fetch(`${app.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+  return {
+    ...app,
+    dataDir,
+    logs,
+    say: (user, text, clientMessageId) => post("/api/local/messages", { user, text, ...(clientMessageId && { clientMessageId }) }),
+    press: (user, messageId, buttonId) => post("/api/local/actions", { user, messageId, buttonId }),
+    async replies(user, count, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      const list = seen.get(user) ?? [];
+      seen.set(user, list);
+      while (list.length < count) {
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`timed out waiting for ${count} replies to ${user}; got ${list.length}: ${JSON.stringify(list.map((m) => m.text))}`);
+        const after = cursors.get(user);
+        const res = await fetch(`${app.url}/api/local/messages?user=${encodeURIComponent(user)}&wait=${Math.min(left, 5_000)}${after ? `&after=${after}` : ""}`);
+        const body = (await res.json()) as { messages: LocalReply[]; cursor: string };
+        for (const m of body.messages) {
+          const i = list.findIndex((x) => x.id === m.id);
+          if (i >= 0) list[i] = m;
+          else list.push(m);
+        }
+        cursors.set(user, body.cursor);
+      }
+      return list;
+    },
+    async close() {
+      await app.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
