@@ -31,7 +31,7 @@ import { applyUpdate } from "../../fakes/mingo-shapes.js";
 
 const T = Date.UTC(2030, 0, 1);
 const at = (ms: number) => new Date(T + ms);
-const matches = (filter: object, doc: object) => new Query(filter as Record<string, unknown>).test(doc);
+const matches = (filter: object, doc: object) => new Query(filter as Record<string, unknown>).test(doc as Record<string, unknown>);
 
 const statuses = Object.keys(legalTransitions) as TaskStatus[];
 const sampleState: Record<TaskStatus, TaskState> = {
