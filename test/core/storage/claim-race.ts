@@ -13,17 +13,27 @@ const reportSchema = z.object({ owner: z.string(), claimed: z.array(z.string()),
 /** What one worker process reported. */
 export type ClaimReport = z.infer<typeof reportSchema>;
 
-function runWorker(dbPath: string, owner: string, startAt: number): Promise<ClaimReport> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", workerPath, dbPath, owner, String(startAt)], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
-    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString("utf8")));
+interface RunningWorker {
+  ready: Promise<void>;
+  go(): void;
+  report: Promise<ClaimReport>;
+}
+
+function startWorker(dbPath: string, owner: string): RunningWorker {
+  const child = spawn(process.execPath, ["--import", "tsx", workerPath, dbPath, owner], { stdio: ["pipe", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  let markReady!: () => void;
+  const ready = new Promise<void>((resolve) => (markReady = resolve));
+  child.stdout.on("data", (chunk: Buffer) => {
+    out += chunk.toString("utf8");
+    if (out.startsWith("ready\n")) markReady();
+  });
+  child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString("utf8")));
+  const report = new Promise<ClaimReport>((resolve, reject) => {
     child.on("error", reject);
     child.on("close", (code) => {
+      markReady();
       if (code !== 0) return reject(new Error(`claim worker ${owner} exited with ${code}: ${err.trim()}`));
       try {
         resolve(reportSchema.parse(JSON.parse(out.trim().split("\n").pop() ?? "")));
@@ -32,10 +42,13 @@ function runWorker(dbPath: string, owner: string, startAt: number): Promise<Clai
       }
     });
   });
+  return { ready, go: () => child.stdin.end("go\n"), report };
 }
 
-/** Starts one process per owner on `dbPath`; they begin claiming together, `startDelayMs` from now. */
-export function raceClaims(dbPath: string, owners: string[], startDelayMs = 2500): Promise<ClaimReport[]> {
-  const startAt = Date.now() + startDelayMs;
-  return Promise.all(owners.map((owner) => runWorker(dbPath, owner, startAt)));
+/** Starts one process per owner on `dbPath`; once all have opened the store, they begin claiming together. */
+export async function raceClaims(dbPath: string, owners: string[]): Promise<ClaimReport[]> {
+  const workers = owners.map((owner) => startWorker(dbPath, owner));
+  await Promise.all(workers.map((w) => w.ready));
+  for (const worker of workers) worker.go();
+  return Promise.all(workers.map((w) => w.report));
 }

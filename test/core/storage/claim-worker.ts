@@ -2,24 +2,23 @@
  * A task worker in its own process, for races across connections (test/core/storage/sqlite.test.ts)
  * and the claim benchmark (test/bench/store.ts). Usage:
  *
- *   node --import tsx test/core/storage/claim-worker.ts <dbPath> <owner> <startAtEpochMs>
+ *   node --import tsx test/core/storage/claim-worker.ts <dbPath> <owner>
  *
- * Waits until `startAt` (so several workers start together), then claims due tasks and completes
- * each (`done`, result = owner) until none is left. Prints one JSON line:
- * `{ owner, claimed: taskId[], elapsedMs }`.
+ * Opens the store, prints `ready`, waits for a line on stdin (so several workers start together
+ * however long each took to boot), then claims due tasks and completes each (`done`, result = owner)
+ * until none is left. Prints one JSON line: `{ owner, claimed: taskId[], elapsedMs }`.
  */
 import { performance } from "node:perf_hooks";
-import { setTimeout as sleep } from "node:timers/promises";
+import { once } from "node:events";
 import { z } from "zod";
 import { openSqliteStore } from "../../../core/storage/sqlite/index.js";
 
-const args = z
-  .tuple([z.string().min(1), z.string().min(1), z.coerce.number().int().nonnegative()])
-  .parse(process.argv.slice(2));
-const [path, owner, startAt] = args;
+const [path, owner] = z.tuple([z.string().min(1), z.string().min(1)]).parse(process.argv.slice(2));
 
 const store = openSqliteStore({ path, busyTimeoutMs: 30_000 });
-while (Date.now() < startAt) await sleep(Math.min(5, startAt - Date.now()));
+process.stdout.write("ready\n");
+await once(process.stdin, "data");
+process.stdin.pause();
 
 const claimed: string[] = [];
 const started = performance.now();
