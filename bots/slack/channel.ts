@@ -1,0 +1,336 @@
+import { App, ExpressReceiver, SocketModeReceiver, LogLevel, webApi, type Logger as BoltLogger } from "@slack/bolt";
+import { Router, type RequestHandler } from "express";
+import {
+  DeliveryError,
+  type ChannelAdapter,
+  type ChannelTarget,
+  type DeliveryReceipt,
+  type InboundSink,
+  type OutboundContent,
+} from "../../core/channels/port.js";
+import type { Logger } from "../../core/log.js";
+import { BLOCK_REJECTIONS, slackErrorCode, toDeliveryError } from "./errors.js";
+import { toInboundMessage, toInboundPress, type SlackBlockActionsBody, type SlackMessageEvent } from "./inbound.js";
+import { layoutMessage, plainFallback, SLACK_LIMITS, type SlackLayoutLimits, type SlackMessagePart } from "./layout.js";
+
+/** Path of the Events API and interactivity request URL on our HTTP server. */
+export const SLACK_EVENTS_PATH = "/slack/events";
+
+/** Whatever mounts an express router on the process's one HTTP server (`HttpServer` in bots/http). */
+export interface RouterHost {
+  mount(router: Router, path?: string): void;
+}
+
+/** What `createSlackChannel` needs, straight from settings. */
+export interface SlackChannelOptions {
+  /** SLACK_BOT_TOKEN (`xoxb-…`): every Web API call. */
+  botToken: string;
+  /** SLACK_SIGNING_SECRET: verifies HTTP requests on `/slack/events` (HTTP mode). */
+  signingSecret?: string;
+  /** SLACK_APP_TOKEN (`xapp-…`): Socket Mode. When set, Socket Mode is used and nothing is mounted. */
+  appToken?: string;
+  /** SLACK_API_URL: Web API base ending in `/api/` (default Slack's own). */
+  apiUrl?: string;
+  /** Channel ids (C…/G…) from ALLOW_GROUPS whose @-mentions Familiar reads; DMs always pass. */
+  allowGroups?: readonly string[];
+  /** The HTTP server to mount `/slack/events` on (required in HTTP mode). */
+  http?: RouterHost;
+  logger: Logger;
+  /** Message layout limits (tests); defaults to `SLACK_LIMITS`. */
+  limits?: Partial<SlackLayoutLimits>;
+  /** Web API request timeout in ms (default 30,000). */
+  requestTimeoutMs?: number;
+}
+
+/** Thrown by `createSlackChannel` / `start` when the settings cannot work; names the setting, never its value. */
+export class SlackSetupError extends Error {
+  readonly code = "CONFIG_INVALID" as const;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "SlackSetupError";
+  }
+}
+
+/** auth.test / apps.connections.open codes meaning "this token is not valid" (Slack API reference). */
+const TOKEN_REJECTED = new Set(["invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired", "user_removed_from_team", "team_disabled"]);
+
+/**
+ * Slack as a Familiar channel, on Bolt for JavaScript 5: DMs and @-mentions in ALLOW_GROUPS channels
+ * in, Block Kit messages and button presses out. HTTP mode mounts Bolt's `ExpressReceiver` router on
+ * our express app at `/slack/events` (Bolt verifies `v0=HMAC-SHA256(secret, "v0:ts:body")` and the
+ * 5-minute window, answering 401); Socket Mode (`appToken`) opens a WebSocket instead.
+ *
+ * Acknowledgement: Bolt acks Events API deliveries before listeners run, and block actions are
+ * acked first thing, so Slack's 3-second deadline holds however slowly the sink answers. The sink is
+ * called after the ack; redeliveries are absorbed by the core's durable dedupe on update ids (see
+ * inbound.ts for the id scheme). `typing` is not implemented: Slack has no typing indicator for bots
+ * outside assistant threads (`assistant.threads.setStatus` applies to those only).
+ */
+export class SlackChannel implements ChannelAdapter {
+  readonly channel = "slack" as const;
+  private readonly app: App;
+  private readonly logger: Logger;
+  private readonly limits: SlackLayoutLimits;
+  private readonly allowGroups: ReadonlySet<string>;
+  private readonly socketMode: boolean;
+  private sink: InboundSink | null = null;
+  private botUserId = "";
+  /** User id → DM channel id, from conversations.open. */
+  private readonly dmChannels = new Map<string, string>();
+  /** Last Retry-After (s) Slack sent; reported on a send that still failed after the WebClient's waits. */
+  private lastRetryAfterSec: number | undefined;
+
+  constructor(options: SlackChannelOptions) {
+    this.logger = options.logger.child({ channel: "slack" });
+    this.limits = { ...SLACK_LIMITS, ...options.limits };
+    this.allowGroups = new Set(options.allowGroups ?? []);
+    this.socketMode = options.appToken !== undefined;
+    const logger = boltLogger(this.logger);
+    const clientOptions: webApi.WebClientOptions = {
+      ...(options.apiUrl ? { slackApiUrl: options.apiUrl } : {}),
+      timeout: options.requestTimeoutMs ?? 30_000,
+      // Bounded: the outbox retries later; ten retries over 30 minutes (the default) would pin a send.
+      retryConfig: { retries: 2, factor: 2, minTimeout: 250, maxTimeout: 2_000 },
+    };
+    let receiver: ExpressReceiver | SocketModeReceiver;
+    if (options.appToken !== undefined) {
+      receiver = new SocketModeReceiver({ appToken: options.appToken, logger, installerOptions: { clientOptions } });
+    } else {
+      if (!options.signingSecret) {
+        throw new SlackSetupError("Slack needs SLACK_SIGNING_SECRET (HTTP events) or SLACK_APP_TOKEN (Socket Mode) with SLACK_BOT_TOKEN");
+      }
+      if (!options.http) throw new SlackSetupError("Slack HTTP mode needs the HTTP server to mount /slack/events on");
+      const router = Router();
+      router.post(SLACK_EVENTS_PATH, this.notStartedGuard());
+      receiver = new ExpressReceiver({ signingSecret: options.signingSecret, endpoints: SLACK_EVENTS_PATH, router, logger });
+      options.http.mount(router);
+    }
+    this.app = new App({
+      token: options.botToken,
+      receiver,
+      logger,
+      clientOptions,
+      deferInitialization: true,
+      ...(options.appToken !== undefined ? { socketMode: true, appToken: options.appToken } : {}),
+    });
+    this.app.client.on(webApi.WebClientEvent.RATE_LIMITED, (seconds: number) => {
+      this.lastRetryAfterSec = seconds;
+    });
+    this.app.event("message", async ({ event }) => this.onMessage(event as SlackMessageEvent));
+    this.app.event("app_mention", async ({ event }) => this.onMessage(event as SlackMessageEvent));
+    this.app.action({ type: "block_actions" }, async ({ ack, body }) => {
+      await ack();
+      await this.onPress(body as SlackBlockActionsBody);
+    });
+    this.app.error(async (err) => {
+      this.logger.error({ err }, "Slack listener failed");
+    });
+  }
+
+  /**
+   * Checks the bot token (`auth.test`), learns the bot's user id (to strip mentions) and starts
+   * receiving: Socket Mode connects (`apps.connections.open`, then the WebSocket); HTTP mode opens
+   * the already mounted route. Throws `SlackSetupError` naming SLACK_BOT_TOKEN / SLACK_APP_TOKEN /
+   * SLACK_API_URL when Slack refuses or cannot be reached.
+   */
+  async start(sink: InboundSink): Promise<void> {
+    let auth: { user_id?: string };
+    try {
+      auth = await this.app.client.auth.test();
+      await this.app.init();
+    } catch (err) {
+      const code = slackErrorCode(err);
+      if (code && TOKEN_REJECTED.has(code)) {
+        throw new SlackSetupError(`SLACK_BOT_TOKEN is set but rejected by Slack (${code}): check the bot token`, { cause: code });
+      }
+      throw new SlackSetupError(`Slack auth.test failed (${code ?? (err as Error).message}): check SLACK_API_URL and the network`);
+    }
+    if (!auth.user_id) throw new SlackSetupError("Slack auth.test returned no bot user id: check that SLACK_BOT_TOKEN is a bot token");
+    this.botUserId = auth.user_id;
+    this.sink = sink;
+    if (this.socketMode) {
+      try {
+        await this.app.start();
+      } catch (err) {
+        this.sink = null;
+        const code = (err as { data?: { error?: string } }).data?.error ?? slackErrorCode(err);
+        throw new SlackSetupError(`Slack Socket Mode did not connect (${code ?? (err as Error).message}): check SLACK_APP_TOKEN (xapp-… with connections:write)`);
+      }
+    }
+    this.logger.info({ mode: this.socketMode ? "socket" : "http", botUserId: this.botUserId }, "Slack channel started");
+  }
+
+  /** Stops delivering events; Socket Mode disconnects, HTTP mode answers 503 from now on. */
+  async stop(): Promise<void> {
+    const wasStarted = this.sink !== null;
+    this.sink = null;
+    if (this.socketMode && wasStarted) await this.app.stop();
+  }
+
+  /**
+   * Sends markdown `content` as one or more Block Kit messages (split after rendering, in order,
+   * buttons on the last). A user id address (U…/W…) is opened as a DM first. When Slack rejects the
+   * blocks (`invalid_blocks`, `msg_blocks_too_long`) the part is resent as plain mrkdwn text.
+   * Returns every message `ts`. Throws `DeliveryError` (permanent for blocked / gone / invalid).
+   */
+  async send(target: ChannelTarget, content: OutboundContent): Promise<DeliveryReceipt> {
+    const channel = await this.resolveChannel(target.address);
+    const platformIds: string[] = [];
+    for (const part of layoutMessage(content, this.limits)) platformIds.push(...(await this.postPart(channel, part)));
+    return { platformIds };
+  }
+
+  /**
+   * Replaces the messages `platformIds` (their `ts`) with `content` via `chat.update`; surplus old
+   * parts are deleted, surplus new parts are posted after them. Throws `DeliveryError`.
+   */
+  async edit(target: ChannelTarget, platformIds: string[], content: OutboundContent): Promise<void> {
+    const channel = await this.resolveChannel(target.address);
+    const parts = layoutMessage(content, this.limits);
+    for (const [i, ts] of platformIds.entries()) {
+      const part = parts[i];
+      if (part) await this.updatePart(channel, ts, part);
+      else await this.call("chat.delete", () => this.app.client.chat.delete({ channel, ts }));
+    }
+    for (const part of parts.slice(platformIds.length)) await this.postPart(channel, part);
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private async onMessage(event: SlackMessageEvent): Promise<void> {
+    const sink = this.sink;
+    if (!sink) return;
+    const inbound = toInboundMessage(event, { botUserId: this.botUserId, allowGroups: this.allowGroups }, new Date());
+    if (!inbound) return;
+    try {
+      const outcome = await sink(inbound);
+      this.logger.debug({ updateId: inbound.updateId, status: outcome.status }, "Slack message handed to the core");
+    } catch (err) {
+      this.logger.error({ err, updateId: inbound.updateId }, "the core failed to record a Slack message");
+    }
+  }
+
+  private async onPress(body: SlackBlockActionsBody): Promise<void> {
+    const sink = this.sink;
+    const press = toInboundPress(body, new Date());
+    if (!sink || !press) return;
+    let notice: string | undefined;
+    try {
+      notice = (await sink(press)).notice;
+    } catch (err) {
+      this.logger.error({ err, updateId: press.updateId }, "the core failed to record a Slack button press");
+      return;
+    }
+    if (!notice) return;
+    try {
+      // Slack's transient feedback: an ephemeral message only the presser sees (chat.postEphemeral).
+      await this.app.client.chat.postEphemeral({ channel: press.address, user: press.accountId, text: notice });
+    } catch (err) {
+      this.logger.warn({ err: slackErrorCode(err) ?? (err as Error).message, updateId: press.updateId }, "Slack ephemeral notice failed");
+    }
+  }
+
+  /** Posts one laid-out part; on a Block Kit rejection, posts it as text-only messages instead. */
+  private async postPart(channel: string, part: SlackMessagePart): Promise<string[]> {
+    try {
+      return [await this.post(channel, part.text, part.blocks)];
+    } catch (err) {
+      const code = slackErrorCode(err);
+      if (!code || !BLOCK_REJECTIONS.has(code)) throw toDeliveryError("chat.postMessage", err, this.lastRetryAfterSec);
+      this.logger.warn({ code, blocks: part.blocks.length }, "Slack rejected the blocks: sending plain text instead");
+    }
+    const texts = plainFallback(part, { ...this.limits, plainChars: this.limits.sectionChars });
+    const actions = part.blocks.filter((b) => b.type === "actions");
+    const ids: string[] = [];
+    for (const [i, text] of texts.entries()) {
+      const last = i === texts.length - 1;
+      try {
+        // Buttons still need blocks: the last piece goes as one small section plus its actions.
+        const blocks = last && actions.length > 0 ? [{ type: "section" as const, text: { type: "mrkdwn" as const, text } }, ...actions] : undefined;
+        ids.push(await this.post(channel, text, blocks));
+      } catch (err) {
+        throw toDeliveryError("chat.postMessage", err, this.lastRetryAfterSec);
+      }
+    }
+    if (texts.length === 0 && actions.length > 0) {
+      ids.push(await this.post(channel, part.text, actions).catch((err: unknown) => Promise.reject(toDeliveryError("chat.postMessage", err))));
+    }
+    return ids;
+  }
+
+  private async post(channel: string, text: string, blocks: SlackMessagePart["blocks"] | undefined): Promise<string> {
+    const res = await this.app.client.chat.postMessage({ channel, text, ...(blocks ? { blocks } : {}), unfurl_links: false });
+    if (!res.ts) throw new DeliveryError("Slack chat.postMessage returned no ts", false);
+    return res.ts;
+  }
+
+  private async updatePart(channel: string, ts: string, part: SlackMessagePart): Promise<void> {
+    try {
+      await this.app.client.chat.update({ channel, ts, text: part.text, blocks: part.blocks });
+      return;
+    } catch (err) {
+      const code = slackErrorCode(err);
+      if (!code || !BLOCK_REJECTIONS.has(code)) throw toDeliveryError("chat.update", err, this.lastRetryAfterSec);
+      this.logger.warn({ code }, "Slack rejected the edited blocks: updating with plain text instead");
+    }
+    await this.call("chat.update", () => this.app.client.chat.update({ channel, ts, text: part.sections.join("\n\n") || part.text, blocks: [] }));
+  }
+
+  /** A user id (U…/W…) is turned into its DM channel with `conversations.open`; anything else is a channel id. */
+  private async resolveChannel(address: string): Promise<string> {
+    if (!/^[UW][A-Z0-9]+$/.test(address)) return address;
+    const known = this.dmChannels.get(address);
+    if (known) return known;
+    const res = await this.call("conversations.open", () => this.app.client.conversations.open({ users: address }));
+    const id = res.channel?.id;
+    if (!id) throw new DeliveryError("Slack conversations.open returned no channel", false);
+    this.dmChannels.set(address, id);
+    return id;
+  }
+
+  private async call<T>(method: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw toDeliveryError(method, err, this.lastRetryAfterSec);
+    }
+  }
+
+  /** Before `start` (and after `stop`) Slack gets a quick 503 instead of a silent 3-second timeout. */
+  private notStartedGuard(): RequestHandler {
+    return (_req, res, next) => {
+      if (this.sink) next();
+      else res.status(503).send();
+    };
+  }
+}
+
+/**
+ * Creates the Slack channel from settings. Socket Mode when `appToken` is set, else HTTP mode on
+ * `http` at `/slack/events` (needs `signingSecret`). Throws `SlackSetupError` when neither works.
+ *
+ * @example
+ * const slack = createSlackChannel({ botToken: cfg.SLACK_BOT_TOKEN, signingSecret: cfg.SLACK_SIGNING_SECRET,
+ *   apiUrl: cfg.SLACK_API_URL, allowGroups: slackGroupIds, http, logger });
+ * await slack.start(sink);
+ */
+export function createSlackChannel(options: SlackChannelOptions): SlackChannel {
+  return new SlackChannel(options);
+}
+
+/** Bolt's logger interface on top of our pino logger (Bolt logs strings; levels map one to one). */
+function boltLogger(logger: Logger): BoltLogger {
+  let level: LogLevel = LogLevel.INFO;
+  const text = (msg: unknown[]) => msg.map((m) => (typeof m === "string" ? m : m instanceof Error ? m.message : JSON.stringify(m))).join(" ");
+  return {
+    debug: (...msg: unknown[]) => logger.debug(text(msg)),
+    info: (...msg: unknown[]) => logger.info(text(msg)),
+    warn: (...msg: unknown[]) => logger.warn(text(msg)),
+    error: (...msg: unknown[]) => logger.error(text(msg)),
+    setLevel: (l: LogLevel) => {
+      level = l;
+    },
+    getLevel: () => level,
+    setName: () => undefined,
+  };
+}
