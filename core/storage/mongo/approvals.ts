@@ -12,6 +12,7 @@ import type { DbLike } from "./driver.js";
 import { approvalDecisionUpdate, decidableApprovalFilter, expiredApprovalFilter, expireApprovalUpdate } from "./filters.js";
 import { openColl } from "./session.js";
 
+/** Approval requests; first decision wins, overdue requests expire (`approval_requests`). */
 export class MongoApprovalRepository implements ApprovalRepository {
   private readonly approvals;
 

@@ -10,6 +10,7 @@ import { auditFilter } from "./filters.js";
 import { pageLimit, timeAfter, toPage } from "./paging.js";
 import { openColl } from "./session.js";
 
+/** The audit log, newest first (`audit_events`). */
 export class MongoAuditRepository implements AuditRepository {
   private readonly events;
 

@@ -21,7 +21,15 @@ export type Atomically = <T>(fn: () => Promise<T>) => Promise<T>;
 /** Takes the next value of the named counter (1 for a new counter). */
 export async function nextCounterValue(counters: Coll<CounterDoc>, name: string): Promise<number> {
   const { filter, update } = counterIncrement(name);
-  const doc = await counters.findOneAndUpdate(filter, update, { upsert: true });
+  let doc: CounterDoc | null;
+  try {
+    doc = await counters.findOneAndUpdate(filter, update, { upsert: true });
+  } catch (err) {
+    // Two first-ever increments racing: servers since 4.4 retry such an upsert themselves (the
+    // duplicate key equals the filter); older ones report E11000, and the retry is then an update.
+    if (!(err instanceof DuplicateKeyError)) throw err;
+    doc = await counters.findOneAndUpdate(filter, update, { upsert: true });
+  }
   if (doc === null) throw new StoreUnavailableError(`counter ${name}: upsert returned no document`);
   return doc.value;
 }

@@ -11,6 +11,7 @@ import { setPatch } from "./filters.js";
 import { idAfter, pageLimit, toPage } from "./paging.js";
 import { openColl } from "./session.js";
 
+/** Goals of a person, in creation order (`goals`). */
 export class MongoGoalRepository implements GoalRepository {
   private readonly goals;
 

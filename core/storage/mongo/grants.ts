@@ -18,6 +18,7 @@ function definedConstraints(c: GrantConstraints): GrantConstraints {
   return out;
 }
 
+/** Grants; once-grants are consumed by a conditional update (`grants`). */
 export class MongoGrantRepository implements GrantRepository {
   private readonly grants;
 

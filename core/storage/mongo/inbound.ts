@@ -10,6 +10,7 @@ import { creationKey, type InboundDoc } from "./collections.js";
 import type { DbLike } from "./driver.js";
 import { openColl } from "./session.js";
 
+/** Durable dedupe of platform update ids (`inbound_updates`). */
 export class MongoInboundRepository implements InboundRepository {
   private readonly updates;
 

@@ -10,6 +10,7 @@ import type { DbLike } from "./driver.js";
 import { openJournalEntryFilter } from "./filters.js";
 import { openColl } from "./session.js";
 
+/** The tool-call journal: intent once per idempotency key, outcome once per entry (`tool_journal`). */
 export class MongoJournalRepository implements JournalRepository {
   private readonly journal;
 

@@ -14,6 +14,7 @@ import { openColl } from "./session.js";
 
 const copyButtons = (buttons: Button[]) => buttons.map((b) => ({ id: b.id, label: b.label }));
 
+/** The local web chat mailbox with a store-wide seq (`local_mailbox`). */
 export class MongoLocalMailboxRepository implements LocalMailboxRepository {
   private readonly messages;
   private readonly counters;

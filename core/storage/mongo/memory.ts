@@ -14,6 +14,7 @@ import { memorySearchFilter, searchTerms, setPatch, textScoreProjection, textSco
 import { idAfter, pageLimit, toPage } from "./paging.js";
 import { openColl } from "./session.js";
 
+/** Personal memory items with `$text` search (`memory_items`). */
 export class MongoMemoryRepository implements MemoryRepository {
   private readonly items;
 

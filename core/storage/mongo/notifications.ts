@@ -9,6 +9,7 @@ import type { DbLike } from "./driver.js";
 import { heldNotificationsFilter, markDigested } from "./filters.js";
 import { openColl } from "./session.js";
 
+/** Notification filter decisions and the digest queue (`notifications`). */
 export class MongoNotificationRepository implements NotificationRepository {
   private readonly records;
 

@@ -28,6 +28,7 @@ import { openColl } from "./session.js";
 /** How many candidates one claim tries before reporting that nothing was claimable. */
 const claimCandidates = 8;
 
+/** The durable outbox with per-person order and leases (`outbox`). */
 export class MongoOutboxRepository implements OutboxRepository {
   private readonly outbox;
 

@@ -27,6 +27,7 @@ import {
   waitingTasksFilter,
 } from "./task-filters.js";
 
+/** Tasks with the state machine and leases enforced in each update filter (`tasks`). */
 export class MongoTaskRepository implements TaskRepository {
   private readonly tasks;
 
