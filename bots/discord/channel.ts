@@ -1,0 +1,305 @@
+import {
+  ActionRowBuilder,
+  ButtonBuilder,
+  ButtonStyle,
+  Client,
+  DiscordAPIError,
+  Events,
+  GatewayIntentBits,
+  MessageFlags,
+  Partials,
+  RESTJSONErrorCodes,
+  type ButtonInteraction,
+  type Interaction,
+  type Message,
+  type SendableChannels,
+} from "discord.js";
+import {
+  DeliveryError,
+  type ChannelAdapter,
+  type ChannelTarget,
+  type DeliveryReceipt,
+  type InboundEvent,
+  type InboundSink,
+  type OutboundContent,
+} from "../../core/channels/port.js";
+import type { Logger } from "../../core/log.js";
+import type { Button } from "../../core/storage/types.js";
+import { isDiscordCode, toDeliveryError } from "./errors.js";
+import { renderDiscordMessages } from "./markdown.js";
+
+/** Discord API: at most 5 buttons per action row and 5 action rows per message. */
+export const DISCORD_BUTTONS_PER_ROW = 5;
+export const DISCORD_ROWS_PER_MESSAGE = 5;
+/** Discord API: a button label is at most 80 characters. */
+export const DISCORD_BUTTON_LABEL_MAX = 80;
+
+/** Options of `createDiscordChannel`, wired from settings by the composition root. */
+export interface DiscordChannelOptions {
+  /** DISCORD_BOT_TOKEN. */
+  token: string;
+  /** DISCORD_API_URL: base of the REST API without the version (discord.js appends `/v10`); default Discord's. */
+  apiUrl?: string;
+  /** Guild channel ids from ALLOW_GROUPS (`discord:<channelId>` entries, prefix removed) Familiar reads when mentioned. */
+  groups?: readonly string[];
+  logger: Logger;
+  /** @discordjs/rest retries of a 5xx / network failure (default 3, the library's own). */
+  restRetries?: number;
+}
+
+/** Thrown by `start` when Discord refuses the bot; the message names the setting to check, never its value. */
+export class DiscordStartError extends Error {
+  readonly code = "CHANNEL_ERROR" as const;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "DiscordStartError";
+  }
+}
+
+/**
+ * Discord DMs (and mentions in allowed guild channels) through discord.js over the gateway.
+ *
+ * Inbound: MESSAGE_CREATE from a DM (needs the DirectMessages intent **and** the Channel partial, or a DM
+ * from someone the bot never wrote to is dropped) or from an ALLOW_GROUPS channel that mentions the bot
+ * (mention stripped) → `InboundMessage` with `updateId` = message id, `address` = channel id. Button
+ * presses → `deferUpdate()` first (Discord: an interaction must be answered within 3 s, later answers fail
+ * with 10062 "Unknown interaction"), then the sink; its `notice` becomes an ephemeral follow-up.
+ *
+ * Outbound: markdown rendered for Discord and split ≤ 2,000 characters; buttons as action rows on the
+ * last part; `allowedMentions` empty so model text never pings anyone.
+ */
+export class DiscordChannel implements ChannelAdapter {
+  readonly channel = "discord" as const;
+  private client: Client | null = null;
+  private readonly groups: ReadonlySet<string>;
+
+  constructor(private readonly options: DiscordChannelOptions) {
+    this.groups = new Set(options.groups ?? []);
+  }
+
+  /**
+   * Logs in (GET /gateway/bot, then HELLO → IDENTIFY → READY) and starts handing events to `sink`.
+   * Throws `DiscordStartError` naming DISCORD_BOT_TOKEN when Discord answers 401, naming the intents
+   * when Discord closes with 4014 (privileged intent not enabled), naming DISCORD_API_URL otherwise.
+   */
+  async start(sink: InboundSink): Promise<void> {
+    if (this.client) throw new DiscordStartError("the Discord channel is already started");
+    const client = new Client({
+      intents: [
+        GatewayIntentBits.Guilds,
+        GatewayIntentBits.GuildMessages,
+        GatewayIntentBits.DirectMessages,
+        GatewayIntentBits.MessageContent,
+      ],
+      partials: [Partials.Channel],
+      rest: { ...(this.options.apiUrl ? { api: this.options.apiUrl } : {}), retries: this.options.restRetries ?? 3 },
+      allowedMentions: { parse: [] },
+    });
+    client.on(Events.MessageCreate, (message) => void this.onMessage(sink, message));
+    client.on(Events.InteractionCreate, (interaction) => void this.onInteraction(sink, interaction));
+    client.on(Events.Error, (err) => this.options.logger.error({ err }, "discord: client error"));
+    client.on(Events.ShardError, (err) => this.options.logger.warn({ err }, "discord: gateway connection error"));
+    try {
+      await client.login(this.options.token);
+    } catch (err) {
+      await client.destroy().catch(() => undefined);
+      throw startError(err);
+    }
+    this.client = client;
+    this.options.logger.info({ user: client.user?.id }, "discord: connected");
+  }
+
+  /** Closes the gateway connection. */
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = null;
+    if (client) await client.destroy();
+  }
+
+  /**
+   * Sends `content` to the DM or guild channel `target.address` (a user id also works: its DM channel
+   * is opened). Returns the ids of every part in order. Throws `DeliveryError` — permanent for 50007
+   * (cannot message this user), 10003 (unknown channel), 50035 (invalid form body), too many buttons.
+   */
+  async send(target: ChannelTarget, content: OutboundContent): Promise<DeliveryReceipt> {
+    const parts = renderDiscordMessages(content.text);
+    const rows = buttonRows(content.buttons);
+    if (parts.length === 0 && rows.length === 0) return { platformIds: [] };
+    const channel = await this.sendable(target.address);
+    const platformIds: string[] = [];
+    const count = Math.max(parts.length, 1);
+    for (let i = 0; i < count; i++) {
+      const last = i === count - 1;
+      try {
+        const sent = await channel.send({
+          ...(parts[i] !== undefined ? { content: parts[i] } : {}),
+          components: last ? rows : [],
+          allowedMentions: { parse: [] },
+        });
+        platformIds.push(sent.id);
+      } catch (err) {
+        throw toDeliveryError(err, `send part ${i + 1}/${count} to channel ${target.address}`);
+      }
+    }
+    return { platformIds };
+  }
+
+  /**
+   * Replaces the text and buttons of the last part of an earlier message (a card showing its outcome).
+   * Throws a permanent `DeliveryError` when the new text needs more than one message (an edit cannot
+   * add messages) or Discord refuses (10008 unknown message, 50035), a retryable one otherwise.
+   */
+  async edit(target: ChannelTarget, platformIds: string[], content: OutboundContent): Promise<void> {
+    const id = platformIds.at(-1);
+    if (id === undefined) throw new DeliveryError("Discord: edit needs the id of the message to edit", true);
+    const parts = renderDiscordMessages(content.text);
+    if (parts.length > 1) throw new DeliveryError(`Discord: the edited text of message ${id} needs ${parts.length} messages`, true);
+    const channel = await this.sendable(target.address);
+    try {
+      await channel.messages.edit(id, { content: parts[0] ?? "", components: buttonRows(content.buttons), allowedMentions: { parse: [] } });
+    } catch (err) {
+      throw toDeliveryError(err, `edit message ${id} in channel ${target.address}`);
+    }
+  }
+
+  /** Shows "typing…" in `target.address` (Discord: lasts about 10 s or until the next message). */
+  async typing(target: ChannelTarget): Promise<void> {
+    const channel = await this.sendable(target.address);
+    try {
+      await channel.sendTyping();
+    } catch (err) {
+      throw toDeliveryError(err, `show typing in channel ${target.address}`);
+    }
+  }
+
+  private async sendable(address: string): Promise<SendableChannels> {
+    const client = this.client;
+    if (!client) throw new DeliveryError("Discord channel is not started", false);
+    let channel;
+    try {
+      channel = await client.channels.fetch(address);
+    } catch (err) {
+      if (!isDiscordCode(err, RESTJSONErrorCodes.UnknownChannel)) throw toDeliveryError(err, `find channel ${address}`);
+      // The address may be a user id (an identity paired before the person ever wrote): open the DM.
+      try {
+        channel = await client.users.createDM(address);
+      } catch (dmErr) {
+        throw toDeliveryError(isDiscordCode(dmErr, RESTJSONErrorCodes.UnknownUser) ? err : dmErr, `open a DM with ${address}`);
+      }
+    }
+    if (!channel?.isSendable()) throw new DeliveryError(`Discord: channel ${address} does not accept messages`, true);
+    return channel;
+  }
+
+  private async onMessage(sink: InboundSink, message: Message): Promise<void> {
+    try {
+      const me = message.client.user.id;
+      if (message.author.bot || message.author.id === me || message.system) return;
+      let text = message.content;
+      if (message.inGuild()) {
+        if (!this.groups.has(message.channelId) || !message.mentions.users.has(me)) return;
+        text = text.replace(new RegExp(`<@!?${me}>`, "g"), "").replace(/\s{2,}/g, " ").trim();
+      }
+      const files = [...message.attachments.values()].map((a) => `[attachment ${a.name}: ${a.url}]`);
+      text = [text.trim(), ...files].filter(Boolean).join("\n");
+      if (!text) return;
+      const event: InboundEvent = {
+        channel: "discord",
+        kind: "message",
+        updateId: message.id,
+        accountId: message.author.id,
+        address: message.channelId,
+        displayName: message.member?.displayName ?? message.author.globalName ?? message.author.username,
+        at: message.createdAt,
+        text,
+      };
+      await sink(event);
+    } catch (err) {
+      this.options.logger.error({ err, messageId: message.id }, "discord: inbound message not recorded");
+    }
+  }
+
+  private async onInteraction(sink: InboundSink, interaction: Interaction): Promise<void> {
+    if (!interaction.isButton()) return;
+    const acknowledged = await this.deferUpdate(interaction);
+    try {
+      const outcome = await sink({
+        channel: "discord",
+        kind: "press",
+        updateId: interaction.id,
+        accountId: interaction.user.id,
+        address: interaction.channelId,
+        displayName: interaction.user.globalName ?? interaction.user.username,
+        at: interaction.createdAt,
+        buttonId: interaction.customId,
+        messageRef: interaction.message.id,
+      });
+      if (outcome.notice && acknowledged) {
+        await interaction.followUp({ content: outcome.notice, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
+      }
+    } catch (err) {
+      this.options.logger.error({ err, interactionId: interaction.id }, "discord: button press not recorded or its notice not shown");
+    }
+  }
+
+  /** Acknowledges a press at once (Discord: within 3 s); a late or repeated answer is logged, never thrown. */
+  private async deferUpdate(interaction: ButtonInteraction): Promise<boolean> {
+    try {
+      await interaction.deferUpdate();
+      return true;
+    } catch (err) {
+      const late = isDiscordCode(err, RESTJSONErrorCodes.UnknownInteraction);
+      const again = isDiscordCode(err, RESTJSONErrorCodes.InteractionHasAlreadyBeenAcknowledged);
+      this.options.logger.warn(
+        { err, interactionId: interaction.id },
+        late ? "discord: interaction expired before it was acknowledged (10062)" : again ? "discord: interaction already acknowledged" : "discord: could not acknowledge interaction",
+      );
+      return false;
+    }
+  }
+}
+
+/**
+ * Buttons → action rows of ≤ 5 buttons, ≤ 5 rows; `custom_id` is the Button id (Discord: ≤ 100
+ * characters, checked by discord.js), labels cut to 80 characters. Throws a permanent `DeliveryError`
+ * for more than 25 buttons or an invalid id (the payload could never be sent).
+ */
+export function buttonRows(buttons: readonly Button[]): ActionRowBuilder<ButtonBuilder>[] {
+  const max = DISCORD_BUTTONS_PER_ROW * DISCORD_ROWS_PER_MESSAGE;
+  if (buttons.length > max) throw new DeliveryError(`Discord: ${buttons.length} buttons, at most ${max} fit on a message`, true);
+  const rows: ActionRowBuilder<ButtonBuilder>[] = [];
+  try {
+    for (let i = 0; i < buttons.length; i += DISCORD_BUTTONS_PER_ROW) {
+      const row = new ActionRowBuilder<ButtonBuilder>();
+      for (const b of buttons.slice(i, i + DISCORD_BUTTONS_PER_ROW)) {
+        const label = b.label.length > DISCORD_BUTTON_LABEL_MAX ? `${b.label.slice(0, DISCORD_BUTTON_LABEL_MAX - 1)}…` : b.label;
+        row.addComponents(new ButtonBuilder().setCustomId(b.id).setLabel(label || b.id).setStyle(ButtonStyle.Secondary));
+      }
+      row.toJSON();
+      rows.push(row);
+    }
+  } catch (err) {
+    // discord.js builders validate with shapeshift and throw before any request: the payload is invalid.
+    throw new DeliveryError(`Discord: invalid buttons (${(err as Error).message})`, true, { cause: err });
+  }
+  return rows;
+}
+
+function startError(err: unknown): DiscordStartError {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === "TokenInvalid" || (err instanceof DiscordAPIError && err.status === 401)) {
+    return new DiscordStartError("DISCORD_BOT_TOKEN is set but rejected by Discord (401): check DISCORD_BOT_TOKEN (Developer Portal → Bot → Reset Token)", { cause: err });
+  }
+  if (code === "DisallowedIntents" || code === 4014) {
+    return new DiscordStartError("Discord refused the gateway intents (4014): enable MESSAGE CONTENT INTENT in the Developer Portal → Bot → Privileged Gateway Intents", { cause: err });
+  }
+  return new DiscordStartError(`could not connect to Discord: ${(err as Error)?.message ?? String(err)} — check DISCORD_API_URL and the network`, { cause: err });
+}
+
+/**
+ * Creates the Discord channel from settings: `createDiscordChannel({ token: DISCORD_BOT_TOKEN,
+ * apiUrl: DISCORD_API_URL, groups: ALLOW_GROUPS' discord ids, logger })`. Nothing connects until `start`.
+ */
+export function createDiscordChannel(options: DiscordChannelOptions): DiscordChannel {
+  return new DiscordChannel(options);
+}
