@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { PersonId, TaskId } from "../ids.js";
+import type { ToolPolicy } from "../sentinel/types.js";
 import type { Json } from "../storage/types.js";
 
 /**
@@ -15,6 +16,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   sideEffect: boolean;
   /** Sentinel capability, e.g. `web.fetch`, `goals.write`. */
   capability: string;
+  /**
+   * What Sentinel needs to judge a call: access, destination and data-carrying arguments. Absent
+   * for internal tools (goals, memory, wake-ups), which Sentinel allows and audits.
+   */
+  policy?: ToolPolicy;
   execute(args: z.infer<S>, context: ToolContext): Promise<ToolResult>;
 }
 
@@ -29,16 +35,21 @@ export interface ToolContext {
   idempotencyKey: string;
   now: Date;
   signal: AbortSignal;
+  /** Untrusted content already entered this activation (Sentinel also tracks it per activation itself). */
+  tainted?: boolean;
+  /** The chain of activations this call belongs to; session-scoped grants match it. */
+  sessionId?: string;
 }
 
 /**
  * A tool's result. `content` is what the model reads. `untrusted` marks content that came from
  * outside (web page, email, file, webhook body): it is placed in delimited untrusted blocks and
- * taints the activation.
+ * taints the activation. A failure may carry `data` for the runtime (Sentinel puts the approval id
+ * of an `approval_required` result there).
  */
 export type ToolResult =
   | { ok: true; content: string; data?: Json; untrusted?: { source: string } }
-  | { ok: false; error: string; code: string };
+  | { ok: false; error: string; code: string; data?: Json };
 
 /** Helper for defining a tool with argument types inferred from its schema. */
 export function defineTool<S extends z.ZodType>(tool: ToolDefinition<S>): ToolDefinition<S> {
