@@ -113,16 +113,17 @@ export class SqliteTaskRepository implements TaskRepository {
     });
   }
 
+  /** With `from: "waiting"` only a waiting task is claimed (whatever it waits for); nothing else. */
   claimTask(input: { taskId: TaskId; owner: string; now: Date; leaseMs: number; from?: "waiting" }): Promise<Task | null> {
     const now = ms(input.now);
     return this.ctx.run(() => {
       const row = this.ctx
         .stmt(
           `UPDATE tasks SET ${claimSet}
-           WHERE id = @id AND (
+           WHERE id = @id AND CASE WHEN @anyWait = 1 THEN status = 'waiting' ELSE (
              (status = 'pending' AND (not_before IS NULL OR not_before <= @now))
-             OR (status = 'waiting' AND ((wait_kind = 'time' AND wait_until <= @now) OR @anyWait = 1))
-             OR (status = 'running' AND lease_until <= @now))
+             OR (status = 'waiting' AND wait_kind = 'time' AND wait_until <= @now)
+             OR (status = 'running' AND lease_until <= @now)) END
            RETURNING *`,
         )
         .get({ id: input.taskId, owner: input.owner, until: now + input.leaseMs, now, anyWait: input.from === "waiting" ? 1 : 0 }) as Row | undefined;

@@ -93,6 +93,16 @@ export function outboxContract(ctx: ContractContext): void {
       expect(done.status).toBe("delivered");
     });
 
+    it("records a delivery whose lease lapsed while nobody reclaimed the message", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      const m = await store.outbox.enqueueOutbound({ personId: person.id, deliveryKey: "slow", text: "slow" }, at(0));
+      await store.outbox.claimNextOutbound({ owner: "W1", now: at(0), leaseMs: 1000 });
+      const done = await store.outbox.markDelivered({ id: m.id, owner: "W1", channel: "slack", address: "D1", platformIds: ["1.2"], now: at(9000) });
+      expect(done).toMatchObject({ status: "delivered", attempts: 1 });
+      expect(await store.outbox.claimNextOutbound({ owner: "W2", now: at(10_000), leaseMs: 1000 })).toBeNull();
+    });
+
     it("hands one message to exactly one of two racing workers", async () => {
       const store = ctx.store();
       const person = await makePerson(store);

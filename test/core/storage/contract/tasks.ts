@@ -92,12 +92,25 @@ export function tasksContract(ctx: ContractContext): void {
       expect(again?.lease).toEqual({ owner: "C", until: at(7000) });
     });
 
+    it("lets the owner of a lapsed lease finish while nobody took the task over", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      const task = await store.tasks.createTask({ personId: person.id, title: "t" });
+      await store.tasks.claimTask({ taskId: task.id, owner: "A", now: at(0), leaseMs: 1000 });
+      const saved = await store.tasks.saveCheckpoint({ taskId: task.id, owner: "A", cursor: 1, checkpoint: "late", now: at(5000), leaseMs: 1000 });
+      expect(saved.lease).toEqual({ owner: "A", until: at(6000) });
+      const done = await store.tasks.transitionTask({ taskId: task.id, owner: "A", to: { status: "done", result: "late but fine" }, now: at(5500) });
+      expect(done.state).toEqual({ status: "done", result: "late but fine" });
+    });
+
     it("claims waiting tasks when their time comes, or whatever they wait for with from: waiting", async () => {
       const store = ctx.store();
       const person = await makePerson(store);
       const timed = await store.tasks.createTask({ personId: person.id, title: "timed" });
       const evented = await store.tasks.createTask({ personId: person.id, title: "evented" });
       const hookId = newId("hook");
+      // from: "waiting" resumes waiting tasks only.
+      expect(await store.tasks.claimTask({ taskId: timed.id, owner: "A", now: at(0), leaseMs: 1000, from: "waiting" })).toBeNull();
       await store.tasks.claimTask({ taskId: timed.id, owner: "A", now: at(0), leaseMs: 1000 });
       await store.tasks.claimTask({ taskId: evented.id, owner: "A", now: at(0), leaseMs: 1000 });
       const waiting = await store.tasks.transitionTask({ taskId: timed.id, owner: "A", to: { status: "waiting", wait: { kind: "time", until: at(50_000) } }, now: at(10) });
