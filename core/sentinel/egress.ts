@@ -217,7 +217,7 @@ export class EgressGuard {
       for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(", ") : v;
       const declared = Number(headers["content-length"] ?? NaN);
       if (Number.isFinite(declared) && declared > init.maxBytes) {
-        res.body.destroy();
+        discard(res.body);
         throw new EgressFailedError("too_large", href, `the response of ${href} is ${declared} bytes, over the limit of ${init.maxBytes}`);
       }
       const chunks: Buffer[] = [];
@@ -225,7 +225,7 @@ export class EgressGuard {
       for await (const chunk of res.body) {
         size += (chunk as Buffer).length;
         if (size > init.maxBytes) {
-          res.body.destroy();
+          discard(res.body);
           throw new EgressFailedError("too_large", href, `the response of ${href} is over the limit of ${init.maxBytes} bytes`);
         }
         chunks.push(chunk as Buffer);
@@ -240,6 +240,12 @@ export class EgressGuard {
       void agent.destroy().catch(() => undefined);
     }
   }
+}
+
+/** Stops reading a body we refuse; the abort error it emits is expected and ignored. */
+function discard(body: NodeJS.ReadableStream & { destroy(): void }): void {
+  body.on("error", () => undefined);
+  body.destroy();
 }
 
 /** A `lookup` for `net.connect` that can only answer the address the guard checked. */
