@@ -1,0 +1,295 @@
+import { autoRetry } from "@grammyjs/auto-retry";
+import express, { type Router } from "express";
+import { Bot, InlineKeyboard, webhookCallback } from "grammy";
+import type { Update } from "grammy/types";
+import {
+  DeliveryError,
+  type ChannelAdapter,
+  type ChannelTarget,
+  type DeliveryReceipt,
+  type InboundOutcome,
+  type InboundSink,
+  type OutboundContent,
+} from "../../core/channels/port.js";
+import type { Logger } from "../../core/log.js";
+import type { Button } from "../../core/storage/types.js";
+import { isNotModified, isStaleCallback, toDeliveryError, toStartError } from "./errors.js";
+import { renderTelegramHtml } from "./html.js";
+import { ALLOWED_UPDATES, decideUpdate, type ChatPolicy } from "./inbound.js";
+import { UpdatePoller, type PollerOptions } from "./polling.js";
+
+/** Telegram Bot API (InlineKeyboardButton): callback_data is 1–64 bytes. */
+export const CALLBACK_DATA_MAX_BYTES = 64;
+/** Telegram Bot API (answerCallbackQuery): the notification text is 0–200 characters. */
+const CALLBACK_TEXT_MAX = 200;
+/** Buttons per inline keyboard row when a card has more than three. */
+const BUTTONS_PER_ROW = 2;
+
+/** Where the webhook route is mounted: `HttpServer` fits (its `mount(router, path?)`). */
+export interface WebhookMount {
+  mount(router: Router, path?: string): void;
+}
+
+/** Webhook mode: Telegram posts updates to `url`; the route is served by `http`. */
+export interface TelegramWebhookOptions {
+  /** TELEGRAM_WEBHOOK_URL: the public https URL Telegram posts to. */
+  url: string;
+  /** TELEGRAM_WEBHOOK_SECRET: sent by Telegram in X-Telegram-Bot-Api-Secret-Token; a wrong one gets 401. */
+  secret: string;
+  /** The process's HTTP server. */
+  http: WebhookMount;
+  /** Local route path (default: the pathname of `url`; a reverse proxy must keep it). */
+  path?: string;
+  /** How long one webhook request may wait for the sink before answering 500 so Telegram redelivers, ms (default 10000). */
+  timeoutMs?: number;
+}
+
+/** What `createTelegramChannel` needs; the composition root fills it from settings. */
+export interface TelegramChannelOptions {
+  /** TELEGRAM_BOT_TOKEN. Never logged, never put in an error message. */
+  token: string;
+  /** TELEGRAM_API_ROOT without a trailing slash (default https://api.telegram.org). */
+  apiRoot?: string;
+  /** Group chat ids Familiar reads (the `telegram:` entries of ALLOW_GROUPS, without the prefix). */
+  groups?: readonly string[];
+  logger: Logger;
+  /** Webhook mode when given; long polling otherwise. */
+  webhook?: TelegramWebhookOptions;
+  /** Limits of @grammyjs/auto-retry for 429 and 5xx answers (defaults: 2 retries, waits of at most 5 s). */
+  retry?: { maxRetryAttempts?: number; maxDelaySeconds?: number };
+  /** Long-polling tuning. */
+  polling?: PollerOptions;
+}
+
+/**
+ * Creates the Telegram channel (grammY). Nothing is contacted before `start`.
+ *
+ * @example
+ * const telegram = createTelegramChannel({ token: config.TELEGRAM_BOT_TOKEN, apiRoot: config.TELEGRAM_API_ROOT,
+ *   groups, logger, webhook: config.TELEGRAM_WEBHOOK_URL ? { url, secret, http } : undefined });
+ */
+export function createTelegramChannel(options: TelegramChannelOptions): TelegramChannel {
+  return new TelegramChannel(options);
+}
+
+/**
+ * Familiar's Telegram adapter. Inbound: long polling (`UpdatePoller`, which confirms an update only
+ * after the sink resolved) or a webhook route (grammY's `webhookCallback`, which answers 200 once the
+ * sink resolved, 401 on a wrong secret). Messages of one chat reach the sink one after another, in
+ * order; button presses never wait behind them and are answered (`answerCallbackQuery`, with the
+ * sink's `notice`) as soon as the sink resolved. Outbound: markdown rendered as Telegram HTML, split
+ * by visible length, inline keyboard on the last part. Failed calls become `DeliveryError`s.
+ */
+export class TelegramChannel implements ChannelAdapter {
+  readonly channel = "telegram" as const;
+  private readonly bot: Bot;
+  private readonly logger: Logger;
+  private readonly apiRoot: string;
+  private readonly groups: ReadonlySet<string>;
+  private sink: InboundSink | null = null;
+  private policy: ChatPolicy | null = null;
+  private poller: UpdatePoller | null = null;
+  /** chat id → the tail of that chat's message handling (keeps one chat's messages in order). */
+  private readonly chatQueues = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly options: TelegramChannelOptions) {
+    this.logger = options.logger;
+    this.apiRoot = options.apiRoot ?? "https://api.telegram.org";
+    this.groups = new Set(options.groups ?? []);
+    this.bot = new Bot(options.token, { client: { apiRoot: this.apiRoot } });
+    this.bot.api.config.use(
+      autoRetry({
+        maxRetryAttempts: options.retry?.maxRetryAttempts ?? 2,
+        maxDelaySeconds: options.retry?.maxDelaySeconds ?? 5,
+        // Network failures surface at once: the outbox and the poller have their own retries.
+        rethrowHttpErrors: true,
+      }),
+    );
+    this.bot.use((ctx) => this.onUpdate(ctx.update));
+    if (options.webhook) this.mountWebhook(options.webhook);
+  }
+
+  /**
+   * Checks the token (getMe), then sets the webhook (with `secret_token` and `allowed_updates`) or
+   * deletes it and starts long polling. Throws a `ConfigError` naming TELEGRAM_BOT_TOKEN on 401/404,
+   * TELEGRAM_WEBHOOK_URL when Telegram refuses the webhook, and an error naming TELEGRAM_API_ROOT
+   * when the API cannot be reached.
+   */
+  async start(sink: InboundSink): Promise<void> {
+    if (this.sink) throw new Error("telegram: the channel is already started");
+    try {
+      this.bot.botInfo = await this.bot.api.getMe();
+    } catch (err) {
+      throw toStartError(err, "getMe", this.apiRoot);
+    }
+    this.policy = { me: this.bot.botInfo, groups: this.groups };
+    const webhook = this.options.webhook;
+    try {
+      if (webhook) {
+        await this.bot.api.setWebhook(webhook.url, { secret_token: webhook.secret, allowed_updates: [...ALLOWED_UPDATES] });
+      } else {
+        await this.bot.api.deleteWebhook({ drop_pending_updates: false });
+      }
+    } catch (err) {
+      throw toStartError(err, webhook ? "setWebhook" : "deleteWebhook", this.apiRoot);
+    }
+    this.sink = sink;
+    if (!webhook) {
+      this.poller = new UpdatePoller(this.bot.api, (update) => this.bot.handleUpdate(update), this.logger, this.options.polling);
+      this.poller.start();
+    }
+    this.logger.info({ bot: this.bot.botInfo.username, mode: webhook ? "webhook" : "polling" }, "telegram: started");
+  }
+
+  /** Stops polling (confirming what was handled) or makes the webhook route answer 503; the webhook stays set. */
+  async stop(): Promise<void> {
+    await this.poller?.stop();
+    this.poller = null;
+    this.sink = null;
+  }
+
+  /**
+   * Sends `content` to the chat `target.address` as one or more HTML messages (see
+   * `renderTelegramHtml`), in order, the inline keyboard on the last one. Returns every message id.
+   * Throws a permanent DeliveryError, before any call, for a button id over 64 bytes or text with
+   * nothing visible; otherwise as `toDeliveryError` maps Telegram's answer. A part that fails stops
+   * the send (the error message says how many parts went out).
+   */
+  async send(target: ChannelTarget, content: OutboundContent): Promise<DeliveryReceipt> {
+    const keyboard = inlineKeyboard(content.buttons);
+    const parts = renderTelegramHtml(content.text);
+    if (parts.length === 0) throw new DeliveryError("telegram: nothing to send: the text has no visible characters", true);
+    const platformIds: string[] = [];
+    for (const [index, html] of parts.entries()) {
+      const last = index === parts.length - 1;
+      try {
+        const message = await this.bot.api.sendMessage(target.address, html, {
+          parse_mode: "HTML",
+          ...(last && keyboard ? { reply_markup: keyboard } : {}),
+        });
+        platformIds.push(String(message.message_id));
+      } catch (err) {
+        throw toDeliveryError(err, `sendMessage to chat ${target.address} (part ${index + 1} of ${parts.length}, ${platformIds.length} delivered)`);
+      }
+    }
+    return { platformIds };
+  }
+
+  /**
+   * Replaces the text and keyboard of the last of `platformIds` (the part that carried the buttons);
+   * no buttons removes the keyboard. The new text must fit one message. "message is not modified"
+   * (a repeated edit) counts as done. Throws DeliveryError like `send`.
+   */
+  async edit(target: ChannelTarget, platformIds: string[], content: OutboundContent): Promise<void> {
+    const id = Number(platformIds[platformIds.length - 1]);
+    if (!Number.isSafeInteger(id)) throw new DeliveryError(`telegram: edit needs a Telegram message id, got ${JSON.stringify(platformIds)}`, true);
+    const keyboard = inlineKeyboard(content.buttons) ?? new InlineKeyboard();
+    const parts = renderTelegramHtml(content.text);
+    if (parts.length !== 1) {
+      throw new DeliveryError(`telegram: an edited message must be one message of visible text; this one renders to ${parts.length} parts`, true);
+    }
+    try {
+      await this.bot.api.editMessageText(target.address, id, parts[0]!, { parse_mode: "HTML", reply_markup: keyboard });
+    } catch (err) {
+      if (isNotModified(err)) return;
+      throw toDeliveryError(err, `editMessageText of message ${id} in chat ${target.address}`);
+    }
+  }
+
+  /** Shows "typing…" in the chat (Telegram Bot API: sendChatAction lasts up to 5 s; callers renew it). */
+  async typing(target: ChannelTarget): Promise<void> {
+    try {
+      await this.bot.api.sendChatAction(target.address, "typing");
+    } catch (err) {
+      throw toDeliveryError(err, `sendChatAction to chat ${target.address}`);
+    }
+  }
+
+  /** One update, from either inbound mode. Throws when the sink throws (webhook: 500, Telegram redelivers). */
+  private async onUpdate(update: Update): Promise<void> {
+    const sink = this.sink;
+    const policy = this.policy;
+    if (!sink || !policy) throw new Error("telegram: update received while the channel is stopped");
+    const decision = decideUpdate(update, policy);
+    if (decision.action === "skip") {
+      this.logger.debug({ updateId: update.update_id, reason: decision.reason }, "telegram: update skipped");
+      if (decision.callbackQueryId) await this.answerPress(decision.callbackQueryId, undefined);
+      return;
+    }
+    const { event, callbackQueryId } = decision;
+    let outcome: InboundOutcome;
+    try {
+      outcome = event.kind === "press" ? await sink(event) : await this.inChatOrder(event.address, () => sink(event));
+    } catch (err) {
+      this.logger.error({ err, updateId: event.updateId, kind: event.kind }, "telegram: the core could not record an update");
+      throw err;
+    }
+    this.logger.debug({ updateId: event.updateId, kind: event.kind, status: outcome.status }, "telegram: update recorded");
+    if (callbackQueryId) await this.answerPress(callbackQueryId, outcome.notice);
+  }
+
+  /** Runs `task` after every earlier message task of the same chat settled. */
+  private inChatOrder<T>(chat: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.chatQueues.get(chat) ?? Promise.resolve();
+    const run = previous.then(task, task);
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.chatQueues.set(chat, tail);
+    void tail.then(() => {
+      if (this.chatQueues.get(chat) === tail) this.chatQueues.delete(chat);
+    });
+    return run;
+  }
+
+  /** Answers a press (stops the button's spinner, shows `notice`); failures are logged, never thrown. */
+  private async answerPress(callbackQueryId: string, notice: string | undefined): Promise<void> {
+    try {
+      await this.bot.api.answerCallbackQuery(callbackQueryId, notice ? { text: notice.slice(0, CALLBACK_TEXT_MAX) } : undefined);
+    } catch (err) {
+      if (isStaleCallback(err)) this.logger.warn({ err, callbackQueryId }, "telegram: press answered too late (query is too old); the decision still stands");
+      else this.logger.error({ err, callbackQueryId }, "telegram: answerCallbackQuery failed");
+    }
+  }
+
+  private mountWebhook(webhook: TelegramWebhookOptions): void {
+    const callback = webhookCallback(this.bot, "express", {
+      secretToken: webhook.secret,
+      onTimeout: "throw",
+      timeoutMilliseconds: webhook.timeoutMs ?? 10_000,
+    });
+    const router = express.Router();
+    router.post(webhook.path ?? new URL(webhook.url).pathname, express.json({ limit: "1mb" }), async (req, res) => {
+      if (!this.sink) {
+        res.status(503).json({ error: "the Telegram channel is not started" });
+        return;
+      }
+      await callback(req, res);
+    });
+    webhook.http.mount(router);
+  }
+}
+
+/**
+ * The inline keyboard for `buttons` (one row for up to three, else rows of two), or undefined for
+ * none. Throws a permanent DeliveryError for an id Telegram would refuse: callback_data must be
+ * 1–64 bytes of UTF-8 (Telegram Bot API: InlineKeyboardButton; grammY does not check it and Telegram
+ * answers BUTTON_DATA_INVALID), and a label must not be empty.
+ */
+export function inlineKeyboard(buttons: readonly Button[]): InlineKeyboard | undefined {
+  if (buttons.length === 0) return undefined;
+  for (const button of buttons) {
+    const bytes = Buffer.byteLength(button.id, "utf8");
+    if (bytes < 1 || bytes > CALLBACK_DATA_MAX_BYTES) {
+      throw new DeliveryError(`telegram: button id ${JSON.stringify(button.id)} is ${bytes} bytes; Telegram's callback_data takes 1–${CALLBACK_DATA_MAX_BYTES} bytes`, true);
+    }
+    if (button.label.trim() === "") throw new DeliveryError(`telegram: button ${JSON.stringify(button.id)} has an empty label`, true);
+  }
+  const perRow = buttons.length <= 3 ? buttons.length : BUTTONS_PER_ROW;
+  const rows: InlineKeyboard["inline_keyboard"] = [];
+  for (let i = 0; i < buttons.length; i += perRow) {
+    rows.push(buttons.slice(i, i + perRow).map((b) => InlineKeyboard.text(b.label, b.id)));
+  }
+  return InlineKeyboard.from(rows);
+}

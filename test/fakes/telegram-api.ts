@@ -1,0 +1,265 @@
+import type { AddressInfo } from "node:net";
+import { createServer, type Server } from "node:http";
+import express, { type Request, type Response } from "express";
+import type { Update } from "grammy/types";
+import { parseTelegramHtml } from "./telegram-html.js";
+
+/**
+ * A fake Telegram Bot API on 127.0.0.1 (random port) for driving the real grammY client over HTTP.
+ * Serves `POST /bot<token>/<method>` for getMe, getUpdates (offset confirmation and long-poll
+ * timeout; a newer call ends an older waiting one with 409, as Telegram does), setWebhook,
+ * deleteWebhook, sendMessage and editMessageText (HTML parsed strictly by `parseTelegramHtml`,
+ * visible length ≤ 4096 UTF-16 code units after trimming, callback_data 1–64 bytes),
+ * answerCallbackQuery and sendChatAction. Every call is recorded; errors can be scripted per
+ * method and chat. A wrong token gets 401 "Unauthorized".
+ */
+
+export interface RecordedCall {
+  method: string;
+  payload: Record<string, unknown>;
+  /** Date.now() when the request arrived. */
+  at: number;
+}
+
+/** A message the fake accepted (sent or edited). `text` is what the person sees. */
+export interface FakeMessage {
+  chatId: string;
+  messageId: number;
+  html: string;
+  text: string;
+  replyMarkup: { inline_keyboard: { text: string; callback_data?: string }[][] } | null;
+  at: number;
+}
+
+/** A Bot API error answer (`ok: false`). */
+export interface ApiErrorAnswer {
+  error_code: number;
+  description: string;
+  parameters?: { retry_after?: number; migrate_to_chat_id?: number };
+}
+
+interface ScriptedError {
+  method: string;
+  chatId: string | null;
+  remaining: number;
+  error: ApiErrorAnswer;
+}
+
+export const FAKE_BOT = { id: 777000, is_bot: true as const, first_name: "Familiar", username: "familiar_test_bot" };
+export const TEXT_LIMIT = 4096;
+
+export class FakeTelegramApi {
+  readonly calls: RecordedCall[] = [];
+  readonly messages: FakeMessage[] = [];
+  webhook: { url: string; secretToken: string | null; allowedUpdates: unknown } | null = null;
+  private queue: Update[] = [];
+  private nextUpdateId = 1000;
+  private nextMessageId = 1;
+  private readonly errors: ScriptedError[] = [];
+  private waiter: { wake: (result: "update" | "conflict" | "closed") => void } | null = null;
+
+  private constructor(
+    private readonly server: Server,
+    readonly token: string,
+  ) {}
+
+  /** Starts the fake on 127.0.0.1 with a random port; `token` is the only one accepted. */
+  static async start(token = "123456:TEST-token_abcdefghij"): Promise<FakeTelegramApi> {
+    const app = express();
+    const server = createServer(app);
+    const fake = new FakeTelegramApi(server, token);
+    app.post("/bot:token/:method", express.json({ limit: "5mb" }), (req, res) => void fake.serve(req, res));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return fake;
+  }
+
+  /** The API root to give grammY (`client.apiRoot`). */
+  get apiRoot(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  /** Queues an update for getUpdates (assigning the next update_id) and returns it. */
+  push(update: Omit<Update, "update_id">): Update {
+    const full = { ...update, update_id: this.nextUpdateId++ } as Update;
+    this.queue.push(full);
+    this.waiter?.wake("update");
+    return full;
+  }
+
+  /** Builds an update body without queueing it (for webhook posts). */
+  build(update: Omit<Update, "update_id">): Update {
+    return { ...update, update_id: this.nextUpdateId++ } as Update;
+  }
+
+  /** The next `times` calls of `method` (for `chatId`, or any chat when null) answer `error`. */
+  failNext(method: string, error: ApiErrorAnswer, options: { chatId?: string; times?: number } = {}): void {
+    this.errors.push({ method, chatId: options.chatId ?? null, remaining: options.times ?? 1, error });
+  }
+
+  /** Recorded calls of one method. */
+  callsOf(method: string): RecordedCall[] {
+    return this.calls.filter((c) => c.method === method);
+  }
+
+  /** The highest offset any getUpdates call confirmed (0: none). */
+  get confirmedOffset(): number {
+    return Math.max(0, ...this.callsOf("getUpdates").map((c) => Number(c.payload.offset ?? 0)));
+  }
+
+  /** Resolves once `predicate` holds (checked every 10 ms); rejects after `timeoutMs`. */
+  async waitFor(predicate: () => boolean, timeoutMs = 5_000, what = "condition"): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    while (!predicate()) {
+      if (Date.now() > until) throw new Error(`fake Telegram: timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  async close(): Promise<void> {
+    this.waiter?.wake("closed");
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  private async serve(req: Request, res: Response): Promise<void> {
+    const method = String(req.params.method);
+    const payload = (req.body ?? {}) as Record<string, unknown>;
+    this.calls.push({ method, payload, at: Date.now() });
+    const answer = (result: unknown) => res.json({ ok: true, result });
+    const refuse = (error: ApiErrorAnswer) => res.status(error.error_code).json({ ok: false, ...error });
+    if (req.params.token !== `bot${this.token}` && req.params.token !== this.token) return void refuse({ error_code: 401, description: "Unauthorized" });
+    const chatId = payload.chat_id === undefined ? null : String(payload.chat_id);
+    const scripted = this.errors.find((e) => e.method === method && e.remaining > 0 && (e.chatId === null || e.chatId === chatId));
+    if (scripted) {
+      scripted.remaining--;
+      return void refuse(scripted.error);
+    }
+    switch (method) {
+      case "getMe":
+        return void answer(FAKE_BOT);
+      case "setWebhook":
+        this.webhook = { url: String(payload.url), secretToken: (payload.secret_token as string | undefined) ?? null, allowedUpdates: payload.allowed_updates };
+        return void answer(true);
+      case "deleteWebhook":
+        this.webhook = null;
+        return void answer(true);
+      case "getUpdates":
+        return this.getUpdates(payload, res);
+      case "sendMessage":
+      case "editMessageText":
+        return void this.message(method, chatId ?? "", payload, answer, refuse);
+      case "answerCallbackQuery":
+        if (typeof payload.text === "string" && payload.text.length > 200) return void refuse({ error_code: 400, description: "Bad Request: MESSAGE_TOO_LONG" });
+        return void answer(true);
+      case "sendChatAction":
+        return void answer(true);
+      default:
+        return void refuse({ error_code: 404, description: "Not Found" });
+    }
+  }
+
+  private async getUpdates(payload: Record<string, unknown>, res: Response): Promise<void> {
+    if (this.webhook) {
+      res.status(409).json({ ok: false, error_code: 409, description: "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first" });
+      return;
+    }
+    const offset = Number(payload.offset ?? 0);
+    if (offset > 0) this.queue = this.queue.filter((u) => u.update_id >= offset);
+    const limit = Number(payload.limit ?? 100);
+    const timeoutMs = Number(payload.timeout ?? 0) * 1000;
+    this.waiter?.wake("conflict");
+    if (this.queue.length === 0 && timeoutMs > 0) {
+      const outcome = await new Promise<"update" | "conflict" | "closed" | "timeout">((resolve) => {
+        const timer = setTimeout(() => resolve("timeout"), timeoutMs);
+        const waiter = {
+          wake: (result: "update" | "conflict" | "closed") => {
+            clearTimeout(timer);
+            if (this.waiter === waiter) this.waiter = null;
+            resolve(result);
+          },
+        };
+        this.waiter = waiter;
+        res.once("close", () => waiter.wake("closed"));
+      });
+      if (outcome === "closed") return;
+      if (outcome === "conflict") {
+        res.status(409).json({ ok: false, error_code: 409, description: "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running" });
+        return;
+      }
+    }
+    res.json({ ok: true, result: this.queue.slice(0, limit) });
+  }
+
+  private message(
+    method: string,
+    chatId: string,
+    payload: Record<string, unknown>,
+    answer: (result: unknown) => void,
+    refuse: (error: ApiErrorAnswer) => void,
+  ): void {
+    const html = String(payload.text ?? "");
+    const parsed = payload.parse_mode === "HTML" ? parseTelegramHtml(html) : { ok: true as const, text: html };
+    if (!parsed.ok) return refuse({ error_code: 400, description: parsed.error });
+    const text = parsed.text.trim();
+    if (text.length === 0) return refuse({ error_code: 400, description: "Bad Request: message text is empty" });
+    if (text.length > TEXT_LIMIT) return refuse({ error_code: 400, description: "Bad Request: message is too long" });
+    const replyMarkup = (payload.reply_markup as FakeMessage["replyMarkup"] | undefined) ?? null;
+    for (const row of replyMarkup?.inline_keyboard ?? []) {
+      for (const button of row) {
+        const bytes = Buffer.byteLength(button.callback_data ?? "", "utf8");
+        if (bytes < 1 || bytes > 64) return refuse({ error_code: 400, description: "Bad Request: BUTTON_DATA_INVALID" });
+      }
+    }
+    const chat = { id: Number(chatId), type: Number(chatId) < 0 ? "supergroup" : "private" };
+    if (method === "editMessageText") {
+      const existing = this.messages.find((m) => m.chatId === chatId && m.messageId === Number(payload.message_id));
+      if (!existing) return refuse({ error_code: 400, description: "Bad Request: message to edit not found" });
+      if (existing.html === html && JSON.stringify(existing.replyMarkup) === JSON.stringify(replyMarkup)) {
+        return refuse({ error_code: 400, description: "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message" });
+      }
+      Object.assign(existing, { html, text, replyMarkup, at: Date.now() });
+      return answer({ message_id: existing.messageId, date: Math.floor(Date.now() / 1000), chat, text });
+    }
+    const message: FakeMessage = { chatId, messageId: this.nextMessageId++, html, text, replyMarkup, at: Date.now() };
+    this.messages.push(message);
+    answer({ message_id: message.messageId, date: Math.floor(Date.now() / 1000), chat, text });
+  }
+}
+
+/** Update bodies as Telegram sends them. */
+export const updates = {
+  /** A text message in a private chat (chat id = user id) or, with `chatId`, in a group. */
+  text(from: number, text: string, options: { chatId?: number; entities?: unknown[]; name?: string } = {}): Omit<Update, "update_id"> {
+    const chatId = options.chatId ?? from;
+    return {
+      message: {
+        message_id: Math.floor(Math.random() * 1e6),
+        date: Math.floor(Date.now() / 1000),
+        chat: chatId < 0 ? { id: chatId, type: "supergroup", title: "Team" } : { id: chatId, type: "private", first_name: options.name ?? "Ana" },
+        from: { id: from, is_bot: false, first_name: options.name ?? "Ana" },
+        text,
+        ...(options.entities ? { entities: options.entities } : {}),
+      },
+    } as Omit<Update, "update_id">;
+  },
+  /** A press of an inline keyboard button with `data` on message `messageId`. */
+  press(from: number, data: string, options: { chatId?: number; messageId?: number; queryId?: string } = {}): Omit<Update, "update_id"> {
+    const chatId = options.chatId ?? from;
+    return {
+      callback_query: {
+        id: options.queryId ?? `q${Math.floor(Math.random() * 1e9)}`,
+        from: { id: from, is_bot: false, first_name: "Ana" },
+        chat_instance: "ci",
+        data,
+        message: {
+          message_id: options.messageId ?? 1,
+          date: Math.floor(Date.now() / 1000),
+          chat: chatId < 0 ? { id: chatId, type: "supergroup", title: "Team" } : { id: chatId, type: "private", first_name: "Ana" },
+          text: "card",
+        },
+      },
+    } as Omit<Update, "update_id">;
+  },
+};
