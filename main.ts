@@ -6,6 +6,7 @@ import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { dashboardRouter } from "./bots/dashboard/routes.js";
+import { hooksRouter } from "./bots/hooks/routes.js";
 import { HttpServer } from "./bots/http/server.js";
 import { LocalChannel } from "./bots/local/channel.js";
 import { localChatRouter } from "./bots/local/routes.js";
@@ -55,7 +56,7 @@ export async function startApp(config: Config, options: { clock?: Clock; logDest
     scheduler = await createMongoScheduler({ client: mongo.client, logger });
   } else {
     store = openSqliteStore({ path: join(dataDir, "familiar.db") });
-    scheduler = createEmbeddedScheduler({ path: join(dataDir, "jobs.db"), logger });
+    scheduler = await createEmbeddedScheduler({ path: join(dataDir, "jobs.db"), logger });
   }
 
   const model =
@@ -77,6 +78,10 @@ export async function startApp(config: Config, options: { clock?: Clock; logDest
     logger,
     contextTokenBudget: config.CONTEXT_TOKEN_BUDGET,
     maxSteps: config.MAX_STEPS_PER_ACTIVATION,
+    wakeupGraceMs: config.WAKEUP_GRACE_MS,
+    publicUrl: config.PUBLIC_URL ?? `http://${config.HOST}:${config.PORT}`,
+    singleProcess: store.kind === "sqlite",
+    notificationJudgement: config.NOTIFY_MODEL_JUDGEMENT,
   });
   const local = new LocalChannel(store.localMailbox, { clock });
   familiar.addChannel(local);
@@ -87,6 +92,7 @@ export async function startApp(config: Config, options: { clock?: Clock; logDest
   ]);
   http.mount(localChatRouter(local, { allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE, logger }));
   http.mount(dashboardRouter({ store, allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE }));
+  http.mount(hooksRouter((id, secret, body) => familiar.handleHookEvent(id, secret, body)));
 
   await scheduler.start();
   const channels = await familiar.start();

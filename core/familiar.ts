@@ -1,19 +1,23 @@
-import type { ChannelAdapter, InboundEvent } from "./channels/port.js";
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import type { ChannelAdapter, InboundEvent, InboundOutcome } from "./channels/port.js";
 import type { Clock } from "./clock.js";
 import type { TokenCounter } from "./context/tokens.js";
 import type { ExecuteTool } from "./harness/types.js";
-import { asId, type PersonId } from "./ids.js";
+import { asId, type HookId, type PersonId } from "./ids.js";
 import { CommandRegistry, registerCoreCommands } from "./inbound/commands.js";
 import { InboundHandler, type PressHandler, type UnknownSenderPolicy } from "./inbound/handler.js";
+import { registerSettingsCommands } from "./inbound/settings-commands.js";
 import type { Logger } from "./log.js";
 import type { ModelClient } from "./model/port.js";
+import { Notifier, digestJobName } from "./notify/notifier.js";
 import { OutboxDelivery } from "./outbox/delivery.js";
 import { PersonQueue } from "./runtime/person-queue.js";
+import { TaskRuntime, resumeJobName } from "./runtime/tasks.js";
 import { TurnRuntime } from "./runtime/turns.js";
 import type { Scheduler } from "./scheduling/scheduler.js";
 import type { Store } from "./storage/ports.js";
-import type { ChannelName, Person } from "./storage/types.js";
-import { coreTools } from "./tools/core-tools.js";
+import type { ChannelName, Person, Task } from "./storage/types.js";
+import { coreTools, jobNames } from "./tools/core-tools.js";
 import type { ToolDefinition } from "./tools/tool.js";
 
 /** Job that retries a person's outbox after a transient delivery failure. */
@@ -30,22 +34,35 @@ export interface FamiliarDeps {
   contextTokenBudget: number;
   /** MAX_STEPS_PER_ACTIVATION */
   maxSteps: number;
+  /** WAKEUP_GRACE_MS */
+  wakeupGraceMs: number;
+  /** Base URL people give outside services for webhooks, e.g. `https://familiar.example.com`. */
+  publicUrl: string;
+  /** One process owns the store (embedded SQLite): take over leases of a dead predecessor at start. */
+  singleProcess: boolean;
+  /** Lease on a running task, ms (default 2 min). */
+  taskLeaseMs?: number;
   /** Most activations running at once across all persons. */
   maxConcurrentActivations?: number;
   /** Who an unknown sender is on channels other than the local chat (messenger pairing); default: nobody. */
   unknownSender?: UnknownSenderPolicy;
-  /** Wraps every tool call (journal, Sentinel). */
-  executeTool?: ExecuteTool;
+  /** Wraps every tool call of an activation (Sentinel); the journal wraps outside it. */
+  gate?: (inner: ExecuteTool, activation: { taskId: string; tainted: boolean; sessionId: string }) => ExecuteTool;
+  /** Let the model judge whether a proactive message is worth sending (strict JSON; failures hold). */
+  notificationJudgement?: boolean;
 }
 
 /**
  * The core's public face for adapters and the composition root: inbound events in, outbound
- * messages out through the registered channel adapters, with commands, turns and the outbox wired.
+ * messages out through the registered channel adapters, with commands, turns, background tasks,
+ * the notification filter and the outbox wired together.
  */
 export class Familiar {
   readonly commands = new CommandRegistry();
   readonly queue: PersonQueue;
   readonly outbox: OutboxDelivery;
+  readonly notifier: Notifier;
+  readonly tasks: TaskRuntime;
   readonly turns: TurnRuntime;
   private readonly adapters = new Map<ChannelName, ChannelAdapter>();
   private readonly inbound: InboundHandler;
@@ -67,6 +84,25 @@ export class Familiar {
         await scheduler.schedule({ name: outboxJobName, key: personId, data: { personId }, timing: { kind: "at", at } });
       },
     });
+    this.notifier = new Notifier({ store, clock, logger, outbox: this.outbox, scheduler, judge: deps.notificationJudgement ? deps.model : null });
+    this.tasks = new TaskRuntime({
+      store,
+      model: deps.model,
+      tokens: deps.tokens,
+      clock,
+      logger,
+      queue: this.queue,
+      scheduler,
+      notifier: this.notifier,
+      budget: deps.contextTokenBudget,
+      maxSteps: deps.maxSteps,
+      tools: () => [...this.baseTools, ...this.extraTools],
+      ...(deps.gate && { gate: deps.gate }),
+      createHook: (person, task, description) => this.createHook(person, task, description),
+      deliverReply: (task, person, text, key) => this.turns.deliverReply(task, person, text, key),
+      leaseMs: deps.taskLeaseMs ?? 120_000,
+      graceMs: deps.wakeupGraceMs,
+    });
     this.turns = new TurnRuntime({
       store,
       model: deps.model,
@@ -75,13 +111,11 @@ export class Familiar {
       logger,
       queue: this.queue,
       outbox: this.outbox,
-      tools: () => [...this.baseTools, ...this.extraTools],
-      budget: deps.contextTokenBudget,
-      maxSteps: deps.maxSteps,
+      tasks: this.tasks,
       typing: (personId) => this.startTyping(personId),
-      ...(deps.executeTool && { executeTool: deps.executeTool }),
     });
     registerCoreCommands(this.commands, { store, clock });
+    registerSettingsCommands(this.commands, { store, clock, resumeDue: (personId) => this.resumeDue(personId) });
     this.inbound = new InboundHandler({
       store,
       clock,
@@ -92,9 +126,12 @@ export class Familiar {
       answer: (person, event, text) => this.answer(person, event, text),
       pressHandlers: () => this.pressHandlers,
     });
-    scheduler.define(outboxJobName, async (job) => {
-      await this.outbox.deliver(asId("person", String(job.data.personId)));
-    });
+    const personOf = (data: Record<string, unknown>) => asId("person", String(data.personId));
+    const taskOf = (data: Record<string, unknown>) => asId("task", String(data.taskId));
+    scheduler.define(outboxJobName, async (job) => this.outbox.deliver(personOf(job.data)));
+    scheduler.define(jobNames.wake, async (job) => this.tasks.onWake(taskOf(job.data), job.dueAt), { lockLifetimeMs: 5 * 60_000 });
+    scheduler.define(resumeJobName, async (job) => this.tasks.onResume(taskOf(job.data)));
+    scheduler.define(digestJobName, async (job) => void (await this.notifier.sendDigest(personOf(job.data))));
   }
 
   /** Registers a channel adapter (before `start`). */
@@ -102,7 +139,12 @@ export class Familiar {
     this.adapters.set(adapter.channel, adapter);
   }
 
-  /** Adds tools every activation gets (later parts: web tools through Sentinel). */
+  /** The running adapter of a channel, if any. */
+  channel(name: ChannelName): ChannelAdapter | undefined {
+    return this.adapters.get(name);
+  }
+
+  /** Adds tools every activation gets (web tools through Sentinel, …). */
   addTools(tools: ToolDefinition[]): void {
     this.extraTools.push(...tools);
   }
@@ -111,12 +153,12 @@ export class Familiar {
     this.pressHandlers.push(handler);
   }
 
-  /** Entry point for adapters: resolves when the event is durably recorded (ack the platform then). */
-  handleInbound = (event: InboundEvent): Promise<void> => this.inbound.handle(event);
+  /** Entry point for adapters: resolves when the event is durably recorded (acknowledge the platform then). */
+  handleInbound = (event: InboundEvent): Promise<InboundOutcome> => this.inbound.handle(event);
 
   /**
    * Starts every registered channel (a channel that fails to start is reported and the others keep
-   * running), re-runs interrupted turns and delivers pending outbound messages.
+   * running), recovers interrupted and due work, and delivers pending outbound messages.
    */
   async start(): Promise<{ started: ChannelName[]; failed: { channel: ChannelName; error: string }[] }> {
     const started: ChannelName[] = [];
@@ -131,6 +173,7 @@ export class Familiar {
         this.deps.logger.error({ channel: name, err }, "channel failed to start; the others keep running");
       }
     }
+    await this.tasks.recover({ takeOverStaleLeases: this.deps.singleProcess });
     await this.turns.recover();
     void this.outbox.deliver().catch((err: unknown) => this.deps.logger.error({ err }, "outbox delivery failed"));
     return { started, failed };
@@ -149,13 +192,71 @@ export class Familiar {
     await this.deps.tokens.close();
   }
 
-  /** Sends a direct answer through the outbox on the event's channel. */
+  /** Sends a direct answer (not part of the conversation) through the outbox on the event's channel. */
   async answer(person: Person, event: InboundEvent, text: string): Promise<void> {
     await this.deps.store.outbox.enqueueOutbound(
       { personId: person.id, deliveryKey: `answer:${event.channel}:${event.updateId}`, text, channel: event.channel },
       this.deps.clock.now(),
     );
     await this.outbox.deliver(person.id);
+  }
+
+  /**
+   * An outside service called a webhook. The secret (header `X-Familiar-Hook-Secret`) is compared in
+   * constant time with the stored hash; the body resumes every task waiting for the hook as untrusted
+   * data. Returns `unknown` (404), `forbidden` (401) or the number of tasks resumed.
+   */
+  async handleHookEvent(hookId: string, secret: string, body: string): Promise<{ status: "unknown" } | { status: "forbidden" } | { status: "accepted"; resumed: number }> {
+    const { store, clock } = this.deps;
+    const hook = await store.hooks.getHook(asId("hook", hookId));
+    if (!hook) return { status: "unknown" };
+    const given = createHash("sha256").update(secret).digest();
+    const expected = Buffer.from(hook.secretHash, "hex");
+    if (expected.length !== given.length || !timingSafeEqual(given, expected)) {
+      await store.audit.appendAudit({ personId: hook.personId, kind: "hook.rejected", summary: `webhook ${hook.id}: wrong secret`, data: { hookId: hook.id } });
+      return { status: "forbidden" };
+    }
+    await store.hooks.touchHook(hook.id, clock.now());
+    const waiting = await store.tasks.findWaitingTasks({ kind: "event", hookId: hook.id });
+    await store.audit.appendAudit({ personId: hook.personId, kind: "hook.event", summary: `webhook "${hook.description}" received; resuming ${waiting.length} task(s)`, data: { hookId: hook.id, bytes: body.length } });
+    for (const task of waiting) {
+      void this.tasks.run(task.id, { trigger: `webhook event "${hook.description}"`, from: "waiting", observations: [{ source: `webhook ${hook.id}`, text: body }] });
+    }
+    return { status: "accepted", resumed: waiting.length };
+  }
+
+  /** Creates a webhook for a task and sends its URL and secret to the person directly (never to the model). */
+  private async createHook(person: Person, task: Task, description: string): Promise<HookId> {
+    const { store, clock } = this.deps;
+    const secret = randomBytes(24).toString("base64url");
+    const hook = await store.hooks.createHook({ personId: person.id, description, secretHash: createHash("sha256").update(secret).digest("hex") });
+    const url = `${this.deps.publicUrl.replace(/\/$/, "")}/hooks/${hook.id}`;
+    await store.outbox.enqueueOutbound(
+      {
+        personId: person.id,
+        deliveryKey: `hook:${hook.id}`,
+        text: `To trigger “${description}” (task: ${task.title}), have the service send an HTTP POST to ${url} with the header \`X-Familiar-Hook-Secret: ${secret}\`. Keep the secret private.`,
+      },
+      clock.now(),
+    );
+    void this.outbox.deliver(person.id);
+    return hook.id;
+  }
+
+  /** After /resume: runs the person's pending work that became due while paused. */
+  private async resumeDue(personId: PersonId): Promise<number> {
+    const { store, clock } = this.deps;
+    const page = await store.tasks.listTasks({ personId, status: ["pending", "waiting"] }, { limit: 500 });
+    let count = 0;
+    for (const task of page.items) {
+      const state = task.state;
+      const due = state.status === "pending" ? (task.notBefore ?? clock.now()) : state.status === "waiting" && state.wait.kind === "time" ? state.wait.until : null;
+      if (due && due <= clock.now()) {
+        void this.tasks.onWake(task.id, due);
+        count++;
+      }
+    }
+    return count;
   }
 
   /** The local chat is trusted (loopback only unless allowed): its users become persons on first message. */

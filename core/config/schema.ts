@@ -60,6 +60,10 @@ export const configSchema = z
     LOCAL_CHAT_ALLOW_REMOTE: bool(false),
     /** How long after its due time a missed wake-up still runs on start, ms (default 24 h). */
     WAKEUP_GRACE_MS: int(86_400_000, 0, 30 * 86_400_000),
+    /** Base URL outside services use for webhooks (`/hooks/:id`); default http://HOST:PORT. */
+    PUBLIC_URL: optionalUrl,
+    /** Let the model judge (strict JSON) whether a proactive message is worth sending; failures hold. */
+    NOTIFY_MODEL_JUDGEMENT: bool(false),
     /** How long Agenda waits for running jobs on shutdown, ms. */
     SHUTDOWN_DEADLINE_MS: int(10_000, 0, 600_000),
 
@@ -123,6 +127,8 @@ export const settingDocs: Record<keyof Config, { expected: string; secret?: bool
   LOCAL_CHAT_ALLOW_REMOTE: { expected: "true or false" },
   WAKEUP_GRACE_MS: { expected: "an integer number of milliseconds, at most 30 days" },
   SHUTDOWN_DEADLINE_MS: { expected: "an integer 0–600000 (milliseconds)" },
+  PUBLIC_URL: { expected: "the http(s) base URL outside services reach Familiar at" },
+  NOTIFY_MODEL_JUDGEMENT: { expected: "true or false" },
   TELEGRAM_BOT_TOKEN: { expected: "a bot token from @BotFather (digits:letters)", secret: true },
   TELEGRAM_API_ROOT: { expected: "an http(s) URL without a trailing slash (a local Bot API server)" },
   TELEGRAM_WEBHOOK_URL: { expected: "the public https URL Telegram posts updates to (needs TELEGRAM_WEBHOOK_SECRET)" },

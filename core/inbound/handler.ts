@@ -1,4 +1,4 @@
-import type { InboundEvent, InboundMessage, InboundPress } from "../channels/port.js";
+import type { InboundEvent, InboundMessage, InboundOutcome, InboundPress } from "../channels/port.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log.js";
 import type { Store } from "../storage/ports.js";
@@ -8,8 +8,11 @@ import type { CommandRegistry } from "./commands.js";
 /** Decides who an unknown sender is: a person to create (trusted channel), or null (drop / pairing). */
 export type UnknownSenderPolicy = (event: InboundEvent) => Promise<Person | null>;
 
-/** Handles a button press; returns true if it recognised the button. */
-export type PressHandler = (press: InboundPress, person: Person, identity: Identity) => Promise<boolean>;
+/**
+ * Handles a button press: returns null when the button is not its own, else the outcome (with a
+ * `notice` for the presser, e.g. "Approved once" or "This request isn't yours").
+ */
+export type PressHandler = (press: InboundPress, person: Person | null, identity: Identity | null) => Promise<InboundOutcome | null>;
 
 export interface InboundDeps {
   store: Store;
@@ -34,33 +37,37 @@ export interface InboundDeps {
 export class InboundHandler {
   constructor(private readonly deps: InboundDeps) {}
 
-  async handle(event: InboundEvent): Promise<void> {
+  async handle(event: InboundEvent): Promise<InboundOutcome> {
     const { store, clock, logger } = this.deps;
     const resolved = await this.resolve(event);
+    if (event.kind === "press") {
+      if (!(await store.inbound.markUpdateProcessed(event.channel, event.updateId, clock.now()))) return { status: "duplicate" };
+      // Presses from people Familiar does not know still reach the handlers: an approval card in a
+      // group must tell a stranger it is not theirs (field case A1), and the attempt is audited.
+      return this.press(event, resolved?.person ?? null, resolved?.identity ?? null);
+    }
     if (!resolved) {
       // Unknown sender without a person: remember the update id so a redelivery is not re-processed.
       await store.inbound.markUpdateProcessed(event.channel, event.updateId, clock.now());
-      return;
+      return { status: "ignored" };
     }
-    const { person, identity } = resolved;
-
-    if (event.kind === "press") {
-      if (!(await store.inbound.markUpdateProcessed(event.channel, event.updateId, clock.now()))) return;
-      await this.press(event, person, identity);
-      return;
-    }
+    const { person } = resolved;
 
     const command = this.deps.commands.parse(event.text);
     if (command) {
-      if (!(await store.inbound.markUpdateProcessed(event.channel, event.updateId, clock.now()))) return;
+      if (!(await store.inbound.markUpdateProcessed(event.channel, event.updateId, clock.now()))) return { status: "duplicate" };
       const reply = await this.deps.commands.run(command.name, { person, args: command.args, channel: event.channel, accountId: event.accountId });
       await this.deps.answer(person, event, reply.text);
-      return;
+      return { status: "handled" };
     }
 
     const messageId = await this.record(event, person);
-    if (messageId) this.deps.onMessage(person, messageId);
-    else logger.debug({ channel: event.channel, updateId: event.updateId }, "duplicate update dropped");
+    if (!messageId) {
+      logger.debug({ channel: event.channel, updateId: event.updateId }, "duplicate update dropped");
+      return { status: "duplicate" };
+    }
+    this.deps.onMessage(person, messageId);
+    return { status: "accepted" };
   }
 
   /** Dedupe and append atomically; returns the new message id, or null for a duplicate. */
@@ -80,11 +87,12 @@ export class InboundHandler {
     });
   }
 
-  private async press(event: InboundPress, person: Person, identity: Identity): Promise<void> {
+  private async press(event: InboundPress, person: Person | null, identity: Identity | null): Promise<InboundOutcome> {
     for (const handler of this.deps.pressHandlers()) {
-      if (await handler(event, person, identity)) return;
+      const outcome = await handler(event, person, identity);
+      if (outcome) return outcome;
     }
-    await this.deps.answer(person, event, "That button is no longer active.");
+    return { status: "handled", notice: "That button is no longer active." };
   }
 
   private async resolve(event: InboundEvent): Promise<{ person: Person; identity: Identity } | null> {

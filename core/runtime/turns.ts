@@ -1,25 +1,21 @@
 import type { Clock } from "../clock.js";
-import { assembleContext } from "../context/assemble.js";
 import { updateRollingSummary } from "../context/summary.js";
 import type { TokenCounter } from "../context/tokens.js";
-import { runToolLoop } from "../harness/loop.js";
-import { toChatTool } from "../harness/tool-dispatch.js";
-import type { ExecuteTool, ToolLoopResult } from "../harness/types.js";
 import type { PersonId } from "../ids.js";
 import type { Logger } from "../log.js";
 import type { ModelClient } from "../model/port.js";
 import type { OutboxDelivery } from "../outbox/delivery.js";
 import type { Store } from "../storage/ports.js";
-import type { ConversationMessage, Person } from "../storage/types.js";
-import type { ToolDefinition } from "../tools/tool.js";
+import type { ConversationMessage, Person, Task } from "../storage/types.js";
 import type { PersonQueue } from "./person-queue.js";
+import { failureText, taskKind, type TaskRuntime } from "./tasks.js";
 
 /** Short, honest texts for turns that produced no answer (field case M1: never a placeholder). */
 export const turnFailureText = {
-  empty: "Sorry — I couldn't come up with an answer to that just now. Could you try again?",
-  stepLimit: "I ran out of steps while working on that. Say “continue” if you want me to keep going.",
-  modelError: "I couldn't reach my language model just now, so I can't answer yet. Please try again in a moment.",
-  noModel: "No model is configured yet, so I can't answer. Set OPENAI_API_KEY (or OPENAI_BASE_URL for a compatible server) and restart Familiar.",
+  empty: failureText("empty"),
+  stepLimit: failureText("step_limit"),
+  modelError: failureText("error"),
+  noModel: failureText("no_model"),
 } as const;
 
 export interface TurnRuntimeDeps {
@@ -30,22 +26,17 @@ export interface TurnRuntimeDeps {
   logger: Logger;
   queue: PersonQueue;
   outbox: OutboxDelivery;
-  tools: () => ToolDefinition[];
-  /** Wraps every tool call (journal, Sentinel); default runs the tool. */
-  executeTool?: ExecuteTool;
-  budget: number;
-  maxSteps: number;
-  /** Shows typing on the person's channel while a turn runs (renewed by the caller's adapter). */
+  tasks: TaskRuntime;
+  /** Shows typing on the person's channel while a turn runs. */
   typing?: (personId: PersonId) => () => void;
-  /** Observes each finished turn (audit, benchmarks). */
-  onTurn?: (event: { personId: PersonId; result: ToolLoopResult | null; promptTokens: number; replySeq: number | null }) => void;
 }
 
 /**
- * Conversation turns: a person's message requests a turn; turns for one person run one at a time
- * (PersonQueue), and a message that arrives while a turn runs is answered by the next turn, which
- * sees everything up to then. A turn that was interrupted (crash) is re-run on start because the
- * conversation still ends with an unanswered user message.
+ * Conversation turns. A person's message requests a turn; turns for one person run one at a time
+ * (PersonQueue). Each turn is a task (kind `turn`), so its tool calls are journaled and a turn
+ * interrupted by a crash resumes from its journal instead of repeating side effects. A message that
+ * arrives while a turn runs is answered by the next turn, right after. When a task waits for the
+ * person's reply, their message resumes that task instead.
  */
 export class TurnRuntime {
   private readonly requested = new Set<string>();
@@ -92,8 +83,25 @@ export class TurnRuntime {
     return count;
   }
 
-  private async runTurn(personId: PersonId, force: boolean): Promise<void> {
+  /** Records a turn's answer in the conversation and the outbox (once per key), then delivers it. */
+  async deliverReply(task: Task, person: Person, text: string, deliveryKey: string): Promise<void> {
     const { store, clock } = this.deps;
+    const now = clock.now();
+    const answering = (task.checkpoint as { messageId?: string } | null)?.messageId;
+    const original = answering ? await store.conversation.getMessage(answering as never) : null;
+    const recent = original ? [original] : await store.conversation.listRecentMessages(person.id, 20);
+    const channel = [...recent].reverse().find((m) => m.role === "user")?.channel ?? "local";
+    await store.transaction(async () => {
+      const row = await store.outbox.enqueueOutbound({ personId: person.id, deliveryKey, text, channel }, now);
+      if (row.createdAt.getTime() === now.getTime()) {
+        await store.conversation.appendMessage({ personId: person.id, role: "assistant", channel, text, taskId: taskKind(task) === "turn" ? null : task.id });
+      }
+    });
+    await this.deps.outbox.deliver(person.id);
+  }
+
+  private async runTurn(personId: PersonId, force: boolean): Promise<void> {
+    const { store } = this.deps;
     const person = await store.persons.getPerson(personId);
     if (!person) return;
     const recent = await store.conversation.listRecentMessages(personId, 20);
@@ -101,61 +109,32 @@ export class TurnRuntime {
     if (!last || last.role !== "user") return;
 
     const stopTyping = this.deps.typing?.(personId);
+    let lastSeq = last.seq;
+    let firstVerbatimSeq: number | null = null;
     try {
-      if (!this.deps.model) {
-        await this.reply(person, last, turnFailureText.noModel);
-        this.deps.onTurn?.({ personId, result: null, promptTokens: 0, replySeq: null });
-        return;
+      const waiting = await store.tasks.findWaitingTasks({ kind: "reply", personId });
+      const outcome = waiting[0]
+        ? await this.deps.tasks.runNow(waiting[0], { trigger: "the person replied (their latest message)", from: "waiting", direct: true, originMessageId: last.id })
+        : await this.deps.tasks.runNow(await this.turnTask(person, last), { trigger: null, direct: true, originMessageId: last.id });
+      if (outcome) {
+        lastSeq = outcome.context.lastSeq;
+        firstVerbatimSeq = outcome.context.firstVerbatimSeq;
       }
-      const tools = this.deps.tools();
-      const context = await assembleContext({
-        store,
-        tokens: this.deps.tokens,
-        person,
-        now: clock.now(),
-        budget: this.deps.budget,
-        tools: tools.map(toChatTool),
-      });
-      const result = await runToolLoop({
-        model: this.deps.model,
-        messages: context.messages,
-        tools,
-        maxSteps: this.deps.maxSteps,
-        context: { personId, taskId: null, originMessageId: last.id, now: clock.now(), activationKey: `turn:${last.id}` },
-        ...(this.deps.executeTool && { executeTool: this.deps.executeTool }),
-      });
-      const text = replyText(result);
-      if (text === null) return; // aborted (shutting down): the turn re-runs on start
-      const replySeq = await this.reply(person, last, text);
-      this.deps.onTurn?.({ personId, result, promptTokens: context.tokens, replySeq });
-      // Messages that arrived while this turn ran are answered by the next turn, right away.
-      const newer = await store.conversation.listMessagesAfter(personId, context.lastSeq, 50);
-      if (newer.some((m) => m.role === "user")) void this.requestTurn(personId, true);
-      await this.summarize(person, context.firstVerbatimSeq);
     } finally {
       stopTyping?.();
     }
+    // Messages that arrived while this turn ran are answered by the next turn, right away.
+    const newer = await store.conversation.listMessagesAfter(personId, lastSeq, 50);
+    if (newer.some((m) => m.role === "user")) void this.requestTurn(personId, true);
+    if (firstVerbatimSeq !== null) await this.summarize(person, firstVerbatimSeq);
   }
 
-  /** Records the answer in the conversation and the outbox in one transaction, then delivers it. */
-  private async reply(person: Person, answering: ConversationMessage, text: string): Promise<number> {
-    const { store, clock } = this.deps;
-    const seq = await store.transaction(async () => {
-      const message = await store.conversation.appendMessage({
-        personId: person.id,
-        role: "assistant",
-        channel: answering.channel,
-        text,
-        taskId: null,
-      });
-      await store.outbox.enqueueOutbound(
-        { personId: person.id, deliveryKey: `reply:${answering.id}`, text, channel: answering.channel },
-        clock.now(),
-      );
-      return message.seq;
-    });
-    await this.deps.outbox.deliver(person.id);
-    return seq;
+  /** The open turn task answering `message` (after a crash), or a new one. */
+  private async turnTask(person: Person, message: ConversationMessage): Promise<Task> {
+    const { store } = this.deps;
+    const open = await store.tasks.listTasks({ personId: person.id, status: ["pending", "running"] }, { limit: 50 });
+    const existing = open.items.find((t) => taskKind(t) === "turn" && (t.checkpoint as { messageId?: string }).messageId === message.id);
+    return existing ?? store.tasks.createTask({ personId: person.id, title: "conversation turn", checkpoint: { type: "turn", messageId: message.id } });
   }
 
   private async summarize(person: Person, keepFromSeq: number): Promise<void> {
@@ -165,21 +144,5 @@ export class TurnRuntime {
     } catch (err) {
       this.deps.logger.warn({ err, personId: person.id }, "rolling summary not updated");
     }
-  }
-}
-
-/** The text to send for a loop result; null when nothing should be said (aborted). */
-function replyText(result: ToolLoopResult): string | null {
-  switch (result.kind) {
-    case "reply":
-      return result.text;
-    case "empty":
-      return turnFailureText.empty;
-    case "step_limit":
-      return turnFailureText.stepLimit;
-    case "error":
-      return turnFailureText.modelError;
-    case "aborted":
-      return null;
   }
 }

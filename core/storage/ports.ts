@@ -9,6 +9,7 @@ import type {
   ApprovalId,
   GoalId,
   GrantId,
+  HookId,
   MemoryId,
   MessageId,
   NotificationId,
@@ -29,6 +30,7 @@ import type {
   GoalPatch,
   GoalStatus,
   Grant,
+  Hook,
   Identity,
   Json,
   JournalEntry,
@@ -41,6 +43,7 @@ import type {
   NewConversationMessage,
   NewGoal,
   NewGrant,
+  NewHook,
   NewJournalIntent,
   NewMemoryItem,
   NewNotificationRecord,
@@ -243,6 +246,17 @@ export interface LocalMailboxRepository {
   listLocalMessages(user: string, afterSeq: number, limit: number): Promise<LocalMessage[]>;
 }
 
+export interface HookRepository {
+  createHook(input: NewHook): Promise<Hook>;
+  getHook(id: HookId): Promise<Hook | null>;
+  /** Oldest first. */
+  listHooks(personId: PersonId): Promise<Hook[]>;
+  /** Records that an event arrived (for /activity). */
+  touchHook(id: HookId, now: Date): Promise<void>;
+  /** Returns false when there was no such hook of that person. */
+  deleteHook(personId: PersonId, id: HookId): Promise<boolean>;
+}
+
 /** Status reported by `/healthz`. */
 export interface StoreHealth {
   ok: boolean;
@@ -271,6 +285,7 @@ export interface Store {
   readonly inbound: InboundRepository;
   readonly notifications: NotificationRepository;
   readonly localMailbox: LocalMailboxRepository;
+  readonly hooks: HookRepository;
   transaction<T>(fn: () => Promise<T>): Promise<T>;
   health(): Promise<StoreHealth>;
   close(): Promise<void>;

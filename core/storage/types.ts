@@ -397,3 +397,21 @@ export interface LocalMessage {
   buttons: Button[];
   at: Date;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Inbound webhooks (event triggers)
+
+/** A webhook an outside service calls to resume tasks waiting for it. The secret is stored hashed. */
+export interface Hook {
+  id: HookId;
+  personId: PersonId;
+  /** What the event is, in the person's words (shown on /activity). */
+  description: string;
+  /** SHA-256 (hex) of the secret the caller sends in `X-Familiar-Hook-Secret`. */
+  secretHash: string;
+  createdAt: Date;
+  /** When the hook last received an event (null: never). */
+  lastEventAt: Date | null;
+}
+
+export type NewHook = Pick<Hook, "personId" | "description" | "secretHash">;

@@ -9,7 +9,7 @@ import { defineTool, type ToolDefinition, type ToolResult } from "./tool.js";
 import { isValidTimeZone, nextCronTime } from "../time/zones.js";
 
 /** Job names of time-based work (handlers are defined by the runtime). */
-export const jobNames = { wake: "task.wake", checkIn: "goal.checkin" } as const;
+export const jobNames = { wake: "task.wake" } as const;
 
 const timeZone = z.string().refine(isValidTimeZone, "an IANA time zone such as Europe/Berlin");
 const cronSpec = z.object({ cron: z.string().min(9).max(100), timezone: timeZone });
@@ -43,17 +43,35 @@ function goalView(g: Goal) {
 export function coreTools(deps: { store: Store; scheduler: Scheduler; clock: Clock }): ToolDefinition[] {
   const { store, scheduler, clock } = deps;
 
-  async function scheduleCheckIn(goal: Goal): Promise<void> {
-    if (goal.checkIn && goal.status === "active") {
-      await scheduler.schedule({
-        name: jobNames.checkIn,
-        key: goal.id,
-        data: { goalId: goal.id, personId: goal.personId },
-        timing: { kind: "cron", cron: goal.checkIn.cron, timeZone: goal.checkIn.timeZone },
-      });
-    } else {
-      await scheduler.cancel(jobNames.checkIn, goal.id);
+  /**
+   * A goal's check-in is one long-lived task that cycles waiting → running → waiting, woken by a
+   * cron `task.wake` job in the goal's time zone. Changing the schedule replaces the task; ending the
+   * goal cancels it (pausing only skips wake-ups while paused).
+   */
+  async function scheduleCheckIn(goal: Goal, changed: boolean): Promise<void> {
+    const now = clock.now();
+    const ending = goal.status === "done" || goal.status === "abandoned";
+    if (!changed && !ending) return;
+    const open = await store.tasks.listTasks({ goalId: goal.id, status: ["pending", "waiting"] }, { limit: 100 });
+    for (const t of open.items.filter((t) => (t.checkpoint as { type?: string } | null)?.type === "checkin")) {
+      await scheduler.cancel(jobNames.wake, t.id);
+      await store.tasks.transitionTask({ taskId: t.id, owner: null, to: { status: "cancelled", reason: ending ? `goal ${goal.status}` : "check-in rescheduled" }, now });
     }
+    if (!goal.checkIn || ending) return;
+    const first = nextCronTime(goal.checkIn.cron, goal.checkIn.timeZone, now);
+    const task = await store.tasks.createTask({
+      personId: goal.personId,
+      goalId: goal.id,
+      title: `check-in: ${goal.title}`,
+      checkpoint: { type: "checkin", cron: goal.checkIn.cron, timeZone: goal.checkIn.timeZone },
+      notBefore: first,
+    });
+    await scheduler.schedule({
+      name: jobNames.wake,
+      key: task.id,
+      data: { taskId: task.id, personId: goal.personId },
+      timing: { kind: "cron", cron: goal.checkIn.cron, timeZone: goal.checkIn.timeZone },
+    });
   }
 
   const ownGoal = async (personId: string, goalId: string): Promise<Goal | null> => {
@@ -81,7 +99,7 @@ export function coreTools(deps: { store: Store; scheduler: Scheduler; clock: Clo
           checkIn: args.checkIn ? { cron: args.checkIn.cron, timeZone: args.checkIn.timezone } : null,
         });
         try {
-          await scheduleCheckIn(goal);
+          await scheduleCheckIn(goal, true);
         } catch (err) {
           await store.goals.updateGoal(goal.id, { checkIn: null });
           return fail("invalid_schedule", `goal ${goal.id} created without check-in: ${(err as Error).message}`);
@@ -113,7 +131,7 @@ export function coreTools(deps: { store: Store; scheduler: Scheduler; clock: Clo
           ...(args.checkIn !== undefined && { checkIn: args.checkIn && { cron: args.checkIn.cron, timeZone: args.checkIn.timezone } }),
         });
         try {
-          await scheduleCheckIn(updated);
+          await scheduleCheckIn(updated, args.checkIn !== undefined);
         } catch (err) {
           return fail("invalid_schedule", `goal updated, but its check-in could not be scheduled: ${(err as Error).message}`);
         }

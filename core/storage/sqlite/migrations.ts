@@ -23,6 +23,21 @@ export const migrations: readonly Migration[] = [
       db.exec(taskStateMachineTrigger());
     },
   },
+  {
+    version: 2,
+    name: "inbound webhooks",
+    up(db) {
+      db.exec(`CREATE TABLE hooks (
+        id TEXT PRIMARY KEY,
+        person_id TEXT NOT NULL REFERENCES persons (id),
+        description TEXT NOT NULL,
+        secret_hash TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        last_event_at INTEGER
+      );
+      CREATE INDEX hooks_by_person ON hooks (person_id, created_at);`);
+    },
+  },
 ];
 
 /** What `migrate` did. */

@@ -10,6 +10,7 @@ import { SqliteConversationRepository } from "./conversation.js";
 import { TxGate } from "./gate.js";
 import { SqliteGoalRepository } from "./goals.js";
 import { SqliteGrantRepository } from "./grants.js";
+import { SqliteHookRepository } from "./hooks.js";
 import { SqliteInboundRepository } from "./inbound.js";
 import { SqliteJournalRepository } from "./journal.js";
 import { SqliteLocalMailboxRepository } from "./local-mailbox.js";
@@ -45,6 +46,7 @@ export class SqliteStore implements Store {
   readonly inbound: SqliteInboundRepository;
   readonly notifications: SqliteNotificationRepository;
   readonly localMailbox: SqliteLocalMailboxRepository;
+  readonly hooks: SqliteHookRepository;
   private readonly ctx: SqliteContext;
 
   /** Use `openSqliteStore`; the constructor expects a connection already configured and migrated. */
@@ -68,6 +70,7 @@ export class SqliteStore implements Store {
     this.inbound = new SqliteInboundRepository(this.ctx);
     this.notifications = new SqliteNotificationRepository(this.ctx);
     this.localMailbox = new SqliteLocalMailboxRepository(this.ctx);
+    this.hooks = new SqliteHookRepository(this.ctx);
   }
 
   /**

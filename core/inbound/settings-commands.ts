@@ -1,0 +1,67 @@
+import type { Clock } from "../clock.js";
+import { asId, type PersonId } from "../ids.js";
+import type { Store } from "../storage/ports.js";
+import { isValidTimeZone } from "../time/zones.js";
+import type { CommandRegistry } from "./commands.js";
+
+const hhmm = /^([01]\d|2[0-3]):([0-5]\d)$/;
+
+/**
+ * Commands that change how and when Familiar works in the background: /pause, /resume, /quiet,
+ * /proactivity, /digest, /timezone, and /goal pause|resume|cancel <id>.
+ */
+export function registerSettingsCommands(
+  registry: CommandRegistry,
+  deps: { store: Store; clock: Clock; resumeDue: (personId: PersonId) => Promise<number> },
+): void {
+  const { store } = deps;
+  registry.register("pause", "pause all background work (reminders and check-ins wait)", async ({ person }) => {
+    await store.persons.updatePerson(person.id, { paused: true });
+    return { text: "Paused. I won't do anything in the background until you send /resume." };
+  });
+  registry.register("resume", "resume background work", async ({ person }) => {
+    await store.persons.updatePerson(person.id, { paused: false });
+    const due = await deps.resumeDue(person.id);
+    return { text: due > 0 ? `Resumed. Catching up on ${due} thing(s) that came due while paused.` : "Resumed." };
+  });
+  registry.register("quiet", "quiet hours, e.g. `/quiet 22:00-07:00` (or `/quiet off`)", async ({ person, args }) => {
+    if (args === "off") {
+      await store.persons.updatePerson(person.id, { quietHours: null });
+      return { text: "Quiet hours off." };
+    }
+    const [from, to] = args.split("-").map((s) => s.trim());
+    if (!from || !to || !hhmm.test(from) || !hhmm.test(to) || from === to) return { text: "Use /quiet HH:MM-HH:MM, e.g. /quiet 22:00-07:00, or /quiet off." };
+    await store.persons.updatePerson(person.id, { quietHours: { from, to } });
+    return { text: `Quiet hours ${from}–${to} (${person.timeZone}). I'll hold anything that isn't urgent until they end.` };
+  });
+  registry.register("proactivity", "how readily I message first: off, low, normal, high", async ({ person, args }) => {
+    const level = args.toLowerCase();
+    if (level !== "off" && level !== "low" && level !== "normal" && level !== "high") return { text: `Proactivity is ${person.proactivity}. Use /proactivity off|low|normal|high.` };
+    await store.persons.updatePerson(person.id, { proactivity: level });
+    return { text: `Proactivity set to ${level}.` };
+  });
+  registry.register("digest", "when held messages arrive as a digest, e.g. `/digest 18:00`", async ({ person, args }) => {
+    if (!hhmm.test(args)) return { text: `Your digest time is ${person.digestTime}. Use /digest HH:MM.` };
+    await store.persons.updatePerson(person.id, { digestTime: args });
+    return { text: `Digest at ${args} (${person.timeZone}).` };
+  });
+  registry.register("timezone", "your time zone, e.g. `/timezone Europe/Berlin`", async ({ person, args }) => {
+    if (!isValidTimeZone(args)) return { text: `Your time zone is ${person.timeZone}. Use an IANA name such as /timezone Asia/Tokyo.` };
+    await store.persons.updatePerson(person.id, { timeZone: args });
+    return { text: `Time zone set to ${args}.` };
+  });
+  registry.register("goal", "`/goal pause|resume|cancel <id>`", async ({ person, args }) => {
+    const [verb, id] = args.split(/\s+/);
+    const goal = id ? await store.goals.getGoal(asId("goal", id)) : null;
+    if (!goal || goal.personId !== person.id) return { text: "Use /goal pause|resume|cancel <id> with an id from /goals." };
+    const status = verb === "pause" ? "paused" : verb === "resume" ? "active" : verb === "cancel" ? "abandoned" : null;
+    if (!status) return { text: "Use /goal pause|resume|cancel <id>." };
+    await store.goals.updateGoal(goal.id, { status });
+    if (status === "abandoned") {
+      const open = await store.tasks.listTasks({ goalId: goal.id, status: ["pending", "waiting"] }, { limit: 200 });
+      for (const t of open.items) await store.tasks.transitionTask({ taskId: t.id, owner: null, to: { status: "cancelled", reason: "goal cancelled" }, now: deps.clock.now() });
+    }
+    if (status === "active") await deps.resumeDue(person.id);
+    return { text: `Goal “${goal.title}” is now ${status}.` };
+  });
+}

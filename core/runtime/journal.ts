@@ -1,0 +1,124 @@
+import type { Clock } from "../clock.js";
+import { DuplicateKeyError } from "../errors.js";
+import type { ExecuteTool } from "../harness/types.js";
+import { wrapUntrusted } from "../harness/untrusted.js";
+import type { ChatMessage } from "../model/port.js";
+import type { Store } from "../storage/ports.js";
+import type { Json, JournalEntry } from "../storage/types.js";
+import type { ToolDefinition, ToolResult } from "../tools/tool.js";
+
+/** What the model is told about a side-effecting call whose outcome was lost in a crash. */
+export const interruptedOutcome =
+  "interrupted, outcome unknown: the process stopped while this call was running, so it may or may not have taken effect. Check before trying again, or ask the person.";
+
+const defaultExecute: ExecuteTool = (tool, args, context) => tool.execute(args as never, context);
+
+/**
+ * Wraps tool execution with the task's tool-call journal, for exactly-once side effects:
+ * the intent (tool, validated arguments, idempotency key from (task, activation, step, call)) is
+ * recorded before the call and the outcome after. A key seen before is never executed again: a
+ * recorded outcome is returned as it was; an intent without an outcome is reported as
+ * "interrupted, outcome unknown" for side-effecting tools, and simply run again for read-only ones.
+ * Calls outside a task (no `taskId`) run unjournaled.
+ */
+export function journaled(deps: { store: Store; clock: Clock }, inner: ExecuteTool = defaultExecute): ExecuteTool {
+  const { store, clock } = deps;
+  return async (tool, args, context) => {
+    if (!context.taskId) return inner(tool, args, context);
+    const key = context.idempotencyKey;
+    const existing = await store.journal.getEntry(key);
+    if (existing?.outcome) return replay(existing);
+    if (existing && existing.sideEffect) return { ok: false, code: "interrupted", error: interruptedOutcome };
+    if (!existing) {
+      try {
+        await store.journal.recordIntent({
+          taskId: context.taskId,
+          step: stepOf(key),
+          idempotencyKey: key,
+          tool: tool.name,
+          args: (args ?? null) as Json,
+          sideEffect: tool.sideEffect,
+          intentAt: clock.now(),
+        });
+      } catch (err) {
+        // Another worker recorded the same key first: it owns the call.
+        if (err instanceof DuplicateKeyError) return { ok: false, code: "interrupted", error: interruptedOutcome };
+        throw err;
+      }
+    }
+    let result: ToolResult;
+    try {
+      result = await inner(tool, args, context);
+    } catch (err) {
+      result = { ok: false, code: "tool_threw", error: (err as Error).message };
+    }
+    await store.journal.recordOutcome(key, result.ok ? { ok: true, result: toJson(result) } : { ok: false, error: JSON.stringify({ code: result.code, error: result.error }) }, clock.now());
+    return result;
+  };
+}
+
+function stepOf(key: string): number {
+  const parts = key.split(":");
+  return Number(parts.at(-2)) || 0;
+}
+
+function toJson(result: Extract<ToolResult, { ok: true }>): Json {
+  return { content: result.content, data: result.data ?? null, untrusted: result.untrusted?.source ?? null };
+}
+
+/** Rebuilds a ToolResult from a journal outcome. */
+function replay(entry: JournalEntry): ToolResult {
+  const outcome = entry.outcome!;
+  if (outcome.ok) {
+    const r = outcome.result as { content?: string; data?: Json; untrusted?: string | null } | null;
+    return {
+      ok: true,
+      content: r?.content ?? "",
+      ...(r?.data !== undefined && r.data !== null && { data: r.data }),
+      ...(r?.untrusted ? { untrusted: { source: r.untrusted } } : {}),
+    };
+  }
+  try {
+    const e = JSON.parse(outcome.error) as { code?: string; error?: string };
+    return { ok: false, code: e.code ?? "failed", error: e.error ?? outcome.error };
+  } catch {
+    return { ok: false, code: "failed", error: outcome.error };
+  }
+}
+
+/**
+ * Rebuilds the messages of an interrupted activation from its journal entries (keys starting with
+ * `prefix`), so a resumed activation continues where it stopped instead of starting over: each
+ * journaled call becomes an assistant tool call followed by its result. Read-only calls without a
+ * result are run again (`rerun`); side-effecting ones get the "interrupted, outcome unknown" result.
+ */
+export async function journalHistory(
+  entries: JournalEntry[],
+  prefix: string,
+  rerun: (entry: JournalEntry) => Promise<ToolResult>,
+): Promise<{ messages: ChatMessage[]; tainted: boolean }> {
+  const mine = entries.filter((e) => e.idempotencyKey.startsWith(prefix)).sort((a, b) => a.intentAt.getTime() - b.intentAt.getTime() || a.idempotencyKey.localeCompare(b.idempotencyKey));
+  const messages: ChatMessage[] = [];
+  let tainted = false;
+  for (const e of mine) {
+    const id = `j_${e.idempotencyKey.replace(/[^A-Za-z0-9_]/g, "_")}`.slice(0, 64);
+    messages.push({ role: "assistant", content: null, tool_calls: [{ id, type: "function", function: { name: e.tool, arguments: JSON.stringify(e.args) } }] });
+    let result: ToolResult;
+    if (e.outcome) result = replay(e);
+    else if (!e.sideEffect) result = await rerun(e);
+    else result = { ok: false, code: "interrupted", error: interruptedOutcome };
+    if (result.ok && result.untrusted) tainted = true;
+    const content = result.ok
+      ? result.untrusted
+        ? wrapUntrusted(result.content, result.untrusted.source)
+        : result.content
+      : JSON.stringify({ error: result.code, message: result.error });
+    messages.push({ role: "tool", tool_call_id: id, content });
+  }
+  return { messages, tainted };
+}
+
+/** Finds a tool by name (for re-running read-only journal entries). */
+export function findTool(tools: ToolDefinition[], name: string): ToolDefinition | undefined {
+  return tools.find((t) => t.name === name);
+}
