@@ -71,8 +71,25 @@ export interface InboundPress extends InboundBase {
 
 export type InboundEvent = InboundMessage | InboundPress;
 
-/** What the core does with an inbound event; adapters call it and acknowledge the platform fast. */
-export type InboundSink = (event: InboundEvent) => Promise<void>;
+/**
+ * What became of an inbound event:
+ * - `accepted`: recorded durably; a turn follows (acknowledge the platform now);
+ * - `duplicate`: this update id was processed before (a redelivery): do nothing;
+ * - `handled`: a command or button press was dealt with; any answer goes through the outbox;
+ * - `ignored`: not from anyone Familiar talks to (unknown sender, pairing pending, group not enabled).
+ * `notice` is a short text for the platform's native transient feedback on a press (Telegram
+ * callback answer, Slack ephemeral message, Discord ephemeral follow-up), e.g. "This isn't yours".
+ */
+export interface InboundOutcome {
+  status: "accepted" | "duplicate" | "handled" | "ignored";
+  notice?: string;
+}
+
+/**
+ * What the core does with an inbound event; adapters call it and acknowledge the platform as soon as
+ * it resolves (it only records durably and queues work; the turn runs afterwards).
+ */
+export type InboundSink = (event: InboundEvent) => Promise<InboundOutcome>;
 
 export interface ChannelAdapter {
   readonly channel: ChannelName;
