@@ -47,6 +47,7 @@ export const collectionNames = {
   inbound: "inbound_updates",
   notifications: "notifications",
   localMailbox: "local_mailbox",
+  hooks: "hooks",
 } as const;
 
 export type CollectionKey = keyof typeof collectionNames;
@@ -249,6 +250,16 @@ export interface LocalMailboxDoc {
   at: Date;
 }
 
+export interface HookDoc {
+  _id: string;
+  personId: string;
+  description: string;
+  /** SHA-256 hex of the caller's secret (never the secret itself). */
+  secretHash: string;
+  createdAt: Date;
+  lastEventAt: Date | null;
+}
+
 /**
  * Indexes per collection. Unique ones carry the store's uniqueness rules; the rest serve the
  * repositories' queries (their key order follows each query's equality fields, then its sort).
@@ -304,4 +315,5 @@ export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
     { key: { seq: 1 }, name: "seq_unique", unique: true },
     { key: { user: 1, seq: 1 }, name: "user_seq" },
   ],
+  hooks: [{ key: { personId: 1, _id: 1 }, name: "person_created" }],
 };

@@ -12,6 +12,7 @@ import { MongoConversationRepository } from "./conversation.js";
 import type { DbLike } from "./driver.js";
 import { MongoGoalRepository } from "./goals.js";
 import { MongoGrantRepository } from "./grants.js";
+import { MongoHookRepository } from "./hooks.js";
 import { MongoInboundRepository } from "./inbound.js";
 import { MongoJournalRepository } from "./journal.js";
 import { MongoLocalMailboxRepository } from "./local-mailbox.js";
@@ -59,6 +60,7 @@ export class MongoStore implements Store {
   readonly inbound: MongoInboundRepository;
   readonly notifications: MongoNotificationRepository;
   readonly localMailbox: MongoLocalMailboxRepository;
+  readonly hooks: MongoHookRepository;
 
   constructor(db: DbLike, options: MongoStoreOptions = {}) {
     this.db = db;
@@ -79,6 +81,7 @@ export class MongoStore implements Store {
     this.inbound = new MongoInboundRepository(db);
     this.notifications = new MongoNotificationRepository(db, clock);
     this.localMailbox = new MongoLocalMailboxRepository(db, atomically);
+    this.hooks = new MongoHookRepository(db, clock);
   }
 
   /** Creates the declared indexes (collections.ts). Idempotent; call once before use. */

@@ -250,6 +250,6 @@ describe("declared indexes", () => {
     expect(db.collection("memory_items").indexes.some((i) => Object.values(i.key).includes("text"))).toBe(true);
     // Creating them again is a no-op (the adapter calls ensureIndexes on every start).
     await expect(new MongoStore(db).ensureIndexes()).resolves.toBeUndefined();
-    expect(Object.keys(indexSpecs)).toHaveLength(16);
+    expect(Object.keys(indexSpecs)).toHaveLength(17);
   });
 });

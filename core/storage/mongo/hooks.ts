@@ -1,0 +1,62 @@
+/** MongoDB implementation of `HookRepository` (`hooks`): inbound webhooks that resume waiting tasks. */
+import type { Clock } from "../../clock.js";
+import { asId, newId, type HookId, type PersonId } from "../../ids.js";
+import type { HookRepository } from "../ports.js";
+import type { Hook, NewHook } from "../types.js";
+import type { HookDoc } from "./collections.js";
+import type { DbLike } from "./driver.js";
+import { openColl } from "./session.js";
+
+function toHook(d: HookDoc): Hook {
+  return {
+    id: asId("hook", d._id),
+    personId: asId("person", d.personId),
+    description: d.description,
+    secretHash: d.secretHash,
+    createdAt: d.createdAt,
+    lastEventAt: d.lastEventAt,
+  };
+}
+
+/** Webhooks of a person, oldest first; the secret is only ever stored as its hash. */
+export class MongoHookRepository implements HookRepository {
+  private readonly hooks;
+
+  constructor(
+    db: DbLike,
+    private readonly clock: Clock,
+  ) {
+    this.hooks = openColl<HookDoc>(db, "hooks", "hook");
+  }
+
+  async createHook(input: NewHook): Promise<Hook> {
+    const doc: HookDoc = {
+      _id: newId("hook"),
+      personId: input.personId,
+      description: input.description,
+      secretHash: input.secretHash,
+      createdAt: this.clock.now(),
+      lastEventAt: null,
+    };
+    await this.hooks.insertOne(doc);
+    return toHook(doc);
+  }
+
+  async getHook(id: HookId): Promise<Hook | null> {
+    const doc = await this.hooks.findOne({ _id: id });
+    return doc === null ? null : toHook(doc);
+  }
+
+  async listHooks(personId: PersonId): Promise<Hook[]> {
+    return (await this.hooks.find({ personId }, { sort: { _id: 1 } })).map(toHook);
+  }
+
+  /** Does nothing when the hook does not exist. */
+  async touchHook(id: HookId, now: Date): Promise<void> {
+    await this.hooks.updateOne({ _id: id }, { $set: { lastEventAt: now } });
+  }
+
+  async deleteHook(personId: PersonId, id: HookId): Promise<boolean> {
+    return (await this.hooks.deleteOne({ _id: id, personId })) === 1;
+  }
+}
