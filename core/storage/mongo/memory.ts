@@ -14,6 +14,9 @@ import { memorySearchFilter, searchTerms, setPatch, textScoreProjection, textSco
 import { idAfter, pageLimit, toPage } from "./paging.js";
 import { openColl } from "./session.js";
 
+/** Confidence of an item added without one (same default as the SQLite adapter). */
+const defaultConfidence = 0.7;
+
 /** Personal memory items with `$text` search (`memory_items`). */
 export class MongoMemoryRepository implements MemoryRepository {
   private readonly items;
@@ -37,7 +40,7 @@ export class MongoMemoryRepository implements MemoryRepository {
         channel: input.provenance?.channel ?? null,
         note: input.provenance?.note ?? null,
       },
-      confidence: input.confidence ?? 1,
+      confidence: input.confidence ?? defaultConfidence,
       expiresAt: input.expiresAt ?? null,
       createdAt: now,
       updatedAt: now,

@@ -4,7 +4,7 @@
  * task-filters.ts); when one matches nothing, the task is read once to say why.
  */
 import type { Clock } from "../../clock.js";
-import { ConflictError, IllegalTransitionError, NotFoundError } from "../../errors.js";
+import { ConflictError, IllegalTransitionError, NotFoundError, ValidationError } from "../../errors.js";
 import { newId, type PersonId, type TaskId } from "../../ids.js";
 import type { TaskRepository } from "../ports.js";
 import { legalTransitions, type Json, type NewTask, type Page, type PageRequest, type Task, type TaskState, type TaskStatus } from "../types.js";
@@ -84,6 +84,10 @@ export class MongoTaskRepository implements TaskRepository {
     // `notBefore` never changes after creation, so reading it first cannot race.
     const before = await this.tasks.findOne({ _id: input.taskId }, { projection: { notBefore: 1, status: 1 } });
     if (before === null) throw new NotFoundError("task", input.taskId);
+    if (input.to.status === "running" && before.status !== "running" && legalTransitions[before.status].includes("running")) {
+      // Starting a task sets a lease, which only a claim does (same rule as the SQLite adapter).
+      throw new ValidationError(`task ${input.taskId}: use claimTask to start running a ${before.status} task (a claim sets the lease)`);
+    }
     const doc = await this.tasks.findOneAndUpdate(
       transitionFilter(input.taskId, input.to.status, input.owner),
       transitionUpdate(input.to, input.now, before.notBefore),
