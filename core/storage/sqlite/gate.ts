@@ -32,11 +32,6 @@ export class TxGate {
     return frame;
   }
 
-  /** True when the caller runs inside an open transaction of this gate. */
-  inTransaction(): boolean {
-    return this.current().depth > 0;
-  }
-
   /**
    * Runs the synchronous `fn` once no transaction the caller is outside of is open. When nothing is
    * open it runs in the same tick (no extra await), which keeps single statements cheap.

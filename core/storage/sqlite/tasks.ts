@@ -102,7 +102,7 @@ export class SqliteTaskRepository implements TaskRepository {
             )
             .get(id, input.personId, input.goalId ?? null, input.title, jsonText(input.plan ?? []), jsonText(input.checkpoint ?? null), msOrNull(input.notBefore), now, now) as Row,
         ),
-      { duplicate: (cause) => new DuplicateKeyError("task", id, { cause }), references: { entity: "person or goal", id: input.goalId ?? input.personId } },
+      { duplicate: (cause) => new DuplicateKeyError("task", id, { cause }), references: { entity: "person or goal", id: `${input.personId} / ${input.goalId ?? "(no goal)"}` } },
     );
   }
 
