@@ -253,3 +253,40 @@ describe("declared indexes", () => {
     expect(Object.keys(indexSpecs)).toHaveLength(17);
   });
 });
+
+describe("adapter rules beyond the shared contract (on the fake)", () => {
+  const open = async () => {
+    const store = new MongoStore(new MingoDb());
+    await store.ensureIndexes();
+    return store;
+  };
+
+  it("starting a task is a claim: transition to running from pending is a ValidationError", async () => {
+    const store = await open();
+    const person = await store.persons.createPerson({ displayName: "A" });
+    const task = await store.tasks.createTask({ personId: person.id, title: "t" });
+    await expect(store.tasks.transitionTask({ taskId: task.id, owner: "A", to: { status: "running" }, now: at(0) })).rejects.toMatchObject({ code: "VALIDATION" });
+    expect((await store.tasks.getTask(task.id))?.state).toEqual({ status: "pending" });
+  });
+
+  it("a cursor of a timestamp-ordered listing is refused by an id-ordered one", async () => {
+    const store = await open();
+    const person = await store.persons.createPerson({ displayName: "A" });
+    for (let i = 0; i < 3; i++) await store.audit.appendAudit({ personId: person.id, kind: "k", summary: String(i), data: null, at: at(i) });
+    const page = await store.audit.listAudit(person.id, { limit: 1 });
+    expect(page.next).toBeTypeOf("string");
+    await expect(store.persons.listPersons({ after: page.next! })).rejects.toMatchObject({ code: "VALIDATION" });
+  });
+
+  it("stores app ids as _id, dates as Date and opaque JSON as text", async () => {
+    const db = new MingoDb();
+    const store = new MongoStore(db);
+    await store.ensureIndexes();
+    const person = await store.persons.createPerson({ displayName: "A" });
+    const task = await store.tasks.createTask({ personId: person.id, title: "t", checkpoint: { $where: "x", "a.b": 1 }, notBefore: at(5) });
+    const [doc] = db.collection("tasks").snapshot();
+    expect(doc).toMatchObject({ _id: task.id, personId: person.id, status: "pending", notBefore: at(5), dueAt: at(5), checkpoint: '{"$where":"x","a.b":1}' });
+    expect((await store.tasks.getTask(task.id))?.checkpoint).toEqual({ $where: "x", "a.b": 1 });
+    expect((await store.memory.addMemory({ personId: person.id, kind: "fact", text: "x" })).confidence).toBe(0.7);
+  });
+});
