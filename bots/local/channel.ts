@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { randomUUID } from "node:crypto";
 import {
   DeliveryError,
@@ -90,7 +91,9 @@ export class LocalChannel implements ChannelAdapter {
    * Throws DeliveryError (retryable) when the mailbox cannot be written.
    */
   async send(target: ChannelTarget, content: OutboundContent): Promise<DeliveryReceipt> {
-    const id = this.newId();
+    // The mailbox is the platform: with a delivery key, a re-send after a crash finds the first copy.
+    const id = content.deliveryKey ? `lm_${createHash("sha256").update(content.deliveryKey).digest("hex").slice(0, 32)}` : this.newId();
+    if (content.deliveryKey && (await this.mailbox.getLocalMessage(id))) return { platformIds: [id] };
     try {
       await this.mailbox.putLocalMessage({
         id,

@@ -89,7 +89,7 @@ export interface LocalChatRouterOptions {
  * - `POST /api/local/messages` `{user, text, clientMessageId?}` → 202 `{accepted: true, updateId,
  *   outcome, notice?}` (outcome: what the core made of it — accepted, duplicate, handled, ignored);
  *   the message reaches the core as an `InboundMessage` (accountId = address = user; updateId =
- *   clientMessageId when given, so a retried POST is deduplicated, else a fresh id).
+ *   `<user>:<clientMessageId>` when given, so a retried POST is deduplicated, else a fresh id).
  * - `GET /api/local/messages?user=&after=&wait=` → `{messages, cursor, typing}`: Familiar's messages
  *   to that user with seq after the cursor (an edited message comes again with a new seq). With
  *   `wait` (ms, at most 25 000) an empty answer is held until a message, an edit or typing arrives,
@@ -126,7 +126,8 @@ export function localChatRouter(channel: LocalChannel, options: LocalChatRouterO
   router.post("/api/local/messages", async (req, res) => {
     const body = parse(postMessageSchema, req.body, res);
     if (!body) return;
-    const updateId = body.clientMessageId ?? randomUUID();
+    // Scoped to the user: client ids are chosen by clients, and two users may pick the same one.
+    const updateId = body.clientMessageId ? `${body.user}:${body.clientMessageId}` : randomUUID();
     const event: InboundMessage = {
       kind: "message",
       channel: "local",
@@ -189,7 +190,7 @@ export function localChatRouter(channel: LocalChannel, options: LocalChatRouterO
       });
       return;
     }
-    const updateId = body.clientActionId ?? randomUUID();
+    const updateId = body.clientActionId ? `${body.user}:${body.clientActionId}` : randomUUID();
     const event: InboundPress = {
       kind: "press",
       channel: "local",

@@ -15,6 +15,12 @@ export interface ChannelTarget {
 export interface OutboundContent {
   text: string;
   buttons: Button[];
+  /**
+   * The outbox row's unique delivery key. Adapters whose platform can deduplicate (the local
+   * mailbox; APIs with idempotency keys) use it so a re-send after a crash between send and
+   * "delivered" is not a duplicate; others deliver at least once in that window.
+   */
+  deliveryKey?: string;
 }
 
 /** Result of a delivery: the platform ids of every part sent (a long message may be split). */

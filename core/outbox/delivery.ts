@@ -76,7 +76,7 @@ export class OutboxDelivery {
       return;
     }
     const target = { accountId: identity.accountId, address: identity.address };
-    const content = { text: message.text, buttons: message.buttons };
+    const content = { text: message.text, buttons: message.buttons, deliveryKey: message.deliveryKey };
     try {
       let platformIds: string[];
       if (message.editOf) {

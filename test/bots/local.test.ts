@@ -98,12 +98,12 @@ describe("local chat: inbound messages", () => {
     const { post, events } = await setup();
     const res = await post("/api/local/messages", { user: "alice", text: "remind me at 5", clientMessageId: "c-1" });
     expect(res.status).toBe(202);
-    expect(await res.json()).toEqual({ accepted: true, updateId: "c-1", outcome: "accepted" });
+    expect(await res.json()).toEqual({ accepted: true, updateId: "alice:c-1", outcome: "accepted" });
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({
       kind: "message",
       channel: "local",
-      updateId: "c-1",
+      updateId: "alice:c-1",
       accountId: "alice",
       address: "alice",
       text: "remind me at 5",
@@ -285,12 +285,12 @@ describe("local chat: button presses", () => {
     const messageId = receipt.platformIds[0];
     const res = await post("/api/local/actions", { user: "alice", messageId, buttonId: "apr1:once", clientActionId: "press-1" });
     expect(res.status).toBe(202);
-    expect(await res.json()).toEqual({ accepted: true, updateId: "press-1", outcome: "accepted" });
+    expect(await res.json()).toEqual({ accepted: true, updateId: "alice:press-1", outcome: "accepted" });
     expect(events).toEqual([
       expect.objectContaining({
         kind: "press",
         channel: "local",
-        updateId: "press-1",
+        updateId: "alice:press-1",
         accountId: "alice",
         address: "alice",
         buttonId: "apr1:once",
