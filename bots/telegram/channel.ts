@@ -183,7 +183,7 @@ export class TelegramChannel implements ChannelAdapter {
   async edit(target: ChannelTarget, platformIds: string[], content: OutboundContent): Promise<void> {
     const id = Number(platformIds[platformIds.length - 1]);
     if (!Number.isSafeInteger(id)) throw new DeliveryError(`telegram: edit needs a Telegram message id, got ${JSON.stringify(platformIds)}`, true);
-    const keyboard = inlineKeyboard(content.buttons) ?? new InlineKeyboard();
+    const keyboard = inlineKeyboard(content.buttons) ?? { inline_keyboard: [] };
     const parts = renderTelegramHtml(content.text);
     if (parts.length !== 1) {
       throw new DeliveryError(`telegram: an edited message must be one message of visible text; this one renders to ${parts.length} parts`, true);

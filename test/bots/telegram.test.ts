@@ -144,14 +144,15 @@ describe("T4 webhook redelivery", () => {
 
   it("answers 200 within 1 s to an update and its redeliveries while the turn runs: one turn, one reply", async () => {
     const turn = deferred<void>();
-    let replies: Promise<unknown>[] = [];
-    let channelRef: TelegramChannel | null = null;
+    const replies: Promise<unknown>[] = [];
+    let channel: TelegramChannel | null = null;
     const { sink, outcomes } = dedupeSink((event) => {
       // The turn (a 45 s model call in the field case) runs after the sink resolved.
-      replies.push(turn.promise.then(() => channelRef!.send({ accountId: event.accountId, address: event.address }, { text: "Booked.", buttons: [] })));
+      replies.push(turn.promise.then(() => channel!.send({ accountId: event.accountId, address: event.address }, { text: "Booked.", buttons: [] })));
     });
-    const { fake, channel, post } = await webhookSetup(sink);
-    channelRef = channel;
+    const setup = await webhookSetup(sink);
+    const { fake, post } = setup;
+    channel = setup.channel;
     expect(fake.webhook).toEqual({ url: "https://familiar.example/telegram/webhook", secretToken: secret, allowedUpdates: ["message", "callback_query"] });
 
     const body = fake.build(updates.text(42, "book it"));
@@ -165,7 +166,6 @@ describe("T4 webhook redelivery", () => {
     turn.resolve();
     await Promise.all(replies);
     expect(fake.messages.map((m) => [m.chatId, m.text])).toEqual([["42", "Booked."]]);
-    replies = [];
   });
 
   it("refuses a wrong or missing secret with 401 without reaching the sink", async () => {
@@ -206,7 +206,7 @@ describe("T5 redelivered after restart", () => {
 
     const restarted = durableDedupeSink(db);
     cleanups.push(() => restarted.close());
-    const { channel } = { channel: createTelegramChannel({ token: fake.token, apiRoot: fake.apiRoot, logger: captureLogger().logger }) };
+    const channel = createTelegramChannel({ token: fake.token, apiRoot: fake.apiRoot, logger: captureLogger().logger });
     cleanups.push(() => channel.stop());
     await channel.start(restarted.sink);
     await fake.waitFor(() => fake.confirmedOffset > update.update_id, 5_000, "the redelivered update to be confirmed");

@@ -61,7 +61,7 @@ export function durableDedupeSink(path: string, afterRecord: (event: InboundEven
     return { status };
   };
   const processed = () => db.prepare("SELECT update_id AS updateId FROM processed_updates ORDER BY update_id").all() as { updateId: string }[];
-  return { sink, outcomes, processed, close: () => db.close() };
+  return { sink, outcomes, processed, close: () => void db.close() };
 }
 
 /** A pino logger whose JSON lines are kept in `lines` (level as a number: 40 warn, 50 error). */
