@@ -147,8 +147,8 @@ export class AgendaScheduler implements Scheduler {
     this.running = false;
     if (result.timedOut) this.options.logger?.warn({ stillRunning: result.running }, "scheduler drain deadline reached");
     const leftovers = processor?.stop() ?? [];
-    const ids = leftovers.map((j) => j.attrs._id).filter((id): id is string => typeof id === "string" || (typeof id === "object" && id !== null));
-    if (ids.length > 0) await this.agenda.db.unlockJobs(ids.map(String));
+    const ids = leftovers.map((j) => j.attrs._id).filter((id) => id !== undefined && id !== null).map(String);
+    if (ids.length > 0) await this.agenda.db.unlockJobs(ids);
     if (this.options.ownsConnection) await this.options.disconnect();
   }
 
