@@ -6,7 +6,8 @@ import { asId, type PersonId } from "../../../core/ids.js";
 import { ApprovalDesk, approvalButtonId, approvalCard, parseApprovalButtonId, type Choice } from "../../../core/sentinel/approvals.js";
 import { SentinelViews } from "../../../core/sentinel/views.js";
 import { openSqliteStore, type SqliteStore } from "../../../core/storage/sqlite/index.js";
-import type { ApprovalRequest, TaskId } from "../../../core/storage/types.js";
+import type { TaskId } from "../../../core/ids.js";
+import type { ApprovalRequest } from "../../../core/storage/types.js";
 
 let dir: string;
 let store: SqliteStore;

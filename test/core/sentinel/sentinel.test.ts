@@ -184,6 +184,14 @@ describe("grants through the facade", () => {
     expect(outside.received).toHaveLength(1);
   });
 
+  it("a once-grant raced by two concurrent calls lets exactly one through", async () => {
+    await grant("web.request", outside.origin, { kind: "once" });
+    const exec = sentinel.wrap();
+    const results = await Promise.all([post(exec), post(exec, { idempotencyKey: "act1:1:1" })]);
+    expect(results.map((r) => (r.ok ? "ok" : r.code)).sort()).toEqual(["approval_required", "ok"]);
+    expect(outside.received).toHaveLength(1);
+  });
+
   it("a task grant does not cover another task", async () => {
     const t1 = (await store.tasks.createTask({ personId, title: "one" })).id;
     const t2 = (await store.tasks.createTask({ personId, title: "two" })).id;
@@ -284,7 +292,7 @@ describe("approval requests from the facade", () => {
     const before = Date.now();
     const res = await sentinel.wrap(undefined, { sessionId: "ses_9" })(tool("http_request"), { url: `${outside.origin}/x`, method: "PUT", body: "b" }, ctx());
     expect(res).toMatchObject({ ok: false, code: "approval_required" });
-    const id = (res as { data: { approvalId: string } }).data.approvalId;
+    const id = (res as unknown as { data: { approvalId: string } }).data.approvalId;
     const stored = await store.approvals.getApprovalRequest(asId("approval", id));
     expect(stored!.expiresAt.getTime() - clock.getTime()).toBe(24 * 3600 * 1000);
     expect(stored!.createdAt.getTime()).toBeGreaterThanOrEqual(before - 5);
