@@ -1,0 +1,385 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import qrcode from "qrcode-terminal";
+import {
+  DeliveryError,
+  type ChannelAdapter,
+  type ChannelTarget,
+  type DeliveryReceipt,
+  type InboundEvent,
+  type InboundSink,
+  type OutboundContent,
+} from "../../core/channels/port.js";
+import type { Logger } from "../../core/log.js";
+import { CardBook, numberedHint, pollOptions, POLL_MAX_OPTIONS, POLL_MIN_OPTIONS, pollQuestion } from "./cards.js";
+import { renderWhatsAppMessages, WHATSAPP_MESSAGE_LIMIT } from "./markdown.js";
+import { realWhatsAppLibrary, type WaMessage, type WaPollVote, type WhatsAppClientPort, type WhatsAppLibrary } from "./port.js";
+
+/** Options of `createWhatsAppChannel`, wired from settings by the composition root. */
+export interface WhatsAppChannelOptions {
+  /** DATA_DIR: the LocalAuth session (the Chromium profile) lives in `DATA_DIR/whatsapp-session/`. */
+  dataDir: string;
+  /** CHROMIUM_PATH. */
+  chromiumPath: string;
+  /** Group ids (`…@g.us`) from ALLOW_GROUPS (`whatsapp:` entries, prefix removed) read when mentioned. */
+  groups?: readonly string[];
+  logger: Logger;
+  /** Called with every new pairing QR (raw string) so the local page can show it. */
+  onQr?: (qr: string) => void;
+  /** Called once when WhatsApp will not come back on its own (session invalid, or restarts exhausted). */
+  onSessionInvalid?: (reason: string) => void;
+  /** The library (default: the real whatsapp-web.js); tests pass a fake. */
+  library?: WhatsAppLibrary;
+  /** Restarts after a disconnect before giving up (default 5). */
+  maxRestarts?: number;
+  /** Backoff before restart n: `min(initialMs · 2^(n-1), maxMs)` (default 5 s … 5 min). */
+  backoff?: { initialMs: number; maxMs: number };
+}
+
+/** What the connection is doing now. */
+export type WhatsAppState = "stopped" | "starting" | "pairing" | "ready" | "restarting" | "gave_up";
+
+/**
+ * WhatsApp through whatsapp-web.js (WhatsApp Web in Chromium, LocalAuth session under DATA_DIR).
+ *
+ * Inbound: a text message from a person (or a mention in an ALLOW_GROUPS group) → `InboundMessage`
+ * with `updateId` = the message id; `accountId` is the phone number in E.164 (`+15550001`), mapped
+ * from `…@lid` senders through `getContactLidAndPhone` where WhatsApp knows it (else the raw id).
+ * Buttons are a native poll plus a numbered-reply line; a newly selected option or a numeric reply to
+ * the chat's latest open card becomes an `InboundPress`.
+ *
+ * Session: a saved session comes back without a QR. A QR although a session existed, `auth_failure`
+ * or a logout calls `onSessionInvalid` once and stops; other disconnects restart with bounded backoff
+ * and give up after `maxRestarts`. Nothing is ever thrown out of an event handler.
+ */
+export class WhatsAppChannel implements ChannelAdapter {
+  readonly channel = "whatsapp" as const;
+  private readonly library: WhatsAppLibrary;
+  private readonly groups: ReadonlySet<string>;
+  private readonly cards = new CardBook();
+  private client: WhatsAppClientPort | null = null;
+  private sink: InboundSink | null = null;
+  private qr: string | null = null;
+  private status: WhatsAppState = "stopped";
+  private restarts = 0;
+  private restartTimer: NodeJS.Timeout | null = null;
+  private invalidReported = false;
+  private sessionSeen = false;
+  /** Inbound handling runs one event at a time, so async look-ups never reorder a chat's messages. */
+  private inbound: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: WhatsAppChannelOptions) {
+    this.library = options.library ?? realWhatsAppLibrary();
+    this.groups = new Set(options.groups ?? []);
+  }
+
+  /** The LocalAuth data path: `DATA_DIR/whatsapp-session`. */
+  get dataPath(): string {
+    return join(this.options.dataDir, "whatsapp-session");
+  }
+
+  /** The QR to scan for pairing right now (raw string for any QR renderer), or null. */
+  currentQr(): string | null {
+    return this.qr;
+  }
+
+  /** The connection's state. */
+  state(): WhatsAppState {
+    return this.status;
+  }
+
+  /**
+   * Launches WhatsApp Web and resolves once the launch is under way: pairing may wait for a person to
+   * scan the QR, so readiness is not awaited. Launch failures are retried with backoff, then reported
+   * through `onSessionInvalid`; the other channels keep running.
+   */
+  async start(sink: InboundSink): Promise<void> {
+    this.sink = sink;
+    this.restarts = 0;
+    this.invalidReported = false;
+    this.launch();
+  }
+
+  /** Stops restarts and closes Chromium. */
+  async stop(): Promise<void> {
+    this.sink = null;
+    this.status = "stopped";
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = null;
+    await this.closeClient();
+  }
+
+  /**
+   * Sends the rendered text (split ≤ 4,000 characters); with buttons, the last text part ends with the
+   * numbered-reply line and a poll follows (2–12 buttons). Returns the ids of the text parts and the poll.
+   * Throws `DeliveryError`: retryable while WhatsApp is not ready, permanent for an unknown chat id.
+   */
+  async send(target: ChannelTarget, content: OutboundContent): Promise<DeliveryReceipt> {
+    const client = this.readyClient();
+    const parts = renderWhatsAppMessages(content.text);
+    if (content.buttons.length) {
+      const hint = numberedHint(content.buttons);
+      const last = parts.at(-1);
+      if (last !== undefined && last.length + 2 + hint.length <= WHATSAPP_MESSAGE_LIMIT) parts[parts.length - 1] = `${last}\n\n${hint}`;
+      else parts.push(hint);
+    }
+    const platformIds: string[] = [];
+    for (const [i, part] of parts.entries()) {
+      platformIds.push(await this.call(() => client.sendMessage(target.address, part, { linkPreview: false }), `send part ${i + 1}/${parts.length} to ${target.address}`));
+    }
+    if (content.buttons.length) {
+      let pollId: string | null = null;
+      if (content.buttons.length >= POLL_MIN_OPTIONS && content.buttons.length <= POLL_MAX_OPTIONS) {
+        const poll = this.library.createPoll(pollQuestion(renderWhatsAppMessages(content.text)[0] ?? ""), pollOptions(content.buttons.map((b) => b.label)));
+        pollId = await this.call(() => client.sendMessage(target.address, poll), `send the poll to ${target.address}`);
+        platformIds.push(pollId);
+      }
+      this.cards.add({ pollId, ref: platformIds.at(-1)!, address: target.address, buttons: content.buttons, open: true });
+    }
+    return { platformIds };
+  }
+
+  /**
+   * Shows a card's outcome: edits the last text part (WhatsApp allows edits for 15 minutes; later, or
+   * if the edit does not apply, the text is sent as a reply quoting the card) and closes the card so
+   * numbered replies no longer map to it. Polls cannot be edited; new buttons come as a new card.
+   */
+  async edit(target: ChannelTarget, platformIds: string[], content: OutboundContent): Promise<void> {
+    const client = this.readyClient();
+    this.cards.close(platformIds);
+    const textIds = platformIds.filter((id) => this.cards.get(id)?.pollId !== id);
+    const text = renderWhatsAppMessages(content.text).join("\n\n");
+    const lastText = textIds.at(-1);
+    let edited = false;
+    if (lastText && text && text.length <= WHATSAPP_MESSAGE_LIMIT) {
+      try {
+        const message = await client.getMessageById(lastText);
+        edited = Boolean(message && (await message.edit(text)));
+      } catch (err) {
+        this.options.logger.warn({ err, messageId: lastText }, "whatsapp: edit failed; sending the outcome as a reply");
+      }
+    }
+    if (!edited && text) {
+      const quoted = platformIds.at(-1);
+      await this.call(() => client.sendMessage(target.address, text, { linkPreview: false, ...(quoted ? { quotedMessageId: quoted } : {}) }), `send the outcome to ${target.address}`);
+    }
+    if (content.buttons.length) await this.send(target, { text: "", buttons: content.buttons });
+  }
+
+  /** Shows "typing…" in the chat (WhatsApp Web: lasts 25 s). */
+  async typing(target: ChannelTarget): Promise<void> {
+    const client = this.readyClient();
+    await this.call(async () => {
+      await (await client.getChatById(target.address)).sendStateTyping();
+      return "";
+    }, `show typing in ${target.address}`);
+  }
+
+  private readyClient(): WhatsAppClientPort {
+    if (!this.client || this.status !== "ready") {
+      throw new DeliveryError(`WhatsApp is not connected (${this.status})`, this.status === "gave_up", { retryAfterMs: 30_000 });
+    }
+    return this.client;
+  }
+
+  /** Runs a library call; WhatsApp Web reports failures as plain errors without codes. */
+  private async call(run: () => Promise<{ id: { _serialized: string } } | string>, what: string): Promise<string> {
+    try {
+      const result = await run();
+      return typeof result === "string" ? result : result.id._serialized;
+    } catch (err) {
+      const message = (err as Error)?.message ?? String(err);
+      const permanent = /invalid wid|wid error|no lid for user|not a valid|chat not found|number is not registered/i.test(message);
+      throw new DeliveryError(`WhatsApp could not ${what}: ${message}`, permanent, { cause: err });
+    }
+  }
+
+  private launch(): void {
+    if (!this.sink) return;
+    this.status = "starting";
+    this.sessionSeen = existsSync(join(this.dataPath, "session"));
+    const client = this.library.createClient({ dataPath: this.dataPath, chromiumPath: this.options.chromiumPath });
+    this.client = client;
+    const guard = <A extends unknown[]>(name: string, handler: (...args: A) => unknown) => (...args: A): void => {
+      if (this.client !== client) return;
+      try {
+        void Promise.resolve(handler(...args)).catch((err: unknown) => this.options.logger.error({ err }, `whatsapp: ${name} handler failed`));
+      } catch (err) {
+        this.options.logger.error({ err }, `whatsapp: ${name} handler failed`);
+      }
+    };
+    client.on("qr", guard("qr", (qr: string) => this.onQr(qr)));
+    client.on("authenticated", guard("authenticated", () => {
+      this.qr = null;
+      this.sessionSeen = true;
+    }));
+    client.on("auth_failure", guard("auth_failure", (message: string) => this.invalid(`WhatsApp rejected the saved session (auth_failure: ${message})`)));
+    client.on("ready", guard("ready", () => {
+      this.qr = null;
+      this.status = "ready";
+      this.restarts = 0;
+      this.options.logger.info("whatsapp: ready");
+    }));
+    client.on("disconnected", guard("disconnected", (reason: string) => {
+      if (reason === "LOGOUT") this.invalid("WhatsApp logged this device out (LOGOUT)");
+      else this.restart(`disconnected: ${reason}`);
+    }));
+    client.on("message", guard("message", (message: WaMessage) => this.inOrder(() => this.onMessage(message))));
+    client.on("vote_update", guard("vote_update", (vote: WaPollVote) => this.inOrder(() => this.onVote(vote))));
+    client.initialize().catch((err: unknown) => {
+      if (this.client !== client) return;
+      this.options.logger.error({ err }, "whatsapp: could not start WhatsApp Web (check CHROMIUM_PATH)");
+      this.restart(`initialize failed: ${(err as Error)?.message ?? String(err)}`);
+    });
+  }
+
+  private inOrder(run: () => Promise<void>): Promise<void> {
+    const next = this.inbound.then(run);
+    this.inbound = next.catch(() => undefined);
+    return next;
+  }
+
+  private onQr(qr: string): void {
+    this.qr = qr;
+    if (this.sessionSeen) {
+      this.status = "pairing";
+      this.invalid("WhatsApp asked for a new QR although a saved session existed: the session expired or was removed on the phone");
+    } else {
+      this.status = "pairing";
+      qrcode.generate(qr, { small: true }, (art) => this.options.logger.info(`whatsapp: scan this QR in WhatsApp → Linked devices\n${art}`));
+    }
+    this.options.onQr?.(qr);
+  }
+
+  /** Reports an invalid session once; no restart (a new session needs a person to scan a QR). */
+  private invalid(reason: string): void {
+    if (this.status !== "pairing") this.status = "gave_up";
+    this.options.logger.error({ reason }, "whatsapp: session invalid; re-pair by scanning the QR");
+    if (this.invalidReported) return;
+    this.invalidReported = true;
+    try {
+      this.options.onSessionInvalid?.(reason);
+    } catch (err) {
+      this.options.logger.error({ err }, "whatsapp: onSessionInvalid failed");
+    }
+  }
+
+  private restart(reason: string): void {
+    if (!this.sink || this.status === "gave_up") return;
+    const max = this.options.maxRestarts ?? 5;
+    this.restarts += 1;
+    if (this.restarts > max) {
+      void this.closeClient();
+      this.invalid(`WhatsApp did not come back after ${max} restarts (last: ${reason})`);
+      this.status = "gave_up";
+      return;
+    }
+    const { initialMs, maxMs } = this.options.backoff ?? { initialMs: 5_000, maxMs: 300_000 };
+    const delay = Math.min(initialMs * 2 ** (this.restarts - 1), maxMs);
+    this.status = "restarting";
+    this.options.logger.warn({ reason, attempt: this.restarts, delayMs: delay }, "whatsapp: restarting");
+    void this.closeClient();
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
+      this.launch();
+    }, delay);
+  }
+
+  private async closeClient(): Promise<void> {
+    const client = this.client;
+    this.client = null;
+    if (!client) return;
+    try {
+      await client.destroy();
+    } catch (err) {
+      this.options.logger.warn({ err }, "whatsapp: destroy failed");
+    }
+  }
+
+  /** `+<digits>` for a phone-based id; `…@lid` ids are mapped through WhatsApp's contact look-up. */
+  private async phoneOf(id: string): Promise<string> {
+    let phoneId = id;
+    if (id.endsWith("@lid") && this.client) {
+      try {
+        const [pair] = await this.client.getContactLidAndPhone([id]);
+        if (pair?.pn) phoneId = pair.pn;
+      } catch (err) {
+        this.options.logger.warn({ err, id }, "whatsapp: could not map a @lid sender to a phone number");
+      }
+    }
+    const user = /^(\d+)@(c\.us|s\.whatsapp\.net)$/.exec(phoneId)?.[1];
+    return user ? `+${user}` : phoneId;
+  }
+
+  private async onMessage(message: WaMessage): Promise<void> {
+    const sink = this.sink;
+    if (!sink || message.fromMe || message.from === "status@broadcast" || !message.body?.trim()) return;
+    let text = message.body;
+    const group = message.from.endsWith("@g.us");
+    if (group) {
+      const me = this.client?.info?.wid._serialized;
+      if (!this.groups.has(message.from) || !me || !message.mentionedIds.includes(me)) return;
+      text = text.replace(new RegExp(`@${me.split("@")[0]}\\b`, "g"), "").replace(/\s{2,}/g, " ").trim();
+    }
+    const contact = await message.getContact().catch(() => null);
+    const base = {
+      channel: "whatsapp" as const,
+      updateId: message.id._serialized,
+      accountId: await this.phoneOf(group ? (message.author ?? message.from) : message.from),
+      address: message.from,
+      at: new Date(message.timestamp * 1000),
+      ...(contact?.pushname || contact?.name ? { displayName: contact.pushname || contact.name } : {}),
+    };
+    const picked = this.cards.numbered(message.from, text);
+    const event: InboundEvent = picked
+      ? { ...base, kind: "press", buttonId: picked.button.id, messageRef: picked.card.ref }
+      : { ...base, kind: "message", text };
+    await this.deliver(sink, event);
+  }
+
+  private async onVote(vote: WaPollVote): Promise<void> {
+    const sink = this.sink;
+    const pollId = vote.parentMessage.id._serialized;
+    const card = this.cards.get(pollId);
+    if (!sink || !card || vote.voter === this.client?.info?.wid._serialized) {
+      if (!card) this.options.logger.info({ pollId }, "whatsapp: vote on a poll this process does not know (sent before a restart?)");
+      return;
+    }
+    const added = this.cards.newlySelected(pollId, vote.voter, vote.selectedOptions.map((o) => o.id));
+    for (const optionId of added) {
+      const button = card.buttons[optionId];
+      if (!button) continue;
+      await this.deliver(sink, {
+        channel: "whatsapp",
+        kind: "press",
+        updateId: `vote:${pollId}:${vote.voter}:${optionId}:${vote.interractedAtTs}`,
+        accountId: await this.phoneOf(vote.voter),
+        address: card.address,
+        at: new Date(vote.interractedAtTs),
+        buttonId: button.id,
+        messageRef: pollId,
+      });
+    }
+  }
+
+  /** Hands an event to the core; a press's notice is sent as a reply (WhatsApp has no transient feedback). */
+  private async deliver(sink: InboundSink, event: InboundEvent): Promise<void> {
+    try {
+      const outcome = await sink(event);
+      if (event.kind === "press" && outcome.notice && this.client) {
+        await this.client.sendMessage(event.address, outcome.notice, event.messageRef ? { quotedMessageId: event.messageRef } : {});
+      }
+    } catch (err) {
+      this.options.logger.error({ err, updateId: event.updateId }, "whatsapp: inbound event not recorded or notice not sent");
+    }
+  }
+}
+
+/**
+ * Creates the WhatsApp channel from settings: `createWhatsAppChannel({ dataDir: DATA_DIR, chromiumPath:
+ * CHROMIUM_PATH, groups, logger, onQr, onSessionInvalid })` when WHATSAPP_ENABLED. Nothing launches
+ * until `start`.
+ */
+export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsAppChannel {
+  return new WhatsAppChannel(options);
+}
