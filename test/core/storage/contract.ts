@@ -11,11 +11,24 @@
  *   });
  *
  * The factory is called before each test and must return an empty store; `cleanup` runs after it.
+ *
+ * Where the ports leave room, the suite pins these behaviours down (every adapter must agree):
+ * - Pages: default 50 items, a larger `limit` is cut to 500, a cursor the store did not make is a
+ *   ValidationError (code VALIDATION).
+ * - Leases: the holder is the lease owner until another worker claims the task / message; a lapsed
+ *   lease nobody took over still lets its owner finish. A running task changes state only under its
+ *   lease (even a cancel with `owner: null` is a ConflictError).
+ * - A pending task without `notBefore` is due whatever `now` the caller passes.
+ * - Outbox `attempts` counts claims (1 after the first claim, 2 after a reclaim or retry).
+ * - `consumeGrant` consumes only `once` grants; any other scope returns false and stays active.
+ * - `decideApproval` at `now >= expiresAt` marks the request expired.
+ * - `listNotificationsSince` includes decisions made exactly at `since`.
  */
 import { afterEach, beforeEach, describe } from "vitest";
 import type { Store } from "../../../core/storage/ports.js";
 import { authorizationContract } from "./contract/authorization.js";
 import { conversationContract } from "./contract/conversation.js";
+import { hooksContract } from "./contract/hooks.js";
 import { journalMemoryContract } from "./contract/journal-memory.js";
 import { miscContract } from "./contract/misc.js";
 import { outboxContract } from "./contract/outbox.js";
@@ -51,5 +64,6 @@ export function describeStoreContract(name: string, factory: () => Promise<{ sto
     authorizationContract(ctx);
     outboxContract(ctx);
     miscContract(ctx);
+    hooksContract(ctx);
   });
 }
