@@ -235,7 +235,9 @@ export class Sentinel {
       idempotencyKey: context.idempotencyKey,
       args: this.preview(args),
     };
-    this.deps.logger?.info({ sentinel: data }, `sentinel ${decision.effect} ${tool.name} (${decision.ruleId})`);
+    // Arguments stay out of logs (they may hold personal data); the person's audit log keeps a preview.
+    const { args: _args, ...logged } = data;
+    this.deps.logger?.info({ sentinel: logged }, `sentinel ${decision.effect} ${tool.name} (${decision.ruleId})`);
     await this.deps.store.audit.appendAudit({
       personId: context.personId,
       kind: "sentinel.decision",
