@@ -69,6 +69,7 @@ export async function startApp(config: Config, options: { clock?: Clock; logDest
         })
       : null;
 
+  let url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
   const familiar = new Familiar({
     store,
     scheduler,
@@ -79,7 +80,7 @@ export async function startApp(config: Config, options: { clock?: Clock; logDest
     contextTokenBudget: config.CONTEXT_TOKEN_BUDGET,
     maxSteps: config.MAX_STEPS_PER_ACTIVATION,
     wakeupGraceMs: config.WAKEUP_GRACE_MS,
-    publicUrl: config.PUBLIC_URL ?? `http://${config.HOST}:${config.PORT}`,
+    publicUrl: () => config.PUBLIC_URL ?? url,
     singleProcess: store.kind === "sqlite",
     notificationJudgement: config.NOTIFY_MODEL_JUDGEMENT,
   });
@@ -97,7 +98,7 @@ export async function startApp(config: Config, options: { clock?: Clock; logDest
   await scheduler.start();
   const channels = await familiar.start();
   const port = await http.listen(config.HOST, config.PORT);
-  const url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`;
+  url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`;
 
   logger.info(
     { url, dataDir, store: store.kind, scheduler: scheduler.status().backend, model: model ? config.OPENAI_MODEL : null, channels: channels.started },

@@ -36,8 +36,8 @@ export interface FamiliarDeps {
   maxSteps: number;
   /** WAKEUP_GRACE_MS */
   wakeupGraceMs: number;
-  /** Base URL people give outside services for webhooks, e.g. `https://familiar.example.com`. */
-  publicUrl: string;
+  /** Base URL people give outside services for webhooks, e.g. `https://familiar.example.com` (read when needed: the port may be chosen at listen). */
+  publicUrl: () => string;
   /** One process owns the store (embedded SQLite): take over leases of a dead predecessor at start. */
   singleProcess: boolean;
   /** Lease on a running task, ms (default 2 min). */
@@ -230,7 +230,7 @@ export class Familiar {
     const { store, clock } = this.deps;
     const secret = randomBytes(24).toString("base64url");
     const hook = await store.hooks.createHook({ personId: person.id, description, secretHash: createHash("sha256").update(secret).digest("hex") });
-    const url = `${this.deps.publicUrl.replace(/\/$/, "")}/hooks/${hook.id}`;
+    const url = `${this.deps.publicUrl().replace(/\/$/, "")}/hooks/${hook.id}`;
     await store.outbox.enqueueOutbound(
       {
         personId: person.id,

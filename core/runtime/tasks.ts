@@ -66,7 +66,8 @@ export class TaskRuntime {
   /** Like `run` for a caller already inside the person's queue slot. */
   async runNow(task: Task, options: RunOptions): Promise<ActivationOutcome | null> {
     const { store, clock, logger } = this.deps;
-    const claimed = await store.tasks.claimTask({ taskId: task.id, owner: this.owner, now: clock.now(), leaseMs: this.deps.leaseMs, ...(options.from && { from: options.from }) });
+    const now = options.asOf && options.asOf > clock.now() ? options.asOf : clock.now();
+    const claimed = await store.tasks.claimTask({ taskId: task.id, owner: this.owner, now, leaseMs: this.deps.leaseMs, ...(options.from && { from: options.from }) });
     if (!claimed) return null;
     try {
       return await this.activate(claimed, options);
@@ -145,7 +146,7 @@ export class TaskRuntime {
     }
     const spec = wakeupSpecOf(task);
     const trigger = spec ? `scheduled wake-up "${spec.note}" (due ${dueAt.toISOString()})` : `scheduled check-in for "${task.title}" (due ${dueAt.toISOString()})`;
-    await this.run(task.id, { trigger, ...(task.state.status === "waiting" && { from: "waiting" as const }) });
+    await this.run(task.id, { trigger, asOf: dueAt, ...(task.state.status === "waiting" && { from: "waiting" as const }) });
   }
 
   /** A `task.resume` job fired: resume an interrupted (running, lease expired) task. */
@@ -299,6 +300,11 @@ export interface RunOptions {
   originMessageId?: string | null;
   /** Answer the person directly (a turn, or a task resumed by their reply) instead of via the notification filter. */
   direct?: boolean;
+  /**
+   * The time the trigger was due (a wake-up job's scheduled time): the task is claimed as of then, so
+   * a job firing at its due time finds the task due even if clocks differ by a few milliseconds.
+   */
+  asOf?: Date;
 }
 
 /** Short honest texts for turns that produced no answer (field case M1: never a placeholder). */
