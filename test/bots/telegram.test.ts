@@ -186,7 +186,7 @@ describe("T5 redelivered after restart", () => {
     cleanups.push(() => fake.close());
     const dir = mkdtempSync(join(tmpdir(), "familiar-tg-"));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const db = join(dir, "dedupe.sqlite");
+    const db = join(dir, "familiar.db");
     const update = fake.push(updates.text(42, "/pause"));
 
     const childPath = fileURLToPath(new URL("../fakes/telegram-child.ts", import.meta.url));
@@ -198,7 +198,7 @@ describe("T5 redelivered after restart", () => {
     let output = "";
     child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
     cleanups.push(() => void child.kill("SIGKILL"));
-    await fake.waitFor(() => output.includes(`"recorded":"${update.update_id}"`), 20_000, "the child to record the update");
+    await fake.waitFor(() => output.includes(`"recorded":"${update.update_id}","status":"accepted"`), 20_000, "the child to record the update");
     await sleep(1_000); // the child keeps polling while the command's side effects run
     child.kill("SIGKILL");
     await exited;
@@ -211,7 +211,6 @@ describe("T5 redelivered after restart", () => {
     await channel.start(restarted.sink);
     await fake.waitFor(() => fake.confirmedOffset > update.update_id, 5_000, "the redelivered update to be confirmed");
     expect(restarted.outcomes).toEqual([{ updateId: String(update.update_id), status: "duplicate" }]);
-    expect(restarted.processed()).toEqual([{ updateId: String(update.update_id) }]);
   });
 });
 

@@ -1,10 +1,10 @@
-import Database from "better-sqlite3";
 import { pino, type Logger } from "pino";
 import type { InboundEvent, InboundOutcome, InboundSink } from "../../core/channels/port.js";
+import { openSqliteStore } from "../../core/storage/sqlite/index.js";
 
 /**
  * Sinks and a log capture for the Telegram adapter tests: the adapter only sees an `InboundSink`,
- * so these stand in for the core (recording, in-memory dedupe, durable dedupe on a SQLite file).
+ * so these stand in for the core (recording, in-memory dedupe, durable dedupe in the SQLite store).
  */
 
 /** A promise with its resolve function exposed (a turn or a sink the test releases). */
@@ -42,26 +42,22 @@ export function dedupeSink(onAccepted: (event: InboundEvent) => void = () => {})
 }
 
 /**
- * Durable dedupe: processed update ids are written to a SQLite file before the sink resolves (as
- * the core's InboundRepository does), so a second process sees what the first one recorded.
- * `afterRecord` runs after the write and its promise is what the sink waits for (a command's side
- * effects still running when the process is killed).
+ * Durable dedupe through the core's own SQLite `InboundRepository` (`openSqliteStore` on a file):
+ * the update id is stored before the sink resolves, as the core does, so a second process sees what
+ * the first one recorded. `afterRecord` runs after the write and the sink waits for it (a command's
+ * side effects still running when the process is killed).
  */
-export function durableDedupeSink(path: string, afterRecord: (event: InboundEvent, fresh: boolean) => Promise<void> = async () => {}) {
-  const db = new Database(path);
-  db.pragma("journal_mode = WAL");
-  db.exec("CREATE TABLE IF NOT EXISTS processed_updates (update_id TEXT PRIMARY KEY, text TEXT NOT NULL)");
-  const insert = db.prepare("INSERT INTO processed_updates (update_id, text) VALUES (?, ?) ON CONFLICT (update_id) DO NOTHING");
+export function durableDedupeSink(path: string, afterRecord: (event: InboundEvent, status: InboundOutcome["status"]) => Promise<void> = async () => {}) {
+  const store = openSqliteStore({ path });
   const outcomes: { updateId: string; status: InboundOutcome["status"] }[] = [];
   const sink: InboundSink = async (event) => {
-    const fresh = insert.run(event.updateId, event.kind === "message" ? event.text : event.buttonId).changes === 1;
+    const fresh = await store.inbound.markUpdateProcessed(event.channel, event.updateId, new Date());
     const status = fresh ? "accepted" : "duplicate";
     outcomes.push({ updateId: event.updateId, status });
-    await afterRecord(event, fresh);
+    await afterRecord(event, status);
     return { status };
   };
-  const processed = () => db.prepare("SELECT update_id AS updateId FROM processed_updates ORDER BY update_id").all() as { updateId: string }[];
-  return { sink, outcomes, processed, close: () => void db.close() };
+  return { sink, outcomes, close: () => store.close() };
 }
 
 /** A pino logger whose JSON lines are kept in `lines` (level as a number: 40 warn, 50 error). */
