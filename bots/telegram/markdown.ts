@@ -79,10 +79,12 @@ function blocks(w: RunWriter, tokens: readonly Token[], scope: Scope, indent: st
   let first = true;
   for (const token of tokens) {
     if (token.type === "space" || token.type === "def") continue;
+    const rendered = new RunWriter();
+    block(rendered, token, scope, indent);
+    if (rendered.runs.length === 0) continue; // a block that shows nothing gets no blank line either
     if (!first) w.push("\n\n", scope.formats);
-    const before = w.runs.length;
-    block(w, token, scope, indent);
-    if (w.runs.length > before) first = false;
+    for (const run of rendered.runs) w.push(run.text, run.formats);
+    first = false;
   }
 }
 
@@ -101,8 +103,8 @@ function block(w: RunWriter, token: Token, scope: Scope, indent: string): void {
       return;
     case "code": {
       const code = token as Tokens.Code;
-      // Telegram: pre cannot sit inside another entity but bold-like ones; a code block in a quote is shown as text.
-      const inside = has(scope, "blockquote") || has(scope, "a");
+      // Telegram: only bold-like entities may contain pre; a code block in a quote is shown as text.
+      const inside = has(scope, "blockquote");
       const language = code.lang && /^[\w#+.-]{1,32}$/.test(code.lang) ? code.lang : null;
       w.push(code.text, inside ? scope.formats : [...scope.formats, { kind: "pre", language }]);
       return;
