@@ -42,7 +42,10 @@ export interface RunningApp {
  * set — its connection is checked before anything else starts), scheduler, model, channels, HTTP.
  * Throws when the store cannot be opened or the port cannot be bound.
  */
-export async function startApp(config: Config, options: { clock?: Clock; logDestination?: NodeJS.WritableStream } = {}): Promise<RunningApp> {
+export async function startApp(
+  config: Config,
+  options: { clock?: Clock; logDestination?: NodeJS.WritableStream; configure?: (familiar: Familiar) => void } = {},
+): Promise<RunningApp> {
   const clock = options.clock ?? systemClock;
   const { logger } = createLogger({ level: config.LOG_LEVEL, secrets: secretValues(config), ...(options.logDestination && { destination: options.logDestination }) });
   const dataDir = resolve(config.DATA_DIR);
@@ -86,6 +89,7 @@ export async function startApp(config: Config, options: { clock?: Clock; logDest
   });
   const local = new LocalChannel(store.localMailbox, { clock });
   familiar.addChannel(local);
+  options.configure?.(familiar);
 
   const http = new HttpServer(logger, [
     { name: "store", check: async () => ({ ...(await store.health()) }) },
