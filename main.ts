@@ -23,6 +23,9 @@ import type { Store } from "./core/storage/ports.js";
 import { connectMongoStore } from "./core/storage/mongo/index.js";
 import { openSqliteStore } from "./core/storage/sqlite/index.js";
 import { createEmbeddedScheduler, createMongoScheduler } from "./jobs/index.js";
+import { webTools } from "./connectors/web/index.js";
+import { EgressGuard } from "./core/sentinel/egress.js";
+import { SecretVault } from "./core/sentinel/vault.js";
 
 /** A running Familiar process. */
 export interface RunningApp {
@@ -47,7 +50,7 @@ export async function startApp(
   options: { clock?: Clock; logDestination?: NodeJS.WritableStream; configure?: (familiar: Familiar) => void } = {},
 ): Promise<RunningApp> {
   const clock = options.clock ?? systemClock;
-  const { logger } = createLogger({ level: config.LOG_LEVEL, secrets: secretValues(config), ...(options.logDestination && { destination: options.logDestination }) });
+  const { logger, addSecret } = createLogger({ level: config.LOG_LEVEL, secrets: secretValues(config), ...(options.logDestination && { destination: options.logDestination }) });
   const dataDir = resolve(config.DATA_DIR);
   mkdirSync(dataDir, { recursive: true });
 
@@ -72,6 +75,8 @@ export async function startApp(
         })
       : null;
 
+  const egress = new EgressGuard({ privateHostsAllowed: config.PRIVATE_HOSTS_ALLOWED });
+  const vault = await SecretVault.open({ dataDir, ...(config.FAMILIAR_SECRET_KEY && { secretKey: config.FAMILIAR_SECRET_KEY }), addSecret });
   let url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
   const familiar = new Familiar({
     store,
@@ -86,7 +91,9 @@ export async function startApp(
     publicUrl: () => config.PUBLIC_URL ?? url,
     singleProcess: store.kind === "sqlite",
     notificationJudgement: config.NOTIFY_MODEL_JUDGEMENT,
+    sentinel: { egress, vault },
   });
+  familiar.addTools(webTools(egress));
   const local = new LocalChannel(store.localMailbox, { clock });
   familiar.addChannel(local);
   options.configure?.(familiar);
@@ -96,7 +103,7 @@ export async function startApp(
     { name: "scheduler", check: async () => ({ ok: scheduler.status().running, ...scheduler.status() }) },
   ]);
   http.mount(localChatRouter(local, { allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE, logger }));
-  http.mount(dashboardRouter({ store, allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE }));
+  http.mount(dashboardRouter({ store, views: familiar.views, allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE }));
   http.mount(hooksRouter((id, secret, body) => familiar.handleHookEvent(id, secret, body)));
 
   await scheduler.start();

@@ -2,19 +2,25 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { ChannelAdapter, InboundEvent, InboundOutcome } from "./channels/port.js";
 import type { Clock } from "./clock.js";
 import type { TokenCounter } from "./context/tokens.js";
-import type { ExecuteTool } from "./harness/types.js";
 import { asId, type HookId, type PersonId } from "./ids.js";
 import { CommandRegistry, registerCoreCommands } from "./inbound/commands.js";
 import { InboundHandler, type PressHandler, type UnknownSenderPolicy } from "./inbound/handler.js";
+import { registerSentinelCommands } from "./inbound/sentinel-commands.js";
 import { registerSettingsCommands } from "./inbound/settings-commands.js";
 import type { Logger } from "./log.js";
 import type { ModelClient } from "./model/port.js";
 import { Notifier, digestJobName } from "./notify/notifier.js";
 import { OutboxDelivery } from "./outbox/delivery.js";
+import { ApprovalFlow, approvalExpiryJobName } from "./runtime/approvals.js";
 import { PersonQueue } from "./runtime/person-queue.js";
 import { TaskRuntime, resumeJobName } from "./runtime/tasks.js";
 import { TurnRuntime } from "./runtime/turns.js";
 import type { Scheduler } from "./scheduling/scheduler.js";
+import type { EgressGuard } from "./sentinel/egress.js";
+import type { Policy } from "./sentinel/policy.js";
+import { Sentinel } from "./sentinel/sentinel.js";
+import type { SecretVault } from "./sentinel/vault.js";
+import { SentinelViews } from "./sentinel/views.js";
 import type { Store } from "./storage/ports.js";
 import type { ChannelName, Person, Task } from "./storage/types.js";
 import { coreTools, jobNames } from "./tools/core-tools.js";
@@ -46,8 +52,8 @@ export interface FamiliarDeps {
   maxConcurrentActivations?: number;
   /** Who an unknown sender is on channels other than the local chat (messenger pairing); default: nobody. */
   unknownSender?: UnknownSenderPolicy;
-  /** Wraps every tool call of an activation (Sentinel); the journal wraps outside it. */
-  gate?: (inner: ExecuteTool, activation: { taskId: string; tainted: boolean; sessionId: string }) => ExecuteTool;
+  /** Sentinel's parts: every tool call passes its policy, grants and approvals (required in production). */
+  sentinel: { egress: EgressGuard; vault?: SecretVault; policy?: Policy };
   /** Let the model judge whether a proactive message is worth sending (strict JSON; failures hold). */
   notificationJudgement?: boolean;
 }
@@ -64,6 +70,9 @@ export class Familiar {
   readonly notifier: Notifier;
   readonly tasks: TaskRuntime;
   readonly turns: TurnRuntime;
+  readonly sentinel: Sentinel;
+  readonly approvals: ApprovalFlow;
+  readonly views: SentinelViews;
   private readonly adapters = new Map<ChannelName, ChannelAdapter>();
   private readonly inbound: InboundHandler;
   private readonly pressHandlers: PressHandler[] = [];
@@ -84,6 +93,17 @@ export class Familiar {
         await scheduler.schedule({ name: outboxJobName, key: personId, data: { personId }, timing: { kind: "at", at } });
       },
     });
+    this.approvals = new ApprovalFlow({ store, clock, logger, outbox: this.outbox, scheduler, tasks: () => this.tasks });
+    this.sentinel = new Sentinel({
+      store,
+      egress: deps.sentinel.egress,
+      ...(deps.sentinel.vault && { vault: deps.sentinel.vault }),
+      ...(deps.sentinel.policy && { policy: deps.sentinel.policy }),
+      logger,
+      onApprovalRequested: this.approvals.requested,
+      now: () => clock.now(),
+    });
+    this.views = new SentinelViews(store, () => clock.now());
     this.notifier = new Notifier({ store, clock, logger, outbox: this.outbox, scheduler, judge: deps.notificationJudgement ? deps.model : null });
     this.tasks = new TaskRuntime({
       store,
@@ -97,7 +117,7 @@ export class Familiar {
       budget: deps.contextTokenBudget,
       maxSteps: deps.maxSteps,
       tools: () => [...this.baseTools, ...this.extraTools],
-      ...(deps.gate && { gate: deps.gate }),
+      gate: (inner, activation) => this.sentinel.wrap(inner, { tainted: activation.tainted, sessionId: activation.sessionId }),
       createHook: (person, task, description) => this.createHook(person, task, description),
       deliverReply: (task, person, text, key) => this.turns.deliverReply(task, person, text, key),
       leaseMs: deps.taskLeaseMs ?? 120_000,
@@ -116,6 +136,8 @@ export class Familiar {
     });
     registerCoreCommands(this.commands, { store, clock });
     registerSettingsCommands(this.commands, { store, clock, resumeDue: (personId) => this.resumeDue(personId) });
+    registerSentinelCommands(this.commands, this.views);
+    this.pressHandlers.push(this.approvals.press);
     this.inbound = new InboundHandler({
       store,
       clock,
@@ -131,6 +153,7 @@ export class Familiar {
     scheduler.define(outboxJobName, async (job) => this.outbox.deliver(personOf(job.data)));
     scheduler.define(jobNames.wake, async (job) => this.tasks.onWake(taskOf(job.data), job.dueAt), { lockLifetimeMs: 5 * 60_000 });
     scheduler.define(resumeJobName, async (job) => this.tasks.onResume(taskOf(job.data)));
+    scheduler.define(approvalExpiryJobName, async () => void (await this.approvals.expire()));
     scheduler.define(digestJobName, async (job) => void (await this.notifier.sendDigest(personOf(job.data))));
   }
 

@@ -2,6 +2,7 @@ import { Router, type Request, type Response } from "express";
 import express from "express";
 import { z } from "zod";
 import { asId } from "../../core/ids.js";
+import type { SentinelViews } from "../../core/sentinel/views.js";
 import type { Store } from "../../core/storage/ports.js";
 import type { MemoryItem, Person } from "../../core/storage/types.js";
 import { ALLOW_REMOTE_SETTING, isClientAllowed } from "../local/access.js";
@@ -45,10 +46,12 @@ export function memoryJson(m: MemoryItem) {
  * - `GET /api/persons` — persons with their identities;
  * - `GET /api/persons/:id/memory?limit&after` — memory items, newest first, `{items, next}`;
  * - `PATCH /api/persons/:id/memory/:memoryId` — edit text, kind, confidence or expiry;
- * - `DELETE /api/persons/:id/memory/:memoryId` — forget (204; 404 if not that person's).
+ * - `DELETE /api/persons/:id/memory/:memoryId` — forget (204; 404 if not that person's);
+ * - `GET /api/persons/:id/grants` — active grants; `DELETE /api/persons/:id/grants/:grantId` — revoke (204; 404);
+ * - `GET /api/persons/:id/activity?limit&after` — audit events, newest first, `{status, items, next}`.
  */
-export function dashboardRouter(deps: { store: Store; allowRemote: boolean }): Router {
-  const { store } = deps;
+export function dashboardRouter(deps: { store: Store; views: SentinelViews; allowRemote: boolean }): Router {
+  const { store, views } = deps;
   const router = Router();
   router.use("/api/persons", (req, res, next) => {
     if (isClientAllowed(req.socket.remoteAddress, deps.allowRemote)) return next();
@@ -108,6 +111,29 @@ export function dashboardRouter(deps: { store: Store; allowRemote: boolean }): R
     const removed = await store.memory.deleteMemory(p.id, asId("memory", String(req.params.memoryId)));
     if (!removed) return void res.status(404).json({ error: `no memory item ${String(req.params.memoryId)}` });
     res.status(204).end();
+  });
+
+  router.get("/api/persons/:id/grants", async (req, res) => {
+    const p = await person(req, res);
+    if (!p) return;
+    res.json({ items: await views.listGrantsView(p.id) });
+  });
+
+  router.delete("/api/persons/:id/grants/:grantId", async (req, res) => {
+    const p = await person(req, res);
+    if (!p) return;
+    const result = await views.revokeGrant(p.id, asId("grant", String(req.params.grantId)));
+    if (!result.revoked) return void res.status(404).json({ error: result.notice });
+    res.status(204).end();
+  });
+
+  router.get("/api/persons/:id/activity", async (req, res) => {
+    const q = pageQuery.safeParse(req.query);
+    if (!q.success) return void res.status(400).json({ error: "invalid query", problems: problems(q.error) });
+    const p = await person(req, res);
+    if (!p) return;
+    const [status, page] = await Promise.all([views.currentStatus(p.id), views.listAuditView(p.id, q.data)]);
+    res.json({ status, items: page.items, next: page.next ?? null });
   });
 
   return router;

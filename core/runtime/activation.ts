@@ -22,9 +22,17 @@ export interface RuntimeState {
   open: boolean;
   /** Set while the task waits for an approval: the call that asked. */
   approvalId?: string | null;
+  /** Resumptions of the current activation after an approval (each may say something new). */
+  round?: number;
 }
 
-const runtimeStateSchema = z.object({ activation: z.number().int().min(0), resumes: z.number().int().min(0), open: z.boolean(), approvalId: z.string().nullish() });
+const runtimeStateSchema = z.object({
+  activation: z.number().int().min(0),
+  resumes: z.number().int().min(0),
+  open: z.boolean(),
+  approvalId: z.string().nullish(),
+  round: z.number().int().min(0).optional(),
+});
 
 export function runtimeStateOf(task: Task): RuntimeState {
   const raw = (task.checkpoint as { runtime?: unknown } | null)?.runtime;

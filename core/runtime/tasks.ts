@@ -66,6 +66,12 @@ export class TaskRuntime {
   /** Like `run` for a caller already inside the person's queue slot. */
   async runNow(task: Task, options: RunOptions): Promise<ActivationOutcome | null> {
     const { store, clock, logger } = this.deps;
+    if (options.onlyIfWaitingFor) {
+      // Checked inside the person's queue slot: an activation that asked for this approval has released the task by now.
+      const current = await store.tasks.getTask(task.id);
+      const wait = current?.state.status === "waiting" ? current.state.wait : null;
+      if (!wait || wait.kind !== "approval" || wait.approvalId !== options.onlyIfWaitingFor) return null;
+    }
     const now = options.asOf && options.asOf > clock.now() ? options.asOf : clock.now();
     const claimed = await store.tasks.claimTask({ taskId: task.id, owner: this.owner, now, leaseMs: this.deps.leaseMs, ...(options.from && { from: options.from }) });
     if (!claimed) return null;
@@ -91,7 +97,10 @@ export class TaskRuntime {
     }
 
     const previous = runtimeStateOf(task);
-    const runtime = previous.open ? { ...previous, resumes: previous.resumes + 1 } : { activation: previous.activation + 1, resumes: 0, open: true };
+    // An open activation resumes (after a crash, or after the approval it asked for was decided).
+    const runtime = previous.open
+      ? { ...previous, resumes: previous.resumes + 1, round: (previous.round ?? 0) + (previous.approvalId ? 1 : 0), approvalId: null }
+      : { activation: previous.activation + 1, resumes: 0, open: true, round: 0 };
     const observations = options.observations ?? [];
     const saved = await store.tasks.saveCheckpoint({
       taskId: task.id,
@@ -116,7 +125,7 @@ export class TaskRuntime {
         originMessageId: options.originMessageId ?? null,
       },
     );
-    await this.finish(saved, person, runtime.activation, outcome, options.direct === true);
+    await this.finish(saved, person, runtime, outcome, options.direct === true);
     return outcome;
   }
 
@@ -219,13 +228,15 @@ export class TaskRuntime {
   }
 
   /** Delivers what the activation said and moves the task to its next state. */
-  private async finish(task: Task, person: Person, activation: number, outcome: ActivationOutcome, direct: boolean): Promise<void> {
+  private async finish(task: Task, person: Person, runtime: { activation: number; resumes: number; round?: number }, outcome: ActivationOutcome, direct: boolean): Promise<void> {
+    const activation = runtime.activation;
     const { result, requests } = outcome;
     if (result.kind === "aborted") return; // shutting down: the lease expires and the activation resumes
     const kind = taskKind(task);
     const spec = wakeupSpecOf(task);
     const text = result.kind === "reply" ? result.text : null;
-    const key = `${task.id}:a${activation}`;
+    // Stable across crash re-runs of the same activation; new after each approval round.
+    const key = `${task.id}:a${activation}${runtime.round ? `p${runtime.round}` : ""}`;
 
     if (kind === "turn" || direct) {
       const answer = text ?? failureText(result.kind);
@@ -243,7 +254,16 @@ export class TaskRuntime {
         });
       }
     }
-    await this.release(task, this.nextState(task, outcome), { activation, resumes: 0, open: false, approvalId: requests.approvalId });
+    // Waiting for an approval keeps the activation open: once decided, it resumes with its history
+    // (and its taint) rebuilt from the journal, and the model repeats the call under the new grant.
+    const waitsForApproval = requests.approvalId !== null;
+    await this.release(task, this.nextState(task, outcome), {
+      activation,
+      resumes: waitsForApproval ? runtime.resumes : 0,
+      open: waitsForApproval,
+      approvalId: requests.approvalId,
+      round: runtime.round ?? 0,
+    });
   }
 
   private nextState(task: Task, outcome: ActivationOutcome): TaskState {
@@ -267,7 +287,7 @@ export class TaskRuntime {
   }
 
   /** Leaves `running` with the runtime state saved. */
-  private async release(task: Task, to: TaskState, runtime?: { activation: number; resumes: number; open: boolean; approvalId?: string | null }): Promise<void> {
+  private async release(task: Task, to: TaskState, runtime?: { activation: number; resumes: number; open: boolean; approvalId?: string | null; round?: number }): Promise<void> {
     const { store, clock } = this.deps;
     if (runtime) {
       const fresh = (await store.tasks.getTask(task.id)) ?? task;
@@ -305,6 +325,8 @@ export interface RunOptions {
    * a job firing at its due time finds the task due even if clocks differ by a few milliseconds.
    */
   asOf?: Date;
+  /** Resume only if the task still waits for this approval request. */
+  onlyIfWaitingFor?: string;
 }
 
 /** Short honest texts for turns that produced no answer (field case M1: never a placeholder). */
