@@ -119,7 +119,7 @@ export async function runActivation(
 
   const result = await runToolLoop({
     model: deps.model,
-    messages: [...context.messages, ...triggerMessage(input.trigger), ...rebuilt.messages],
+    messages: [...context.messages, ...rebuilt.messages, ...triggerMessage(input.trigger)],
     tools,
     maxSteps: deps.maxSteps,
     context: { ...toolContext, activationKey },

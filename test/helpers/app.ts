@@ -15,6 +15,8 @@ export interface TestApp extends RunningApp {
   press(user: string, messageId: string, buttonId: string): Promise<Response>;
   /** Waits until `user` has at least `count` messages from Familiar in total (long-polls); returns all of them. */
   replies(user: string, count: number, timeoutMs?: number): Promise<LocalReply[]>;
+  /** Waits until the messages Familiar sent `user` (edits applied) satisfy `predicate`; returns them. */
+  repliesUntil(user: string, predicate: (messages: LocalReply[]) => boolean, timeoutMs?: number): Promise<LocalReply[]>;
   close(): Promise<void>;
 }
 
@@ -67,6 +69,17 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
         cursors.set(user, body.cursor);
       }
       return list;
+    },
+    async repliesUntil(user, predicate, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      let messages: LocalReply[] = [];
+      while (Date.now() < deadline) {
+        const res = await fetch(`${app.url}/api/local/messages?user=${encodeURIComponent(user)}`);
+        messages = ((await res.json()) as { messages: LocalReply[] }).messages;
+        if (predicate(messages)) return messages;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`timed out; messages to ${user}: ${JSON.stringify(messages.map((m) => m.text.slice(0, 120)))}`);
     },
     async close() {
       await app.stop();
