@@ -9,7 +9,9 @@ import { dashboardRouter } from "./bots/dashboard/routes.js";
 import { hooksRouter } from "./bots/hooks/routes.js";
 import { HttpServer } from "./bots/http/server.js";
 import { LocalChannel } from "./bots/local/channel.js";
+import { pairingQrRouter } from "./bots/local/pairing-qr.js";
 import { localChatRouter } from "./bots/local/routes.js";
+import { createMessengers } from "./bots/messengers/setup.js";
 import { systemClock, type Clock } from "./core/clock.js";
 import { loadConfig, secretValues } from "./core/config/load.js";
 import type { Config } from "./core/config/schema.js";
@@ -92,6 +94,7 @@ export async function startApp(
     singleProcess: store.kind === "sqlite",
     notificationJudgement: config.NOTIFY_MODEL_JUDGEMENT,
     sentinel: { egress, vault },
+    allowFrom: config.ALLOW_FROM,
   });
   familiar.addTools(webTools(egress));
   const local = new LocalChannel(store.localMailbox, { clock });
@@ -103,6 +106,19 @@ export async function startApp(
     { name: "scheduler", check: async () => ({ ok: scheduler.status().running, ...scheduler.status() }) },
   ]);
   http.mount(localChatRouter(local, { allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE, logger }));
+  const messengers = createMessengers(config, {
+    http,
+    logger,
+    dataDir,
+    onWhatsAppQr: () => logger.info(`WhatsApp pairing: scan the QR printed above, or open ${url}/whatsapp`),
+    onWhatsAppInvalid: (reason) => {
+      logger.error({ reason }, "WhatsApp session is no longer valid; the other messengers keep running");
+      void familiar.alertOnOtherChannel("whatsapp", `WhatsApp stopped working (${reason}). Open ${url}/whatsapp on the Familiar machine to pair it again.`);
+    },
+  });
+  for (const adapter of messengers.adapters) familiar.addChannel(adapter);
+  const whatsapp = messengers.whatsapp;
+  http.mount(pairingQrRouter(() => (whatsapp ? { state: whatsapp.state(), qr: whatsapp.currentQr() } : null), { allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE }));
   http.mount(dashboardRouter({ store, views: familiar.views, allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE }));
   http.mount(hooksRouter((id, secret, body) => familiar.handleHookEvent(id, secret, body)));
 
@@ -112,7 +128,7 @@ export async function startApp(
   url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`;
 
   logger.info(
-    { url, dataDir, store: store.kind, scheduler: scheduler.status().backend, model: model ? config.OPENAI_MODEL : null, channels: channels.started },
+    { url, dataDir, store: store.kind, scheduler: scheduler.status().backend, model: model ? config.OPENAI_MODEL : null, channels: channels.started, notConfigured: messengers.notConfigured },
     `Familiar is running: open ${url} to chat`,
   );
   if (!model) logger.warn("no model configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server) to get answers");

@@ -3,8 +3,9 @@ import type { ChannelAdapter, InboundEvent, InboundOutcome } from "./channels/po
 import type { Clock } from "./clock.js";
 import type { TokenCounter } from "./context/tokens.js";
 import { asId, type HookId, type PersonId } from "./ids.js";
+import { AccessControl } from "./inbound/access.js";
 import { CommandRegistry, registerCoreCommands } from "./inbound/commands.js";
-import { InboundHandler, type PressHandler, type UnknownSenderPolicy } from "./inbound/handler.js";
+import { InboundHandler, type PressHandler } from "./inbound/handler.js";
 import { registerSentinelCommands } from "./inbound/sentinel-commands.js";
 import { registerSettingsCommands } from "./inbound/settings-commands.js";
 import type { Logger } from "./log.js";
@@ -50,8 +51,8 @@ export interface FamiliarDeps {
   taskLeaseMs?: number;
   /** Most activations running at once across all persons. */
   maxConcurrentActivations?: number;
-  /** Who an unknown sender is on channels other than the local chat (messenger pairing); default: nobody. */
-  unknownSender?: UnknownSenderPolicy;
+  /** ALLOW_FROM: `channel:accountId` entries that may talk without pairing. */
+  allowFrom?: readonly string[];
   /** Sentinel's parts: every tool call passes its policy, grants and approvals (required in production). */
   sentinel: { egress: EgressGuard; vault?: SecretVault; policy?: Policy };
   /** Let the model judge whether a proactive message is worth sending (strict JSON; failures hold). */
@@ -73,6 +74,7 @@ export class Familiar {
   readonly sentinel: Sentinel;
   readonly approvals: ApprovalFlow;
   readonly views: SentinelViews;
+  readonly access: AccessControl;
   private readonly adapters = new Map<ChannelName, ChannelAdapter>();
   private readonly inbound: InboundHandler;
   private readonly pressHandlers: PressHandler[] = [];
@@ -137,13 +139,15 @@ export class Familiar {
     registerCoreCommands(this.commands, { store, clock });
     registerSettingsCommands(this.commands, { store, clock, resumeDue: (personId) => this.resumeDue(personId) });
     registerSentinelCommands(this.commands, this.views);
+    this.access = new AccessControl({ store, clock, logger, allowFrom: deps.allowFrom ?? [], channel: (name) => this.adapters.get(name) });
+    this.access.registerCommands(this.commands);
     this.pressHandlers.push(this.approvals.press);
     this.inbound = new InboundHandler({
       store,
       clock,
       logger,
       commands: this.commands,
-      unknownSender: async (event) => (event.channel === "local" ? this.localPerson(event) : (deps.unknownSender?.(event) ?? null)),
+      unknownSender: async (event) => (event.channel === "local" ? this.localPerson(event) : this.access.unknownSender(event)),
       onMessage: (person) => void this.turns.requestTurn(person.id),
       answer: (person, event, text) => this.answer(person, event, text),
       pressHandlers: () => this.pressHandlers,
@@ -264,6 +268,31 @@ export class Familiar {
     );
     void this.outbox.deliver(person.id);
     return hook.id;
+  }
+
+  /**
+   * Tells every person who uses `failing` about a problem with it, on another of their channels
+   * (once per day and person, by delivery key). Used when WhatsApp's session becomes invalid.
+   */
+  async alertOnOtherChannel(failing: ChannelName, text: string): Promise<number> {
+    const { store, clock } = this.deps;
+    let told = 0;
+    let after: string | undefined;
+    do {
+      const page = await store.persons.listPersons({ limit: 200, ...(after && { after }) });
+      for (const person of page.items) {
+        const identities = await store.persons.listIdentities(person.id);
+        if (!identities.some((i) => i.channel === failing)) continue;
+        const other = identities.find((i) => i.channel !== failing && !i.unreachable && this.adapters.has(i.channel));
+        if (!other) continue;
+        const day = clock.now().toISOString().slice(0, 10);
+        await store.outbox.enqueueOutbound({ personId: person.id, channel: other.channel, deliveryKey: `alert:${failing}:${day}:${person.id}`, text }, clock.now());
+        void this.outbox.deliver(person.id);
+        told++;
+      }
+      after = page.next;
+    } while (after);
+    return told;
   }
 
   /** After /resume: runs the person's pending work that became due while paused. */

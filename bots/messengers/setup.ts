@@ -1,0 +1,74 @@
+import type { HttpServer } from "../http/server.js";
+import type { ChannelAdapter } from "../../core/channels/port.js";
+import type { Config } from "../../core/config/schema.js";
+import type { Logger } from "../../core/log.js";
+import { createDiscordChannel } from "../discord/channel.js";
+import { createSlackChannel } from "../slack/channel.js";
+import { createTelegramChannel } from "../telegram/channel.js";
+import { createWhatsAppChannel, type WhatsAppChannel } from "../whatsapp/channel.js";
+
+/** The `<channel>:` entries of ALLOW_GROUPS, without the prefix. */
+export function groupsFor(config: Config, channel: "telegram" | "slack" | "discord" | "whatsapp"): string[] {
+  return config.ALLOW_GROUPS.filter((e) => e.startsWith(`${channel}:`)).map((e) => e.slice(channel.length + 1));
+}
+
+/**
+ * Creates the adapters of every messenger configured in the settings (any combination). A messenger
+ * whose settings are missing is skipped; one that fails to start is reported by the core at start
+ * and the others keep running.
+ */
+export function createMessengers(
+  config: Config,
+  deps: { http: HttpServer; logger: Logger; dataDir: string; onWhatsAppQr?: (qr: string) => void; onWhatsAppInvalid?: (reason: string) => void },
+): { adapters: ChannelAdapter[]; whatsapp: WhatsAppChannel | null; notConfigured: string[] } {
+  const { http, logger } = deps;
+  const adapters: ChannelAdapter[] = [];
+  const notConfigured: string[] = [];
+  if (config.TELEGRAM_BOT_TOKEN) {
+    adapters.push(
+      createTelegramChannel({
+        token: config.TELEGRAM_BOT_TOKEN,
+        apiRoot: config.TELEGRAM_API_ROOT,
+        groups: groupsFor(config, "telegram"),
+        logger: logger.child({ channel: "telegram" }),
+        ...(config.TELEGRAM_WEBHOOK_URL && config.TELEGRAM_WEBHOOK_SECRET && { webhook: { url: config.TELEGRAM_WEBHOOK_URL, secret: config.TELEGRAM_WEBHOOK_SECRET, http } }),
+      }),
+    );
+  } else notConfigured.push("telegram (set TELEGRAM_BOT_TOKEN)");
+  if (config.SLACK_BOT_TOKEN) {
+    adapters.push(
+      createSlackChannel({
+        botToken: config.SLACK_BOT_TOKEN,
+        ...(config.SLACK_SIGNING_SECRET && { signingSecret: config.SLACK_SIGNING_SECRET }),
+        ...(config.SLACK_APP_TOKEN && { appToken: config.SLACK_APP_TOKEN }),
+        ...(config.SLACK_API_URL && { apiUrl: config.SLACK_API_URL }),
+        allowGroups: groupsFor(config, "slack"),
+        http,
+        logger: logger.child({ channel: "slack" }),
+      }),
+    );
+  } else notConfigured.push("slack (set SLACK_BOT_TOKEN with SLACK_SIGNING_SECRET or SLACK_APP_TOKEN)");
+  if (config.DISCORD_BOT_TOKEN) {
+    adapters.push(
+      createDiscordChannel({
+        token: config.DISCORD_BOT_TOKEN,
+        ...(config.DISCORD_API_URL && { apiUrl: config.DISCORD_API_URL }),
+        groups: groupsFor(config, "discord"),
+        logger: logger.child({ channel: "discord" }),
+      }),
+    );
+  } else notConfigured.push("discord (set DISCORD_BOT_TOKEN)");
+  let whatsapp: WhatsAppChannel | null = null;
+  if (config.WHATSAPP_ENABLED) {
+    whatsapp = createWhatsAppChannel({
+      dataDir: deps.dataDir,
+      chromiumPath: config.CHROMIUM_PATH,
+      groups: groupsFor(config, "whatsapp"),
+      logger: logger.child({ channel: "whatsapp" }),
+      ...(deps.onWhatsAppQr && { onQr: deps.onWhatsAppQr }),
+      ...(deps.onWhatsAppInvalid && { onSessionInvalid: deps.onWhatsAppInvalid }),
+    });
+    adapters.push(whatsapp);
+  } else notConfigured.push("whatsapp (set WHATSAPP_ENABLED=true)");
+  return { adapters, whatsapp, notConfigured };
+}

@@ -1,0 +1,168 @@
+import { randomInt } from "node:crypto";
+import type { ChannelAdapter, InboundEvent } from "../channels/port.js";
+import type { Clock } from "../clock.js";
+import { DuplicateKeyError } from "../errors.js";
+import type { PersonId } from "../ids.js";
+import type { Logger } from "../log.js";
+import type { Store } from "../storage/ports.js";
+import type { ChannelName, Person } from "../storage/types.js";
+import type { CommandRegistry } from "./commands.js";
+
+/** Pairing codes expire after an hour; at most three wait per messenger (so strangers cannot flood). */
+const PAIRING_TTL_MS = 60 * 60_000;
+const MAX_PENDING_PER_CHANNEL = 3;
+/** /link codes expire after ten minutes. */
+const LINK_TTL_MS = 10 * 60_000;
+/** Unambiguous characters (no 0/O, 1/I/L). */
+const ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ";
+
+function code(length: number): string {
+  let out = "";
+  for (let i = 0; i < length; i++) out += ALPHABET[randomInt(ALPHABET.length)];
+  return out;
+}
+
+interface PendingPairing {
+  code: string;
+  channel: ChannelName;
+  accountId: string;
+  address: string;
+  displayName: string;
+  expiresAt: number;
+}
+
+interface PendingLink {
+  personId: PersonId;
+  expiresAt: number;
+}
+
+/**
+ * Who may talk to Familiar on the messengers:
+ * - identities listed in ALLOW_FROM (`telegram:123,slack:U0ABC,…`) become persons on their first message;
+ * - anyone else gets a one-time pairing code (expires in 1 h, at most 3 pending per messenger) and
+ *   nothing else happens until a known person approves it with `/pair <code>`;
+ * - `/link` shows a code; sending that code from another messenger joins that account to the same
+ *   person and conversation.
+ * Pending codes live in memory: after a restart a stranger simply gets a new code.
+ */
+export class AccessControl {
+  private readonly allowed: Set<string>;
+  private readonly pairings = new Map<string, PendingPairing>();
+  private readonly links = new Map<string, PendingLink>();
+
+  constructor(
+    private readonly deps: {
+      store: Store;
+      clock: Clock;
+      logger: Logger;
+      allowFrom: readonly string[];
+      /** The running adapter of a channel (to answer people who are not persons yet). */
+      channel: (name: ChannelName) => ChannelAdapter | undefined;
+    },
+  ) {
+    this.allowed = new Set(deps.allowFrom.map((e) => e.trim()));
+  }
+
+  /** The unknown-sender policy: a person for allowed or linking senders; null (after answering) otherwise. */
+  unknownSender = async (event: InboundEvent): Promise<Person | null> => {
+    const { store } = this.deps;
+    if (this.allowed.has(`${event.channel}:${event.accountId}`)) {
+      const person = await store.persons.createPerson({ displayName: event.displayName ?? event.accountId });
+      return this.attach(person, event);
+    }
+    if (event.kind !== "message") return null;
+    const linked = await this.tryLink(event);
+    if (linked) return null;
+    await this.offerPairing(event);
+    return null;
+  };
+
+  /** Registers /link and /pair. */
+  registerCommands(registry: CommandRegistry): void {
+    registry.register("link", "connect another messenger to this conversation: send the code shown there", async ({ person }) => {
+      this.sweep();
+      const c = code(6);
+      this.links.set(c, { personId: person.id, expiresAt: this.deps.clock.now().getTime() + LINK_TTL_MS });
+      return { text: `Send this code to me from your other messenger within 10 minutes: ${c}` };
+    });
+    registry.register("pair", "approve someone's pairing code: `/pair <code>`", async ({ args }) => {
+      this.sweep();
+      const pending = this.pairings.get(args.trim().toUpperCase());
+      if (!pending) {
+        const waiting = [...this.pairings.values()].map((p) => `• ${p.channel} ${p.displayName} (${p.accountId})`);
+        return { text: waiting.length ? `No such code. Waiting:\n${waiting.join("\n")}` : "No pairing requests are waiting." };
+      }
+      this.pairings.delete(pending.code);
+      const person = await this.deps.store.persons.createPerson({ displayName: pending.displayName });
+      await this.attach(person, pending);
+      await this.tell(pending.channel, { accountId: pending.accountId, address: pending.address }, "You're paired — say hello!");
+      return { text: `Paired ${pending.displayName} (${pending.channel}).` };
+    });
+  }
+
+  private async attach(person: Person, who: { channel: ChannelName; accountId: string; address: string }): Promise<Person> {
+    try {
+      await this.deps.store.persons.addIdentity({ personId: person.id, channel: who.channel, accountId: who.accountId, address: who.address });
+      return person;
+    } catch (err) {
+      // Someone attached this account at the same moment: use that person.
+      if (!(err instanceof DuplicateKeyError)) throw err;
+      const existing = await this.deps.store.persons.findIdentity(who.channel, who.accountId);
+      const other = existing && (await this.deps.store.persons.getPerson(existing.personId));
+      if (!other) throw err;
+      return other;
+    }
+  }
+
+  private async tryLink(event: InboundEvent & { kind: "message" }): Promise<boolean> {
+    this.sweep();
+    const candidate = event.text.trim().replace(/^\/link\s+/i, "").toUpperCase();
+    const link = this.links.get(candidate);
+    if (!link) return false;
+    this.links.delete(candidate);
+    const person = await this.deps.store.persons.getPerson(link.personId);
+    if (!person) return false;
+    await this.attach(person, event);
+    await this.deps.store.audit.appendAudit({ personId: person.id, kind: "identity.linked", summary: `Linked ${event.channel} account ${event.accountId}`, data: { channel: event.channel, accountId: event.accountId } });
+    await this.tell(event.channel, event, `Linked! This ${event.channel} account now shares your conversation with Familiar.`);
+    return true;
+  }
+
+  private async offerPairing(event: InboundEvent): Promise<void> {
+    this.sweep();
+    const existing = [...this.pairings.values()].find((p) => p.channel === event.channel && p.accountId === event.accountId);
+    if (existing) return; // one code per sender; nothing else happens until it is approved
+    const pendingHere = [...this.pairings.values()].filter((p) => p.channel === event.channel).length;
+    if (pendingHere >= MAX_PENDING_PER_CHANNEL) {
+      this.deps.logger.warn({ channel: event.channel }, "pairing request ignored: too many pending on this messenger");
+      return;
+    }
+    const c = code(8);
+    this.pairings.set(c, {
+      code: c,
+      channel: event.channel,
+      accountId: event.accountId,
+      address: event.address,
+      displayName: event.displayName ?? event.accountId,
+      expiresAt: this.deps.clock.now().getTime() + PAIRING_TTL_MS,
+    });
+    this.deps.logger.info({ channel: event.channel, accountId: event.accountId }, "pairing code issued");
+    await this.tell(event.channel, event, `Hi! I don't know you yet. Your pairing code is ${c} (valid for 1 hour). Ask the owner to send /pair ${c} to Familiar.`);
+  }
+
+  private async tell(channel: ChannelName, target: { accountId: string; address: string }, text: string): Promise<void> {
+    const adapter = this.deps.channel(channel);
+    if (!adapter) return;
+    try {
+      await adapter.send({ accountId: target.accountId, address: target.address }, { text, buttons: [] });
+    } catch (err) {
+      this.deps.logger.warn({ err, channel }, "could not answer an unknown sender");
+    }
+  }
+
+  private sweep(): void {
+    const now = this.deps.clock.now().getTime();
+    for (const [k, p] of this.pairings) if (p.expiresAt <= now) this.pairings.delete(k);
+    for (const [k, l] of this.links) if (l.expiresAt <= now) this.links.delete(k);
+  }
+}
