@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { loadConfig } from "../../core/config/load.js";
+import type { Familiar } from "../../core/familiar.js";
 import { startApp, type RunningApp } from "../../main.js";
 
 /** A Familiar started in-process on a temp DATA_DIR and a random port, plus a local-chat client. */
@@ -27,8 +28,14 @@ export interface LocalReply {
   at: string;
 }
 
+/** Options of {@link startTestApp}. */
+export interface TestAppOptions {
+  /** Passed to `startApp`: runs after the core and the local chat are wired, before channels start (add a channel, a tool, …). */
+  configure?: (familiar: Familiar) => void;
+}
+
 /** Starts an app with the given settings (env-style strings), DATA_DIR in a fresh temp dir unless given. */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = env.DATA_DIR ?? mkdtempSync(join(tmpdir(), "familiar-test-"));
   const config = loadConfig({ LOG_LEVEL: "info", ...env, DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1" });
   const logs: string[] = [];
@@ -38,7 +45,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       done();
     },
   });
-  const app = await startApp(config, { logDestination });
+  const app = await startApp(config, { logDestination, ...(options.configure && { configure: options.configure }) });
   const seen = new Map<string, LocalReply[]>();
   const cursors = new Map<string, string>();
 
