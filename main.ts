@@ -6,6 +6,7 @@ import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { dashboardRouter } from "./bots/dashboard/routes.js";
+import { secretsRouter } from "./bots/dashboard/secrets.js";
 import { hooksRouter } from "./bots/hooks/routes.js";
 import { HttpServer } from "./bots/http/server.js";
 import { LocalChannel } from "./bots/local/channel.js";
@@ -120,6 +121,7 @@ export async function startApp(
   const whatsapp = messengers.whatsapp;
   http.mount(pairingQrRouter(() => (whatsapp ? { state: whatsapp.state(), qr: whatsapp.currentQr() } : null), { allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE }));
   http.mount(dashboardRouter({ store, views: familiar.views, allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE }));
+  http.mount(secretsRouter(vault, { allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE }));
   http.mount(hooksRouter((id, secret, body) => familiar.handleHookEvent(id, secret, body)));
 
   await scheduler.start();

@@ -98,11 +98,18 @@ export class OutboxDelivery {
         platformIds,
         now: clock.now(),
       });
+      await store.audit.appendAudit({
+        personId: message.personId,
+        kind: "outbound.sent",
+        summary: `${message.editOf ? "Updated a message" : "Sent a message"} on ${identity.channel} (${message.text.length} characters)`,
+        data: { outboxId: message.id, channel: identity.channel, parts: platformIds.length },
+      });
       this.deps.onDelivered?.(delivered);
     } catch (err) {
       if (err instanceof DeliveryError && err.permanent) {
         await store.persons.setIdentityUnreachable(identity.channel, identity.accountId, err.message, clock.now());
         await store.outbox.markDeliveryFailed({ id: message.id, owner: this.owner, error: err.message, retryAt: null, now: clock.now() });
+        await store.audit.appendAudit({ personId: message.personId, kind: "outbound.failed", summary: `Could not deliver on ${identity.channel}: ${err.message.slice(0, 200)}; marked unreachable`, data: { outboxId: message.id, channel: identity.channel } });
         logger.warn({ outboxId: message.id, channel: identity.channel, err: err.message }, "permanent delivery failure: identity marked unreachable");
         return;
       }

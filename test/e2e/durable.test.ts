@@ -234,4 +234,67 @@ describe("durable work: wake-ups, check-ins, hooks and the notification filter",
     expect(replies.map((m) => m.text)).toContain("Time to stretch!");
     expect((await app.store.tasks.getTask(asId("task", task.id)))!.state.status).toBe("done");
   });
+
+  it("runs a wake-up missed during downtime once on start, and skips one beyond the grace window", async () => {
+    model = await reminderModel(2);
+    const dataDir = mkdtempSync(join(tmpdir(), "familiar-missed-"));
+    dirs.push(dataDir);
+    app = await startTestApp({ OPENAI_BASE_URL: model.url, DATA_DIR: dataDir });
+    await app.say("ana", "remind me in 2 seconds to stretch");
+    await app.replies("ana", 1);
+    await app.stop();
+    await sleep(3_500);
+    app = await startTestApp({ OPENAI_BASE_URL: model.url, DATA_DIR: dataDir });
+    const replies = await app.replies("ana", 2, 20_000);
+    expect(replies[1]!.text).toBe("Time to stretch!");
+    await sleep(1_500);
+    expect((await app.replies("ana", 2)).filter((m) => m.text === "Time to stretch!")).toHaveLength(1);
+    await app.close();
+    app = null;
+
+    // With a 1 s grace window, a wake-up missed by 3 s is skipped (audited), not run late.
+    const dataDir2 = mkdtempSync(join(tmpdir(), "familiar-missed2-"));
+    dirs.push(dataDir2);
+    app = await startTestApp({ OPENAI_BASE_URL: model.url, DATA_DIR: dataDir2, WAKEUP_GRACE_MS: "1000" });
+    await app.say("ana", "remind me in 2 seconds to stretch");
+    await app.replies("ana", 1);
+    await app.stop();
+    await sleep(4_500);
+    app = await startTestApp({ OPENAI_BASE_URL: model.url, DATA_DIR: dataDir2, WAKEUP_GRACE_MS: "1000" });
+    await sleep(2_000);
+    expect((await app.store.localMailbox.listLocalMessages("ana", 0, 10)).map((m) => m.text)).toEqual(["Okay — I'll remind you in 5 seconds."]);
+    const identity = (await app.store.persons.findIdentity("local", "ana"))!;
+    const [task] = (await app.store.tasks.listTasks({ personId: identity.personId, status: ["cancelled"] })).items;
+    expect(task!.state).toMatchObject({ status: "cancelled", reason: expect.stringMatching(/missed/) });
+    const audit = await app.store.audit.listAudit(identity.personId, { kinds: ["task.skipped"] });
+    expect(audit.items).toHaveLength(1);
+  }, 60_000);
+
+  it("holds what is not worth an interruption and sends it in the digest at the person's digest time", async () => {
+    model = await startFakeOpenAI({
+      fallback: (r) => {
+        if (isWake(r, "check-in")) return text("Hotel prices in Lisbon are stable around €80 a night this week.");
+        if (r.messages.at(-1)?.role === "tool") return text("Watching hotel prices.");
+        return toolCall("create_goal", { title: "Lisbon hotels", checkIn: { cron: "0 9 * * *", timezone: "Europe/Lisbon" } });
+      },
+    });
+    app = await startTestApp({ OPENAI_BASE_URL: model.url });
+    await app.say("ana", "/proactivity low");
+    await app.say("ana", "/digest 19:30");
+    await app.say("ana", "watch Lisbon hotel prices");
+    await app.replies("ana", 3);
+    const identity = (await app.store.persons.findIdentity("local", "ana"))!;
+    const [task] = (await app.store.tasks.listTasks({ personId: identity.personId, status: ["pending"] })).items;
+    await app.familiar.tasks.onWake(task!.id, await dueOf(app, task!.id));
+    const [decision] = await app.store.notifications.listNotificationsSince(identity.personId, new Date(0));
+    expect(decision).toMatchObject({ decision: "hold", reasons: [expect.stringMatching(/proactivity is low/)] });
+    expect(await app.store.localMailbox.listLocalMessages("ana", 0, 10)).toHaveLength(3);
+    // The digest job is scheduled at 19:30 in the person's zone (UTC by default) …
+    expect((await app.scheduler.nextRunAt("digest.send", identity.personId))!.toISOString()).toMatch(/T19:30:00\.000Z$/);
+    // … and when it runs, the held message goes out once, as a digest.
+    expect(await app.familiar.notifier.sendDigest(identity.personId)).toBe(1);
+    expect(await app.familiar.notifier.sendDigest(identity.personId)).toBe(0);
+    const replies = await app.replies("ana", 4);
+    expect(replies[3]!.text).toBe("While you were away:\n• Hotel prices in Lisbon are stable around €80 a night this week.");
+  }, 60_000);
 });

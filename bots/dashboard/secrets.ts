@@ -1,0 +1,47 @@
+import express, { Router } from "express";
+import { z } from "zod";
+import { SecretError } from "../../core/sentinel/errors.js";
+import type { SecretVault } from "../../core/sentinel/vault.js";
+import { ALLOW_REMOTE_SETTING, isClientAllowed } from "../local/access.js";
+
+const secretBody = z
+  .object({
+    name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "1–64 characters of A-Z a-z 0-9 _ . -"),
+    value: z.string().min(1).max(16_384),
+    origins: z.array(z.string().min(1).max(2_048)).min(1).max(20),
+  })
+  .strict();
+
+/**
+ * The secret vault's admin API (loopback clients only unless LOCAL_CHAT_ALLOW_REMOTE), the only way
+ * credentials get in — never through chat, so the model never sees them:
+ * - `GET /api/secrets` — names and bound origins (never values);
+ * - `PUT /api/secrets` `{name, value, origins: ["https://api.example.com"]}` — store or replace (204);
+ * - `DELETE /api/secrets/:name` — remove (204; 404 when there was none).
+ * Tools then use `{{secret:NAME}}`; Sentinel substitutes it only for a request to a bound origin.
+ */
+export function secretsRouter(vault: SecretVault, options: { allowRemote: boolean }): Router {
+  const router = Router();
+  router.use("/api/secrets", (req, res, next) => {
+    if (isClientAllowed(req.socket.remoteAddress, options.allowRemote)) return next();
+    res.status(403).json({ error: `only loopback clients may manage secrets; set ${ALLOW_REMOTE_SETTING}=true to allow others` });
+  });
+  router.use("/api/secrets", express.json({ limit: "32kb" }));
+  router.get("/api/secrets", (_req, res) => void res.json({ items: vault.list() }));
+  router.put("/api/secrets", async (req, res) => {
+    const body = secretBody.safeParse(req.body);
+    if (!body.success) return void res.status(400).json({ error: "invalid secret", problems: body.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`) });
+    try {
+      await vault.set(body.data.name, body.data.value, body.data.origins);
+    } catch (err) {
+      if (err instanceof SecretError) return void res.status(400).json({ error: err.message });
+      throw err;
+    }
+    res.status(204).end();
+  });
+  router.delete("/api/secrets/:name", async (req, res) => {
+    const removed = await vault.delete(String(req.params.name));
+    res.status(removed ? 204 : 404).end();
+  });
+  return router;
+}
