@@ -27,6 +27,7 @@ import { connectMongoStore } from "./core/storage/mongo/index.js";
 import { openSqliteStore } from "./core/storage/sqlite/index.js";
 import { createEmbeddedScheduler, createMongoScheduler } from "./jobs/index.js";
 import { webTools } from "./connectors/web/index.js";
+import { workspaceTools } from "./sandbox/workspace.js";
 import { EgressGuard } from "./core/sentinel/egress.js";
 import { SecretVault } from "./core/sentinel/vault.js";
 
@@ -97,7 +98,7 @@ export async function startApp(
     sentinel: { egress, vault },
     allowFrom: config.ALLOW_FROM,
   });
-  familiar.addTools(webTools(egress));
+  familiar.addTools([...webTools(egress), ...workspaceTools(dataDir)]);
   const local = new LocalChannel(store.localMailbox, { clock });
   familiar.addChannel(local);
   options.configure?.(familiar);
