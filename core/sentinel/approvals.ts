@@ -74,11 +74,23 @@ function sessionOf(request: ApprovalRequest): string | null {
   return typeof details?.sessionId === "string" ? details.sessionId : null;
 }
 
+/**
+ * `text` as a fenced code block, which every messenger renderer shows verbatim. The fence is longer
+ * than any run of backticks inside (CommonMark: a code fence closes only on a fence at least as long).
+ */
+function verbatim(text: string): string {
+  const longest = Math.max(0, ...Array.from(text.matchAll(/`+/g), (m) => m[0].length));
+  const fence = "`".repeat(Math.max(3, longest + 1));
+  return `${fence}\n${text}\n${fence}`;
+}
+
 function cardBody(request: ApprovalRequest): string {
   const details = (request.details ?? {}) as { reason?: string; args?: unknown };
   const lines = [`Familiar asks to run: ${request.summary}`];
   if (details.reason) lines.push(`Why I ask: ${details.reason}`);
-  if (details.args !== undefined) lines.push(`With: ${JSON.stringify(details.args).slice(0, 400)}`);
+  // The arguments are the model's words: shown as code, so markdown in them cannot hide what runs
+  // (a `[harmless text](https://elsewhere)` link, asterisks that vanish as emphasis).
+  if (details.args !== undefined) lines.push("With:", verbatim(JSON.stringify(details.args).slice(0, 400)));
   lines.push(`Expires: ${request.expiresAt.toISOString()}`);
   return lines.join("\n");
 }
