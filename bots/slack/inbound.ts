@@ -11,6 +11,11 @@ import { ACTION_ID_PREFIX } from "./layout.js";
  * unique within its channel. A press's id is `press:${channel}:${message_ts}:${action_ts}`:
  * `action_ts` is minted by Slack per click, so a replayed signed request (S4) carries the same id
  * and the core's durable dedupe drops it, while a second real click gets a new id.
+ *
+ * Addresses. A DM's address is its channel (D…). A channel mention's address is the sender's user
+ * id (U…/W…), which `send` opens as their DM: the core keeps one address per identity and sends
+ * every later reply, approval card and reminder there, so an identity first seen in a channel must
+ * not get the channel as its address — private answers would be posted where everyone reads them.
  */
 
 /** The fields of a Slack `message` / `app_mention` event this adapter reads (Events API). */
@@ -40,7 +45,8 @@ export interface MessageContext {
  * Turns a `message` or `app_mention` event into an `InboundMessage`, or null when Familiar must not
  * see it: bots (including itself), edits/deletes/joins, group chats not in ALLOW_GROUPS, and group
  * messages that do not mention the bot. DMs (`channel_type: "im"`) always pass. The mention is
- * stripped from the text; Slack's `&amp;`/`&lt;`/`&gt;` escapes and link markup are undone.
+ * stripped from the text; Slack's `&amp;`/`&lt;`/`&gt;` escapes and link markup are undone. A
+ * mention's `address` is the sender's user id (their DM), never the channel (see Addresses above).
  */
 export function toInboundMessage(event: SlackMessageEvent, ctx: MessageContext, now: Date): InboundMessage | null {
   if (event.bot_id || !PERSON_SUBTYPES.has(event.subtype)) return null;
@@ -62,7 +68,7 @@ export function toInboundMessage(event: SlackMessageEvent, ctx: MessageContext, 
     channel: "slack",
     updateId: `msg:${channel}:${ts}`,
     accountId: user,
-    address: channel,
+    address: isDm ? channel : user,
     ...(displayName ? { displayName } : {}),
     at: tsToDate(ts) ?? now,
     text,

@@ -167,7 +167,8 @@ describe("Slack channel: HTTP events", () => {
     await eventually(() => expect(core.calls).toHaveLength(1));
     await sleep(100);
     expect(core.calls).toHaveLength(1);
-    expect(core.calls[0]!.event).toMatchObject({ address: GROUP, accountId: "UADA", text: "plan my week", updateId: `msg:${GROUP}:1700000000.000303` });
+    // The address is the sender (their DM), never the channel: whatever Familiar says to them later stays private.
+    expect(core.calls[0]!.event).toMatchObject({ address: "UADA", accountId: "UADA", text: "plan my week", updateId: `msg:${GROUP}:1700000000.000303` });
   });
 
   it("S1: a retried event (same event_id, retry 1, reason timeout) while the handler is slow: acked within 3 s, one turn, one reply", async () => {
@@ -203,7 +204,7 @@ describe("Slack channel: HTTP events", () => {
     await eventually(() => expect(core.calls).toHaveLength(2));
     expect(core.calls.map((c) => c.outcome.status)).toEqual(["accepted", "duplicate"]);
     await Promise.all(core.turns);
-    expect(fake.messages.map((m) => [m.channel, sectionTexts(m)])).toEqual([[GROUP, ["You said: what's on today?"]]]);
+    expect(fake.messages.map((m) => [m.channel, sectionTexts(m)])).toEqual([["DADA", ["You said: what's on today?"]]]);
   });
 
   it("rejects a wrong signature and a stale timestamp with 401, and the sink sees nothing", async () => {
