@@ -5,6 +5,7 @@
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import type { MongoClient } from "mongodb";
 import { dashboardRouter } from "./bots/dashboard/routes.js";
 import { secretsRouter } from "./bots/dashboard/secrets.js";
 import { hooksRouter } from "./bots/hooks/routes.js";
@@ -60,9 +61,11 @@ export async function startApp(
 
   let store: Store;
   let scheduler: Scheduler;
+  let mongoClient: MongoClient | undefined;
   if (config.MONGODB_URI) {
     const mongo = await connectMongoStore(config.MONGODB_URI);
     store = mongo;
+    mongoClient = mongo.client;
     scheduler = await createMongoScheduler({ client: mongo.client, logger });
   } else {
     store = openSqliteStore({ path: join(dataDir, "familiar.db") });
@@ -112,6 +115,7 @@ export async function startApp(
     http,
     logger,
     dataDir,
+    ...(mongoClient && { mongoClient }),
     onWhatsAppQr: () => logger.info(`WhatsApp pairing: scan the QR printed above, or open ${url}/whatsapp`),
     onWhatsAppInvalid: (reason) => {
       logger.error({ reason }, "WhatsApp session is no longer valid; the other messengers keep running");

@@ -1,11 +1,14 @@
+import type { MongoClient } from "mongodb";
 import type { HttpServer } from "../http/server.js";
 import type { ChannelAdapter } from "../../core/channels/port.js";
 import type { Config } from "../../core/config/schema.js";
 import type { Logger } from "../../core/log.js";
+import { parseMongoUri } from "../../core/storage/mongo/index.js";
 import { createDiscordChannel } from "../discord/channel.js";
 import { createSlackChannel } from "../slack/channel.js";
 import { createTelegramChannel } from "../telegram/channel.js";
 import { createWhatsAppChannel, type WhatsAppChannel } from "../whatsapp/channel.js";
+import { createGridFsSessionStore } from "../whatsapp/remote-store.js";
 
 /** The `<channel>:` entries of ALLOW_GROUPS, without the prefix. */
 export function groupsFor(config: Config, channel: "telegram" | "slack" | "discord" | "whatsapp"): string[] {
@@ -15,11 +18,20 @@ export function groupsFor(config: Config, channel: "telegram" | "slack" | "disco
 /**
  * Creates the adapters of every messenger configured in the settings (any combination). A messenger
  * whose settings are missing is skipped; one that fails to start is reported by the core at start
- * and the others keep running.
+ * and the others keep running. With `mongoClient` (the Mongo store's client, MONGODB_URI set) the
+ * WhatsApp session is backed up to GridFS in the store's database (RemoteAuth); LocalAuth otherwise.
  */
 export function createMessengers(
   config: Config,
-  deps: { http: HttpServer; logger: Logger; dataDir: string; onWhatsAppQr?: (qr: string) => void; onWhatsAppInvalid?: (reason: string) => void },
+  deps: {
+    http: HttpServer;
+    logger: Logger;
+    dataDir: string;
+    /** The connected client of the Mongo store; the messengers never close it. */
+    mongoClient?: MongoClient;
+    onWhatsAppQr?: (qr: string) => void;
+    onWhatsAppInvalid?: (reason: string) => void;
+  },
 ): { adapters: ChannelAdapter[]; whatsapp: WhatsAppChannel | null; notConfigured: string[] } {
   const { http, logger } = deps;
   const adapters: ChannelAdapter[] = [];
@@ -60,11 +72,15 @@ export function createMessengers(
   } else notConfigured.push("discord (set DISCORD_BOT_TOKEN)");
   let whatsapp: WhatsAppChannel | null = null;
   if (config.WHATSAPP_ENABLED) {
+    const waLogger = logger.child({ channel: "whatsapp" });
+    // The same database as connectMongoStore: the URI's, else "familiar".
+    const dbName = (config.MONGODB_URI && parseMongoUri(config.MONGODB_URI).dbName) || "familiar";
     whatsapp = createWhatsAppChannel({
       dataDir: deps.dataDir,
+      ...(deps.mongoClient && { auth: { kind: "remote", store: createGridFsSessionStore({ client: deps.mongoClient, dbName, logger: waLogger }) } }),
       chromiumPath: config.CHROMIUM_PATH,
       groups: groupsFor(config, "whatsapp"),
-      logger: logger.child({ channel: "whatsapp" }),
+      logger: waLogger,
       ...(deps.onWhatsAppQr && { onQr: deps.onWhatsAppQr }),
       ...(deps.onWhatsAppInvalid && { onSessionInvalid: deps.onWhatsAppInvalid }),
     });

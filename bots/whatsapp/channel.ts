@@ -11,14 +11,18 @@ import {
   type OutboundContent,
 } from "../../core/channels/port.js";
 import type { Logger } from "../../core/log.js";
+import { clientAuth, type WhatsAppAuthOption } from "./auth.js";
 import { CardBook, numberedHint, pollOptions, POLL_MAX_OPTIONS, POLL_MIN_OPTIONS, pollQuestion } from "./cards.js";
 import { renderWhatsAppMessages, WHATSAPP_MESSAGE_LIMIT } from "./markdown.js";
-import { realWhatsAppLibrary, type WaMessage, type WaPollVote, type WhatsAppClientPort, type WhatsAppLibrary } from "./port.js";
+import { realWhatsAppLibrary, type WaMessage, type WaPollVote, type WhatsAppClientAuth, type WhatsAppClientPort, type WhatsAppLibrary } from "./port.js";
+import { remoteSessionName } from "./remote-store.js";
 
 /** Options of `createWhatsAppChannel`, wired from settings by the composition root. */
 export interface WhatsAppChannelOptions {
-  /** DATA_DIR: the LocalAuth session (the Chromium profile) lives in `DATA_DIR/whatsapp-session/`. */
+  /** DATA_DIR: the session (the Chromium profile) lives in `DATA_DIR/whatsapp-session/`. */
   dataDir: string;
+  /** LocalAuth (default) or RemoteAuth with a MongoDB GridFS backup (MONGODB_URI set). */
+  auth?: WhatsAppAuthOption;
   /** CHROMIUM_PATH. */
   chromiumPath: string;
   /** Group ids (`…@g.us`) from ALLOW_GROUPS (`whatsapp:` entries, prefix removed) read when mentioned. */
@@ -40,7 +44,8 @@ export interface WhatsAppChannelOptions {
 export type WhatsAppState = "stopped" | "starting" | "pairing" | "ready" | "restarting" | "gave_up";
 
 /**
- * WhatsApp through whatsapp-web.js (WhatsApp Web in Chromium, LocalAuth session under DATA_DIR).
+ * WhatsApp through whatsapp-web.js (WhatsApp Web in Chromium; LocalAuth session under DATA_DIR, or
+ * RemoteAuth backed up to MongoDB GridFS and unpacked under DATA_DIR).
  *
  * Inbound: a text message from a person (or a mention in an ALLOW_GROUPS group) → `InboundMessage`
  * with `updateId` = the message id; `accountId` is the phone number in E.164 (`+15550001`), mapped
@@ -56,6 +61,7 @@ export class WhatsAppChannel implements ChannelAdapter {
   readonly channel = "whatsapp" as const;
   private readonly library: WhatsAppLibrary;
   private readonly groups: ReadonlySet<string>;
+  private readonly auth: WhatsAppClientAuth;
   private readonly cards = new CardBook();
   private client: WhatsAppClientPort | null = null;
   private sink: InboundSink | null = null;
@@ -68,14 +74,25 @@ export class WhatsAppChannel implements ChannelAdapter {
   /** Inbound handling runs one event at a time, so async look-ups never reorder a chat's messages. */
   private inbound: Promise<void> = Promise.resolve();
 
+  /** @throws ConfigError when a RemoteAuth `backupSyncIntervalMs` is under 60,000 ms. */
   constructor(private readonly options: WhatsAppChannelOptions) {
     this.library = options.library ?? realWhatsAppLibrary();
     this.groups = new Set(options.groups ?? []);
+    this.auth = clientAuth(options.auth ?? { kind: "local" }, this.dataPath);
   }
 
-  /** The LocalAuth data path: `DATA_DIR/whatsapp-session`. */
+  /**
+   * The auth strategy's `dataPath`: `DATA_DIR/whatsapp-session`. LocalAuth keeps the profile in
+   * `session/` there; RemoteAuth unpacks it into `RemoteAuth-familiar/` and zips it to
+   * `RemoteAuth-familiar.zip` there, the file the GridFS store uploads.
+   */
   get dataPath(): string {
     return join(this.options.dataDir, "whatsapp-session");
+  }
+
+  /** Where the session is kept: "local" (LocalAuth, DATA_DIR only) or "remote" (RemoteAuth, MongoDB GridFS). */
+  get authKind(): "local" | "remote" {
+    return this.auth.kind;
   }
 
   /** The QR to scan for pairing right now (raw string for any QR renderer), or null. */
@@ -197,9 +214,20 @@ export class WhatsAppChannel implements ChannelAdapter {
   private launch(): void {
     if (!this.sink) return;
     this.status = "starting";
-    this.sessionSeen = existsSync(join(this.dataPath, "session"));
-    const client = this.library.createClient({ dataPath: this.dataPath, chromiumPath: this.options.chromiumPath });
+    const auth = this.auth;
+    this.sessionSeen = auth.kind === "local" && existsSync(join(this.dataPath, "session"));
+    const client = this.library.createClient({ dataPath: this.dataPath, chromiumPath: this.options.chromiumPath, auth });
     this.client = client;
+    if (auth.kind === "remote") {
+      // Asked before `initialize`, whose RemoteAuth asks the same store before Chromium even starts: the
+      // answer is in long before any QR.
+      auth.store.sessionExists({ session: remoteSessionName(auth.clientId) }).then(
+        (exists) => {
+          if (this.client === client && exists) this.sessionSeen = true;
+        },
+        (err: unknown) => this.options.logger.warn({ err }, "whatsapp: could not check the session backup"),
+      );
+    }
     const guard = <A extends unknown[]>(name: string, handler: (...args: A) => unknown) => (...args: A): void => {
       if (this.client !== client) return;
       try {
@@ -377,8 +405,9 @@ export class WhatsAppChannel implements ChannelAdapter {
 
 /**
  * Creates the WhatsApp channel from settings: `createWhatsAppChannel({ dataDir: DATA_DIR, chromiumPath:
- * CHROMIUM_PATH, groups, logger, onQr, onSessionInvalid })` when WHATSAPP_ENABLED. Nothing launches
- * until `start`.
+ * CHROMIUM_PATH, groups, logger, onQr, onSessionInvalid })` when WHATSAPP_ENABLED, with `auth: { kind:
+ * "remote", store }` when MONGODB_URI is set. Nothing launches until `start`.
+ * @throws ConfigError when a RemoteAuth `backupSyncIntervalMs` is under 60,000 ms.
  */
 export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsAppChannel {
   return new WhatsAppChannel(options);

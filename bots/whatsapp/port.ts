@@ -1,5 +1,6 @@
 import { createRequire } from "node:module";
 import type { Client, Poll } from "whatsapp-web.js";
+import type { RemoteAuthStore } from "./remote-store.js";
 
 /**
  * The narrow slice of whatsapp-web.js the WhatsApp channel uses. whatsapp-web.js drives the real
@@ -58,10 +59,19 @@ export interface WhatsAppClientPort {
 const _clientSatisfiesPort: WhatsAppClientPort = null as unknown as Client;
 void _clientSatisfiesPort;
 
+/**
+ * How a client keeps its session: `LocalAuth` (the Chromium profile in `dataPath`, the default) or
+ * `RemoteAuth` (the profile is unpacked in `dataPath` from a backup in `store` and zipped back every
+ * `backupSyncIntervalMs`; whatsapp-web.js requires ≥ 60,000 ms and a `clientId` matching `[-_\w]+`).
+ */
+export type WhatsAppClientAuth =
+  | { kind: "local" }
+  | { kind: "remote"; store: RemoteAuthStore; clientId: string; backupSyncIntervalMs: number };
+
 /** How the channel creates clients and polls: the real library in production, a fake in tests. */
 export interface WhatsAppLibrary {
-  /** A new client whose LocalAuth session (the Chromium profile) lives in `dataPath`. */
-  createClient(settings: { dataPath: string; chromiumPath: string }): WhatsAppClientPort;
+  /** A new client whose session lives in `dataPath` (LocalAuth unless `auth` says remote). */
+  createClient(settings: { dataPath: string; chromiumPath: string; auth?: WhatsAppClientAuth }): WhatsAppClientPort;
   /** A single-choice poll (WhatsApp: 2–12 options). */
   createPoll(question: string, options: string[]): Poll;
 }
@@ -80,18 +90,21 @@ export const CHROMIUM_ARGS = [
 ] as const;
 
 /**
- * The real whatsapp-web.js: `LocalAuth` with `dataPath` (the session survives restarts and hard kills)
- * and Debian's Chromium via `puppeteer.executablePath` (puppeteer's own download is skipped, see
- * `.puppeteerrc.cjs`). Loaded lazily with `require`: the package is CommonJS, and from ESM its named
- * exports fail at run time.
+ * The real whatsapp-web.js: `LocalAuth` with `dataPath` (the session survives restarts and hard kills),
+ * or `RemoteAuth` on the same `dataPath` with the given store when `auth.kind` is "remote"; Debian's
+ * Chromium via `puppeteer.executablePath` (puppeteer's own download is skipped, see `.puppeteerrc.cjs`).
+ * Loaded lazily with `require`: the package is CommonJS, and from ESM its named exports fail at run time.
  */
 export function realWhatsAppLibrary(): WhatsAppLibrary {
   const wwebjs = createRequire(import.meta.url)("whatsapp-web.js") as typeof import("whatsapp-web.js");
-  const { Client: WaClient, LocalAuth, Poll: WaPoll } = wwebjs;
+  const { Client: WaClient, LocalAuth, RemoteAuth, Poll: WaPoll } = wwebjs;
   return {
-    createClient: ({ dataPath, chromiumPath }) =>
+    createClient: ({ dataPath, chromiumPath, auth }) =>
       new WaClient({
-        authStrategy: new LocalAuth({ dataPath }),
+        authStrategy:
+          auth?.kind === "remote"
+            ? new RemoteAuth({ store: auth.store, dataPath, clientId: auth.clientId, backupSyncIntervalMs: auth.backupSyncIntervalMs })
+            : new LocalAuth({ dataPath }),
         puppeteer: { headless: true, executablePath: chromiumPath, args: [...CHROMIUM_ARGS] },
       }),
     createPoll: (question, options) => new WaPoll(question, options, { allowMultipleAnswers: false, messageSecret: undefined }),

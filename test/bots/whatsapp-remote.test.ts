@@ -5,9 +5,15 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { MongoClient } from "mongodb";
 import { afterEach, describe, expect, it } from "vitest";
+import { HttpServer } from "../../bots/http/server.js";
+import { createMessengers } from "../../bots/messengers/setup.js";
+import { createWhatsAppChannel, type WhatsAppChannel } from "../../bots/whatsapp/channel.js";
+import { realWhatsAppLibrary, type WhatsAppLibrary } from "../../bots/whatsapp/port.js";
 import { createGridFsSessionStore, GridFsSessionStore, remoteSessionName, type RemoteAuthStore } from "../../bots/whatsapp/remote-store.js";
+import { loadConfig } from "../../core/config/load.js";
 import { createLogger } from "../../core/log.js";
 import { FakeGridFsBucket } from "../fakes/gridfs-bucket.js";
+import { FakeWhatsAppLibrary } from "../fakes/whatsapp-client.js";
 
 /** The real whatsapp-web.js auth strategies (CommonJS), driven without Chromium. */
 const wwebjs = createRequire(import.meta.url)("whatsapp-web.js") as typeof import("whatsapp-web.js");
@@ -26,7 +32,9 @@ interface RemoteAuthInternals {
 
 const SESSION = remoteSessionName();
 const dirs: string[] = [];
-afterEach(() => {
+const channels: WhatsAppChannel[] = [];
+afterEach(async () => {
+  await Promise.all(channels.splice(0).map((c) => c.stop()));
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
@@ -251,6 +259,102 @@ describe("store errors never escape", () => {
     await auth.storeRemoteSession();
     expect(await sessions.sessionExists(SESSION)).toBe(true);
     expect(bucket.files).toHaveLength(1);
+  });
+});
+
+describe("the channel with RemoteAuth", () => {
+  /** The real library, with `initialize`/`destroy` replaced so Chromium never starts. */
+  function spyLibrary() {
+    const real = realWhatsAppLibrary();
+    const built: { options: { authStrategy: unknown; puppeteer: { executablePath: string } } }[] = [];
+    const library: WhatsAppLibrary = {
+      createClient: (settings) => {
+        const client = real.createClient(settings);
+        Object.assign(client, { initialize: async () => undefined, destroy: async () => undefined });
+        built.push(client as unknown as (typeof built)[number]);
+        return client;
+      },
+      createPoll: real.createPoll,
+    };
+    return { library, built };
+  }
+
+  it("A1: builds RemoteAuth on DATA_DIR/whatsapp-session with the store bound to that same path; LocalAuth by default", async () => {
+    const dataDir = tempDir();
+    const { logger } = capture();
+    const sessions = new GridFsSessionStore(new FakeGridFsBucket(), logger);
+    const sink = async () => ({ status: "accepted" as const });
+
+    const remote = spyLibrary();
+    const channel = createWhatsAppChannel({ dataDir, chromiumPath: "/usr/bin/chromium", logger, library: remote.library, auth: { kind: "remote", store: sessions, backupSyncIntervalMs: 120_000 } });
+    channels.push(channel);
+    await channel.start(sink);
+    const strategy = remote.built[0]!.options.authStrategy as RemoteAuthInternals;
+    expect(strategy).toBeInstanceOf(wwebjs.RemoteAuth);
+    expect(strategy).not.toBeInstanceOf(wwebjs.LocalAuth);
+    expect(strategy.dataPath).toBe(join(dataDir, "whatsapp-session"));
+    expect(strategy.dataPath).toBe(channel.dataPath);
+    expect(strategy.store.dataPath).toBe(strategy.dataPath);
+    expect(strategy.clientId).toBe("familiar");
+    expect(strategy.backupSyncIntervalMs).toBe(120_000);
+    expect(remote.built[0]!.options.puppeteer.executablePath).toBe("/usr/bin/chromium");
+    expect(channel.authKind).toBe("remote");
+
+    const local = spyLibrary();
+    const plain = createWhatsAppChannel({ dataDir, chromiumPath: "/usr/bin/chromium", logger, library: local.library });
+    channels.push(plain);
+    await plain.start(sink);
+    expect(local.built[0]!.options.authStrategy).toBeInstanceOf(wwebjs.LocalAuth);
+    expect(plain.authKind).toBe("local");
+  });
+
+  it("A2: defaults the backup interval to 5 minutes and rejects one under RemoteAuth's 60 s minimum", () => {
+    const { logger } = capture();
+    const sessions = new GridFsSessionStore(new FakeGridFsBucket(), logger);
+    const remote = spyLibrary();
+    const options = { dataDir: tempDir(), chromiumPath: "/usr/bin/chromium", logger, library: remote.library };
+    expect(() => createWhatsAppChannel({ ...options, auth: { kind: "remote", store: sessions, backupSyncIntervalMs: 30_000 } })).toThrow(
+      expect.objectContaining({ code: "CONFIG_INVALID", message: expect.stringContaining("at least 60000 ms") }),
+    );
+    const channel = createWhatsAppChannel({ ...options, auth: { kind: "remote", store: sessions } });
+    channels.push(channel);
+    return channel.start(async () => ({ status: "accepted" })).then(() => {
+      expect((remote.built[0]!.options.authStrategy as RemoteAuthInternals).backupSyncIntervalMs).toBe(300_000);
+    });
+  });
+
+  it("A3: a QR although MongoDB holds a backup reports the session invalid; a first QR is plain pairing", async () => {
+    const { logger } = capture();
+    for (const stored of [true, false]) {
+      const dataDir = tempDir();
+      const bucket = new FakeGridFsBucket();
+      const sessions = new GridFsSessionStore(bucket, logger);
+      if (stored) {
+        const store = sessions.at(join(dataDir, "whatsapp-session"));
+        mkdirSync(store.dataPath, { recursive: true });
+        writeFileSync(store.zipPath(SESSION), "zip");
+        await store.save({ session: SESSION });
+      }
+      const library = new FakeWhatsAppLibrary();
+      const invalid: string[] = [];
+      const channel = createWhatsAppChannel({ dataDir, chromiumPath: "/usr/bin/chromium", logger, library, auth: { kind: "remote", store: sessions }, onSessionInvalid: (r) => invalid.push(r) });
+      channels.push(channel);
+      await channel.start(async () => ({ status: "accepted" }));
+      await tick();
+      library.last.emit("qr", "2@qr");
+      expect(channel.state()).toBe("pairing");
+      expect(invalid).toHaveLength(stored ? 1 : 0);
+    }
+  });
+
+  it("A4: the composition root picks RemoteAuth when given the Mongo client, LocalAuth otherwise", () => {
+    const { logger } = capture();
+    const dataDir = tempDir();
+    const http = new HttpServer(logger, []);
+    const config = loadConfig({ WHATSAPP_ENABLED: "true", DATA_DIR: dataDir, MONGODB_URI: "mongodb://127.0.0.1:9/familiar_wa" });
+    const client = new MongoClient("mongodb://127.0.0.1:9/familiar_wa");
+    expect(createMessengers(config, { http, logger, dataDir, mongoClient: client }).whatsapp?.authKind).toBe("remote");
+    expect(createMessengers(loadConfig({ WHATSAPP_ENABLED: "true", DATA_DIR: dataDir }), { http, logger, dataDir }).whatsapp?.authKind).toBe("local");
   });
 });
 
