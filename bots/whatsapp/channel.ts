@@ -81,11 +81,7 @@ export class WhatsAppChannel implements ChannelAdapter {
     this.auth = clientAuth(options.auth ?? { kind: "local" }, this.dataPath);
   }
 
-  /**
-   * The auth strategy's `dataPath`: `DATA_DIR/whatsapp-session`. LocalAuth keeps the profile in
-   * `session/` there; RemoteAuth unpacks it into `RemoteAuth-familiar/` and zips it to
-   * `RemoteAuth-familiar.zip` there, the file the GridFS store uploads.
-   */
+  /** The auth `dataPath`, `DATA_DIR/whatsapp-session`: LocalAuth's `session/`, RemoteAuth's `RemoteAuth-familiar/` and `.zip`. */
   get dataPath(): string {
     return join(this.options.dataDir, "whatsapp-session");
   }
