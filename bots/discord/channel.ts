@@ -208,7 +208,9 @@ export class DiscordChannel implements ChannelAdapter {
         kind: "message",
         updateId: message.id,
         accountId: message.author.id,
-        address: message.channelId,
+        // A guild mention is answered in the person's DM (a user id as address opens it): the core keeps
+        // one address per account and sends later replies, cards and reminders there.
+        address: message.inGuild() ? message.author.id : message.channelId,
         displayName: message.member?.displayName ?? message.author.globalName ?? message.author.username,
         at: message.createdAt,
         text,
@@ -228,7 +230,7 @@ export class DiscordChannel implements ChannelAdapter {
         kind: "press",
         updateId: interaction.id,
         accountId: interaction.user.id,
-        address: interaction.channelId,
+        address: interaction.inGuild() ? interaction.user.id : interaction.channelId,
         displayName: interaction.user.globalName ?? interaction.user.username,
         at: interaction.createdAt,
         buttonId: interaction.customId,

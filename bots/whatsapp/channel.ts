@@ -350,7 +350,8 @@ export class WhatsAppChannel implements ChannelAdapter {
       channel: "whatsapp" as const,
       updateId: message.id._serialized,
       accountId: await this.phoneOf(group ? (message.author ?? message.from) : message.from),
-      address: message.from,
+      // A group mention is answered in the person's own chat: the core keeps one address per account.
+      address: group ? (message.author ?? message.from) : message.from,
       at: new Date(message.timestamp * 1000),
       ...(contact?.pushname || contact?.name ? { displayName: contact.pushname || contact.name } : {}),
     };

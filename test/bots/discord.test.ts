@@ -219,7 +219,7 @@ describe("Discord channel over the real discord.js against a local fake", () => 
     fake.sendGuildMessage(other, bob, "mention in a channel not listed", true);
     const id = fake.sendGuildMessage(allowed, bob, "what's on today?", true);
     const event = await until(() => events.find((e) => e.updateId === id));
-    expect(event).toMatchObject({ accountId: bob.id, address: allowed, text: "what's on today?" });
+    expect(event).toMatchObject({ accountId: bob.id, address: bob.id, text: "what's on today?" });
     await new Promise((r) => setTimeout(r, 200));
     expect(events).toHaveLength(1);
   });

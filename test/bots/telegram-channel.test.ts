@@ -45,7 +45,8 @@ describe("inbound", () => {
     const byChat = (address: string) => messages.filter((e) => e.address === address).map((e) => [e.accountId, e.text]);
     expect(messages).toHaveLength(4); // chats run concurrently; order holds within a chat
     expect(byChat("42")).toEqual([["42", "hello"], ["42", "done"]]);
-    expect(byChat("-100123")).toEqual([["55", "what's up?"], ["55", "/status"]]);
+    // Group mentions are answered in the sender's private chat (their user id), never in the group.
+    expect(byChat("55")).toEqual([["55", "what's up?"], ["55", "/status"]]);
     expect(messages[0]).toMatchObject({ channel: "telegram", kind: "message", displayName: "Ana" });
     expect(fake.callsOf("answerCallbackQuery")[0]!.payload).toEqual({ callback_query_id: "stranger" });
   });

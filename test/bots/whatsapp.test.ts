@@ -200,7 +200,7 @@ describe("WhatsApp channel through the client port", () => {
     await tick();
     expect(events).toMatchObject([
       { kind: "message", accountId: "+15550001", address: "987654321@lid", text: "hi from a lid" },
-      { kind: "message", accountId: "+15550002", address: GROUP, text: "what's next?" },
+      { kind: "message", accountId: "+15550002", address: BOB, text: "what's next?" },
     ]);
 
     await channel.typing({ accountId: "+15550001", address: ADA });
