@@ -212,7 +212,7 @@ export class TelegramChannel implements ChannelAdapter {
     if (!sink || !policy) throw new Error("telegram: update received while the channel is stopped");
     const decision = decideUpdate(update, policy);
     if (decision.action === "skip") {
-      this.logger.debug({ updateId: update.update_id, reason: decision.reason }, "telegram: update skipped");
+      this.logger.debug({ updateId: update.update_id, chatId: update.message?.chat.id ?? update.callback_query?.message?.chat.id, reason: decision.reason }, "telegram: update skipped");
       if (decision.callbackQueryId) await this.answerPress(decision.callbackQueryId, undefined);
       return;
     }
