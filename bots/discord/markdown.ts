@@ -1,5 +1,6 @@
 import { escapeMarkdown } from "discord.js";
 import { Lexer, type Token, type Tokens } from "marked";
+import { packBlocks, splitPieces, words, wrapPieces, type Piece } from "../shared/split.js";
 
 /**
  * Model markdown → Discord markdown, split into messages.
@@ -18,12 +19,6 @@ import { Lexer, type Token, type Tokens } from "marked";
 
 /** Discord API: message content is at most 2,000 characters. */
 export const DISCORD_MESSAGE_LIMIT = 2000;
-
-/** A piece of rendered text that must stay whole; `fallback` are smaller pieces used if it cannot fit. */
-interface Piece {
-  text: string;
-  fallback?: Piece[];
-}
 
 /** A rendered block: prose (breakable between pieces) or a fenced code block (breakable between lines). */
 type Block = { kind: "text"; pieces: Piece[] } | { kind: "code"; lang: string; code: string };
@@ -190,14 +185,7 @@ function inline(tokens: Token[]): Piece[] {
   return out;
 }
 
-function wrap(marker: string, inner: Piece[]): Piece {
-  return { text: `${marker}${inner.map((p) => p.text).join("")}${marker}`, fallback: inner };
-}
-
-/** Plain text → one piece per word, each keeping its trailing whitespace (break points between them). */
-function words(text: string): Piece[] {
-  return (text.match(/\S+\s*|\s+/g) ?? []).map((w) => ({ text: w }));
-}
+const wrap = wrapPieces;
 
 function blockText(b: Block): string {
   return b.kind === "code" ? fence(b.lang, b.code) : b.pieces.map((p) => p.text).join("");
@@ -205,57 +193,10 @@ function blockText(b: Block): string {
 
 /** Packs blocks into parts of at most `limit` characters: whole blocks first, then split blocks. */
 function pack(blocks: Block[], limit: number): string[] {
-  const parts: string[] = [];
-  let current = "";
-  const flush = (): void => {
-    const text = current.trim();
-    if (text) parts.push(text);
-    current = "";
-  };
-  for (const block of blocks) {
-    const text = blockText(block).trim();
-    if (!text) continue;
-    const joined = current ? `${current}\n\n${text}` : text;
-    if (joined.length <= limit) {
-      current = joined;
-      continue;
-    }
-    flush();
-    if (text.length <= limit) {
-      current = text;
-      continue;
-    }
-    const chunks = block.kind === "code" ? splitCode(block.lang, block.code, limit) : splitPieces(block.pieces, limit);
-    for (const chunk of chunks.slice(0, -1)) parts.push(chunk);
-    current = chunks.at(-1) ?? "";
-  }
-  flush();
-  return parts;
-}
-
-function splitPieces(pieces: Piece[], limit: number): string[] {
-  const chunks: string[] = [];
-  let current = "";
-  const add = (piece: Piece): void => {
-    if ((current + piece.text).trimEnd().length <= limit) {
-      current += piece.text;
-      return;
-    }
-    if (piece.text.trim().length > limit) {
-      // Too long to keep whole even in a part of its own: use its smaller pieces, or cut plain text.
-      if (piece.fallback?.length) {
-        for (const p of piece.fallback) add(p);
-        return;
-      }
-      for (let i = 0; i < piece.text.length; i += limit) add({ text: piece.text.slice(i, i + limit) });
-      return;
-    }
-    if (current.trim()) chunks.push(current.trim());
-    current = piece.text.trimStart();
-  };
-  for (const piece of pieces) add(piece);
-  if (current.trim()) chunks.push(current.trim());
-  return chunks;
+  return packBlocks(blocks, limit, {
+    text: blockText,
+    split: (block, max) => (block.kind === "code" ? splitCode(block.lang, block.code, max) : splitPieces(block.pieces, max)),
+  });
 }
 
 function splitCode(lang: string, code: string, limit: number): string[] {

@@ -1,4 +1,5 @@
 import { Lexer, type Token, type Tokens } from "marked";
+import { packBlocks, splitPieces, words, type Piece } from "../shared/split.js";
 
 /**
  * Model markdown → WhatsApp text, split into messages.
@@ -18,11 +19,6 @@ import { Lexer, type Token, type Tokens } from "marked";
 
 /** Characters per WhatsApp message Familiar sends (a readability budget, not a platform maximum). */
 export const WHATSAPP_MESSAGE_LIMIT = 4000;
-
-interface Piece {
-  text: string;
-  fallback?: Piece[];
-}
 
 type Block = { kind: "text"; pieces: Piece[] } | { kind: "mono"; code: string };
 
@@ -131,10 +127,6 @@ function wrap(marker: string, inner: Piece[]): Piece {
   return text ? { text: `${marker}${text}${marker}`, fallback: inner } : { text: "" };
 }
 
-function words(text: string): Piece[] {
-  return (text.match(/\S+\s*|\s+/g) ?? []).map((w) => ({ text: w }));
-}
-
 function mono(code: string): string {
   return `${FENCE}${code}${FENCE}`;
 }
@@ -144,47 +136,10 @@ function blockText(b: Block): string {
 }
 
 function pack(list: Block[], limit: number): string[] {
-  const parts: string[] = [];
-  let current = "";
-  for (const block of list) {
-    const text = blockText(block).trim();
-    if (!text) continue;
-    const joined = current ? `${current}\n\n${text}` : text;
-    if (joined.length <= limit) {
-      current = joined;
-      continue;
-    }
-    if (current.trim()) parts.push(current.trim());
-    current = "";
-    if (text.length <= limit) {
-      current = text;
-      continue;
-    }
-    const chunks = block.kind === "mono" ? splitMono(block.code, limit) : splitPieces(block.pieces, limit);
-    parts.push(...chunks.slice(0, -1));
-    current = chunks.at(-1) ?? "";
-  }
-  if (current.trim()) parts.push(current.trim());
-  return parts;
-}
-
-function splitPieces(pieces: Piece[], limit: number): string[] {
-  const chunks: string[] = [];
-  let current = "";
-  const add = (piece: Piece): void => {
-    if ((current + piece.text).trimEnd().length <= limit) {
-      current += piece.text;
-    } else if (piece.text.trim().length > limit) {
-      if (piece.fallback?.length) for (const p of piece.fallback) add(p);
-      else for (let i = 0; i < piece.text.length; i += limit) add({ text: piece.text.slice(i, i + limit) });
-    } else {
-      if (current.trim()) chunks.push(current.trim());
-      current = piece.text.trimStart();
-    }
-  };
-  for (const piece of pieces) add(piece);
-  if (current.trim()) chunks.push(current.trim());
-  return chunks;
+  return packBlocks(list, limit, {
+    text: blockText,
+    split: (block, max) => (block.kind === "mono" ? splitMono(block.code, max) : splitPieces(block.pieces, max)),
+  });
 }
 
 function splitMono(code: string, limit: number): string[] {
