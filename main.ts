@@ -24,7 +24,6 @@ import { createLogger, type Logger } from "./core/log.js";
 import { OpenAIModelClient } from "./core/model/openai.js";
 import type { Scheduler } from "./core/scheduling/scheduler.js";
 import type { Store } from "./core/storage/ports.js";
-import { connectMongoStore } from "./core/storage/mongo/index.js";
 import { openSqliteStore } from "./core/storage/sqlite/index.js";
 import { createEmbeddedScheduler, createMongoScheduler } from "./jobs/index.js";
 import { webTools } from "./connectors/web/index.js";
@@ -63,6 +62,8 @@ export async function startApp(
   let scheduler: Scheduler;
   let mongoClient: MongoClient | undefined;
   if (config.MONGODB_URI) {
+    // The driver is loaded only when MongoDB is configured (start time and memory of the default).
+    const { connectMongoStore } = await import("./core/storage/mongo/index.js");
     const mongo = await connectMongoStore(config.MONGODB_URI);
     store = mongo;
     mongoClient = mongo.client;
@@ -111,7 +112,7 @@ export async function startApp(
     { name: "scheduler", check: async () => ({ ok: scheduler.status().running, ...scheduler.status() }) },
   ]);
   http.mount(localChatRouter(local, { allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE, logger }));
-  const messengers = createMessengers(config, {
+  const messengers = await createMessengers(config, {
     http,
     logger,
     dataDir,

@@ -155,8 +155,10 @@ export class Familiar {
     const personOf = (data: Record<string, unknown>) => asId("person", String(data.personId));
     const taskOf = (data: Record<string, unknown>) => asId("task", String(data.taskId));
     scheduler.define(outboxJobName, async (job) => this.outbox.deliver(personOf(job.data)));
-    scheduler.define(jobNames.wake, async (job) => this.tasks.onWake(taskOf(job.data), job.dueAt), { lockLifetimeMs: 5 * 60_000 });
-    scheduler.define(resumeJobName, async (job) => this.tasks.onResume(taskOf(job.data)));
+    // As many wake-ups at once as activations (Agenda's default of 5 would queue a 09:00 rush).
+    const concurrency = deps.maxConcurrentActivations ?? 16;
+    scheduler.define(jobNames.wake, async (job) => this.tasks.onWake(taskOf(job.data), job.dueAt), { lockLifetimeMs: 5 * 60_000, concurrency });
+    scheduler.define(resumeJobName, async (job) => this.tasks.onResume(taskOf(job.data)), { concurrency });
     scheduler.define(approvalExpiryJobName, async () => void (await this.approvals.expire()));
     scheduler.define(digestJobName, async (job) => void (await this.notifier.sendDigest(personOf(job.data))));
   }

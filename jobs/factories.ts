@@ -2,7 +2,6 @@
  * Ready-made schedulers: embedded (SQLite file + in-process notifications) and MongoDB.
  */
 import { Agenda, InMemoryNotificationChannel, type AgendaBackend } from "agenda";
-import { MongoBackend } from "@agendajs/mongo-backend";
 import type { MongoClient } from "mongodb";
 import type BetterSqlite3 from "better-sqlite3";
 import { StoreUnavailableError } from "../core/errors.js";
@@ -99,6 +98,8 @@ export async function createMongoScheduler(
   } catch (error) {
     throw new StoreUnavailableError(`MongoDB did not answer a ping for the scheduler (database ${db.databaseName}): connect the client first and check MONGODB_URI`, { cause: error });
   }
+  // Loaded only in MongoDB mode, so the embedded default never pays for the driver.
+  const { MongoBackend } = await import("@agendajs/mongo-backend");
   const backend = new MongoBackend({ mongo: db, ...(options.collection ? { collection: options.collection } : {}) });
   return build(
     backend,

@@ -3,12 +3,7 @@ import type { HttpServer } from "../http/server.js";
 import type { ChannelAdapter } from "../../core/channels/port.js";
 import type { Config } from "../../core/config/schema.js";
 import type { Logger } from "../../core/log.js";
-import { parseMongoUri } from "../../core/storage/mongo/index.js";
-import { createDiscordChannel } from "../discord/channel.js";
-import { createSlackChannel } from "../slack/channel.js";
-import { createTelegramChannel } from "../telegram/channel.js";
-import { createWhatsAppChannel, type WhatsAppChannel } from "../whatsapp/channel.js";
-import { createGridFsSessionStore } from "../whatsapp/remote-store.js";
+import type { WhatsAppChannel } from "../whatsapp/channel.js";
 
 /** The `<channel>:` entries of ALLOW_GROUPS, without the prefix. */
 export function groupsFor(config: Config, channel: "telegram" | "slack" | "discord" | "whatsapp"): string[] {
@@ -20,8 +15,10 @@ export function groupsFor(config: Config, channel: "telegram" | "slack" | "disco
  * whose settings are missing is skipped; one that fails to start is reported by the core at start
  * and the others keep running. With `mongoClient` (the Mongo store's client, MONGODB_URI set) the
  * WhatsApp session is backed up to GridFS in the store's database (RemoteAuth); LocalAuth otherwise.
+ * Each messenger's library is imported only when it is configured, so an unused one costs neither
+ * start time nor memory.
  */
-export function createMessengers(
+export async function createMessengers(
   config: Config,
   deps: {
     http: HttpServer;
@@ -32,11 +29,12 @@ export function createMessengers(
     onWhatsAppQr?: (qr: string) => void;
     onWhatsAppInvalid?: (reason: string) => void;
   },
-): { adapters: ChannelAdapter[]; whatsapp: WhatsAppChannel | null; notConfigured: string[] } {
+): Promise<{ adapters: ChannelAdapter[]; whatsapp: WhatsAppChannel | null; notConfigured: string[] }> {
   const { http, logger } = deps;
   const adapters: ChannelAdapter[] = [];
   const notConfigured: string[] = [];
   if (config.TELEGRAM_BOT_TOKEN) {
+    const { createTelegramChannel } = await import("../telegram/channel.js");
     adapters.push(
       createTelegramChannel({
         token: config.TELEGRAM_BOT_TOKEN,
@@ -48,6 +46,7 @@ export function createMessengers(
     );
   } else notConfigured.push("telegram (set TELEGRAM_BOT_TOKEN)");
   if (config.SLACK_BOT_TOKEN) {
+    const { createSlackChannel } = await import("../slack/channel.js");
     adapters.push(
       createSlackChannel({
         botToken: config.SLACK_BOT_TOKEN,
@@ -61,6 +60,7 @@ export function createMessengers(
     );
   } else notConfigured.push("slack (set SLACK_BOT_TOKEN with SLACK_SIGNING_SECRET or SLACK_APP_TOKEN)");
   if (config.DISCORD_BOT_TOKEN) {
+    const { createDiscordChannel } = await import("../discord/channel.js");
     adapters.push(
       createDiscordChannel({
         token: config.DISCORD_BOT_TOKEN,
@@ -72,6 +72,9 @@ export function createMessengers(
   } else notConfigured.push("discord (set DISCORD_BOT_TOKEN)");
   let whatsapp: WhatsAppChannel | null = null;
   if (config.WHATSAPP_ENABLED) {
+    const { createWhatsAppChannel } = await import("../whatsapp/channel.js");
+    const { createGridFsSessionStore } = await import("../whatsapp/remote-store.js");
+    const { parseMongoUri } = await import("../../core/storage/mongo/connect.js");
     const waLogger = logger.child({ channel: "whatsapp" });
     // The same database as connectMongoStore: the URI's, else "familiar".
     const dbName = (config.MONGODB_URI && parseMongoUri(config.MONGODB_URI).dbName) || "familiar";

@@ -22,7 +22,7 @@ export function httpFetchTool(egress: EgressGuard, options: { maxChars?: number 
     async execute(args, context) {
       try {
         const response = await egress.request(args.url, { method: "GET", signal: context.signal, followRedirects: true });
-        const text = responseText(response, maxChars);
+        const text = await responseText(response, maxChars);
         return {
           ok: true,
           content: `HTTP ${response.status} from ${response.url}\n\n${text}`,

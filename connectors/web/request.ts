@@ -38,7 +38,7 @@ export function httpRequestTool(egress: EgressGuard, options: { maxChars?: numbe
         const location = response.headers.location ? `\nLocation: ${response.headers.location} (not followed)` : "";
         return {
           ok: true,
-          content: `HTTP ${response.status} from ${response.url}${location}\n\n${responseText(response, maxChars)}`,
+          content: `HTTP ${response.status} from ${response.url}${location}\n\n${await responseText(response, maxChars)}`,
           data: { status: response.status, url: response.url },
           untrusted: { source: response.url },
         };

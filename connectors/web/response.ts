@@ -1,4 +1,3 @@
-import { convert } from "html-to-text";
 import { EgressDeniedError, EgressFailedError } from "../../core/sentinel/errors.js";
 import type { EgressResponse } from "../../core/sentinel/egress.js";
 import type { ToolResult } from "../../core/tools/tool.js";
@@ -10,10 +9,12 @@ export const DEFAULT_MAX_CHARS = 20_000;
  * The readable text of a response: HTML through `html-to-text` (links kept, images dropped), other
  * text and JSON as is, binary content described instead of shown. Cut at `maxChars` characters.
  */
-export function responseText(response: EgressResponse, maxChars: number): string {
+export async function responseText(response: EgressResponse, maxChars: number): Promise<string> {
   const type = (response.headers["content-type"] ?? "").toLowerCase();
   let text: string;
   if (type.includes("html")) {
+    // Loaded when the first HTML page arrives, not at start.
+    const { convert } = await import("html-to-text");
     text = convert(response.body.toString("utf8"), { wordwrap: false, selectors: [{ selector: "img", format: "skip" }] });
   } else if (type === "" || type.startsWith("text/") || type.includes("json") || type.includes("xml")) {
     text = response.body.toString("utf8");

@@ -42,7 +42,7 @@ export interface AssembledContext {
 }
 
 /** Share of the budget for each section; the verbatim window is capped so a plain turn stays small. */
-const shares = { memory: 0.06, goals: 0.05, task: 0.08, summary: 0.08, observations: 0.3, recent: 0.22 };
+const shares = { memory: 0.06, goals: 0.05, task: 0.08, summary: 0.08, observations: 0.3, recent: 0.18 };
 
 /**
  * Assembles one activation's context within the token budget: persona and instructions, the

@@ -1,4 +1,4 @@
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import { ConfigError, ModelError, type ModelFailureReason } from "../errors.js";
 import type { ModelClient, ModelRequest, ModelResponse, ModelToolCall } from "./port.js";
 
@@ -48,7 +48,8 @@ export interface OpenAIModelClientOptions {
  */
 export class OpenAIModelClient implements ModelClient {
   readonly model: string;
-  private readonly client: OpenAI;
+  private readonly client: Promise<OpenAI>;
+  private sdk: typeof OpenAI | null = null;
   private readonly secrets: string[];
   private readonly tokenLimitParam: "max_tokens" | "max_completion_tokens";
 
@@ -63,13 +64,19 @@ export class OpenAIModelClient implements ModelClient {
     this.model = options.model;
     this.secrets = apiKey === undefined ? [] : [apiKey];
     this.tokenLimitParam = options.tokenLimitParam ?? (baseURL === undefined ? "max_completion_tokens" : "max_tokens");
-    this.client = new OpenAI({
-      apiKey: apiKey ?? PLACEHOLDER_API_KEY,
-      // Passed explicitly so an OPENAI_BASE_URL in the process environment never overrides the setting.
-      baseURL: baseURL ?? "https://api.openai.com/v1",
-      timeout: options.timeout ?? 60_000,
-      maxRetries: options.maxRetries ?? 2,
+    // The SDK is loaded on the first request, so a process that never talks to a model never pays for it.
+    this.client = import("openai").then(({ default: SDK }) => {
+      this.sdk = SDK;
+      return new SDK({
+        apiKey: apiKey ?? PLACEHOLDER_API_KEY,
+        // Passed explicitly so an OPENAI_BASE_URL in the process environment never overrides the setting.
+        baseURL: baseURL ?? "https://api.openai.com/v1",
+        timeout: options.timeout ?? 60_000,
+        maxRetries: options.maxRetries ?? 2,
+      });
     });
+    // Never an unhandled rejection before the first request; the first request reports a failure.
+    this.client.catch(() => undefined);
   }
 
   /** Sends one Chat Completions request (non-streaming) and returns the first choice. */
@@ -85,7 +92,7 @@ export class OpenAIModelClient implements ModelClient {
 
     let completion: OpenAI.Chat.Completions.ChatCompletion;
     try {
-      completion = await this.client.chat.completions.create(body, { signal: request.signal });
+      completion = await (await this.client).chat.completions.create(body, { signal: request.signal });
     } catch (error) {
       throw this.toModelError(error);
     }
@@ -120,6 +127,8 @@ export class OpenAIModelClient implements ModelClient {
 
   private toModelError(error: unknown): ModelError {
     const where = `${this.model}`;
+    const OpenAI = this.sdk;
+    if (!OpenAI) return new ModelError(`the openai SDK could not be loaded: ${String((error as Error)?.message ?? error)}`, "connection");
     if (error instanceof OpenAI.APIUserAbortError) {
       return new ModelError(`${where}: request aborted`, "aborted");
     }

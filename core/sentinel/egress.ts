@@ -14,7 +14,7 @@
  */
 import { lookup as dnsLookup } from "node:dns/promises";
 import type { LookupAddress } from "node:dns";
-import { Agent, request } from "undici";
+import type { Agent as UndiciAgent } from "undici";
 import { classifyAddress, isIpLiteral } from "./addresses.js";
 import { EgressDeniedError, EgressFailedError } from "./errors.js";
 
@@ -203,7 +203,9 @@ export class EgressGuard {
     init: { method: string; headers: Record<string, string>; body: string | undefined; signal: AbortSignal; maxBytes: number },
     timeout: AbortSignal,
   ): Promise<Omit<EgressResponse, "redirects">> {
-    const agent = new Agent({ connect: { lookup: pinnedLookup(target.address, target.family) }, connections: 1 });
+    // undici is loaded on the first request (it is needed only when a tool reaches the network).
+    const { Agent, request } = await import("undici");
+    const agent: UndiciAgent = new Agent({ connect: { lookup: pinnedLookup(target.address, target.family) }, connections: 1 });
     const href = target.url.href;
     try {
       const res = await request(href, {

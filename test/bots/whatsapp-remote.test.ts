@@ -347,14 +347,14 @@ describe("the channel with RemoteAuth", () => {
     }
   });
 
-  it("A4: the composition root picks RemoteAuth when given the Mongo client, LocalAuth otherwise", () => {
+  it("A4: the composition root picks RemoteAuth when given the Mongo client, LocalAuth otherwise", async () => {
     const { logger } = capture();
     const dataDir = tempDir();
     const http = new HttpServer(logger, []);
     const config = loadConfig({ WHATSAPP_ENABLED: "true", DATA_DIR: dataDir, MONGODB_URI: "mongodb://127.0.0.1:9/familiar_wa" });
     const client = new MongoClient("mongodb://127.0.0.1:9/familiar_wa");
-    expect(createMessengers(config, { http, logger, dataDir, mongoClient: client }).whatsapp?.authKind).toBe("remote");
-    expect(createMessengers(loadConfig({ WHATSAPP_ENABLED: "true", DATA_DIR: dataDir }), { http, logger, dataDir }).whatsapp?.authKind).toBe("local");
+    expect((await createMessengers(config, { http, logger, dataDir, mongoClient: client })).whatsapp?.authKind).toBe("remote");
+    expect((await createMessengers(loadConfig({ WHATSAPP_ENABLED: "true", DATA_DIR: dataDir }), { http, logger, dataDir })).whatsapp?.authKind).toBe("local");
   });
 });
 
