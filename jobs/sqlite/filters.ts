@@ -47,18 +47,22 @@ function jsonPath(dotPath: string): string {
  * JSON types are checked, so the string "1", the number 1 and `true` never match each other.
  */
 export function dataPathEquals(dotPath: string, value: unknown): Condition {
-  const path = jsonPath(dotPath);
-  if (value === null || value === undefined) return { sql: "json_extract(data, ?) IS NULL", params: [path] };
-  if (typeof value === "boolean") return { sql: "json_type(data, ?) = ?", params: [path, value ? "true" : "false"] };
+  // The path is inlined as a SQL literal (validated above, quotes escaped), not bound: SQLite can
+  // use an expression index such as the one on json_extract(data, '$."key"') only for a literal path.
+  const path = `'${jsonPath(dotPath).replace(/'/g, "''")}'`;
+  const extract = `json_extract(data, ${path})`;
+  const type = `json_type(data, ${path})`;
+  if (value === null || value === undefined) return { sql: `${extract} IS NULL`, params: [] };
+  if (typeof value === "boolean") return { sql: `${type} = ?`, params: [value ? "true" : "false"] };
   if (typeof value === "number" || typeof value === "bigint") {
-    return { sql: "(json_type(data, ?) IN ('integer', 'real') AND json_extract(data, ?) = ?)", params: [path, path, value] };
+    return { sql: `(${extract} = ? AND ${type} IN ('integer', 'real'))`, params: [value] };
   }
   if (typeof value === "string" || value instanceof Date) {
     const text = typeof value === "string" ? value : value.toISOString();
-    return { sql: "(json_type(data, ?) = 'text' AND json_extract(data, ?) = ?)", params: [path, path, text] };
+    return { sql: `(${extract} = ? AND ${type} = 'text')`, params: [text] };
   }
   if (Array.isArray(value)) {
-    return { sql: "(json_type(data, ?) = 'array' AND json_extract(data, ?) = json(?))", params: [path, path, JSON.stringify(value)] };
+    return { sql: `(${type} = 'array' AND ${extract} = json(?))`, params: [JSON.stringify(value)] };
   }
   throw new ValidationError(`job data path "${dotPath}" cannot be matched against a ${typeof value}: use a string, number, boolean, null or array`);
 }

@@ -128,6 +128,7 @@ CREATE TABLE IF NOT EXISTS "${table}" (
 CREATE INDEX IF NOT EXISTS "${table}_find_and_lock" ON "${table}" (name, next_run_at, priority DESC, locked_at, disabled);
 CREATE INDEX IF NOT EXISTS "${table}_locked_at" ON "${table}" (name, locked_at);
 CREATE INDEX IF NOT EXISTS "${table}_single" ON "${table}" (name, type);
+CREATE INDEX IF NOT EXISTS "${table}_data_key" ON "${table}" (name, json_extract(data, '$."key"'));
 `;
 }
 
