@@ -63,7 +63,7 @@ const TOKEN_REJECTED = new Set(["invalid_auth", "not_authed", "account_inactive"
  * Acknowledgement: Bolt acks Events API deliveries before listeners run, and block actions are
  * acked first thing, so Slack's 3-second deadline holds however slowly the sink answers. The sink is
  * called after the ack; redeliveries are absorbed by the core's durable dedupe on update ids (see
- * inbound.ts for the id scheme). `typing` is not implemented: Slack has no typing indicator for bots
+ * inbound.ts for the id scheme). `typing` is absent on purpose: Slack has no typing indicator for bots
  * outside assistant threads (`assistant.threads.setStatus` applies to those only).
  */
 export class SlackChannel implements ChannelAdapter {
