@@ -1,30 +1,7 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type RecordedRequest } from "../fakes/openai-server.js";
+import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer } from "../fakes/openai-server.js";
 import { startTestApp, type LocalReply, type TestApp } from "../helpers/app.js";
-
-/** A local HTTP server that records every request (stands in for "a web page" or "the outside"). */
-async function recordingServer(handler: (path: string, body: string) => { status: number; body: string; type?: string }) {
-  const received: { method: string; path: string; body: string }[] = [];
-  const server: Server = createServer((req, res) => {
-    let body = "";
-    req.on("data", (c: Buffer) => (body += c.toString()));
-    req.on("end", () => {
-      received.push({ method: req.method ?? "", path: req.url ?? "", body });
-      const r = handler(req.url ?? "", body);
-      res.writeHead(r.status, { "content-type": r.type ?? "text/html" }).end(r.body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
-  return { url: `http://127.0.0.1:${port}`, hostPort: `127.0.0.1:${port}`, received, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
-
-const lastTool = (r: RecordedRequest) => {
-  const m = r.messages.at(-1);
-  return m?.role === "tool" ? String(m.content) : null;
-};
+import { lastTool, recordingServer } from "../helpers/e2e.js";
 
 describe("Sentinel end to end: a model that obeys every injected instruction cannot exfiltrate", () => {
   let model: FakeOpenAIServer;

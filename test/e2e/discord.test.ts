@@ -1,9 +1,8 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FakeDiscord, INTERACTION_DEADLINE_MS, snowflake, type FakeUser } from "../fakes/discord-api.js";
-import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type FakeScriptItem, type RecordedRequest } from "../fakes/openai-server.js";
+import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type FakeScriptItem } from "../fakes/openai-server.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
+import { isWake, recordingServer, sleep, until, userTexts } from "../helpers/e2e.js";
 
 /**
  * The whole product through the real discord.js over real HTTP and WebSocket against the local fake
@@ -14,40 +13,6 @@ import { startTestApp, type TestApp } from "../helpers/app.js";
 const ada: FakeUser = { id: snowflake(), username: "ada", global_name: "Ada L." };
 const bob: FakeUser = { id: snowflake(), username: "bob" };
 const carol: FakeUser = { id: snowflake(), username: "carol", global_name: "Carol" };
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(probe: () => T | undefined | null | false, what: string, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
-
-/** A local HTTP server that records every request (stands in for "a web page"). */
-async function recordingServer(body: string) {
-  const received: { method: string; path: string }[] = [];
-  const server: Server = createServer((req, res) => {
-    received.push({ method: req.method ?? "", path: req.url ?? "" });
-    res.writeHead(200, { "content-type": "text/html" }).end(body);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
-  return { url: `http://127.0.0.1:${port}`, hostPort: `127.0.0.1:${port}`, received, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
-
-/** True when the request is a background activation whose trigger mentions `what`. */
-function isWake(r: RecordedRequest, what: string): boolean {
-  return r.messages.some((m) => m.role === "system" && typeof m.content === "string" && m.content.startsWith("Runtime:") && m.content.includes(what));
-}
-
-/** Every user message the model was shown in a request. */
-function userTexts(r: RecordedRequest): string[] {
-  return r.messages.filter((m) => m.role === "user").map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content)));
-}
 
 describe("Discord end to end: the whole product through discord.js against the local fake", () => {
   let discord: FakeDiscord;

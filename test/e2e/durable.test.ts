@@ -3,22 +3,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { asId } from "../../core/ids.js";
-import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type RecordedRequest } from "../fakes/openai-server.js";
+import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer } from "../fakes/openai-server.js";
 import { startTestApp, type LocalReply, type TestApp } from "../helpers/app.js";
 import { freePort, startChild, type ChildApp } from "../helpers/child.js";
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { isWake, sleep } from "../helpers/e2e.js";
 
 /** When the task is next due: its first run time (pending) or the time it waits for. */
 async function dueOf(app: TestApp, taskId: string): Promise<Date> {
   const t = (await app.store.tasks.getTask(asId("task", taskId)))!;
   if (t.state.status === "waiting" && t.state.wait.kind === "time") return t.state.wait.until;
   return t.notBefore ?? new Date();
-}
-
-/** True when the request is a background activation (its trigger note is in a system message). */
-function isWake(r: RecordedRequest, what: string): boolean {
-  return r.messages.some((m) => m.role === "system" && typeof m.content === "string" && m.content.startsWith("Runtime:") && m.content.includes(what));
 }
 
 /** Polls the local chat API of a (possibly restarting) process until `count` replies exist. */

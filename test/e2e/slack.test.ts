@@ -1,10 +1,9 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { FakeSlackApi, type FakeSlackMessage } from "../fakes/slack-api.js";
 import { blockActionsPayload, postEvent, postInteraction, type PostResult } from "../fakes/slack-events.js";
 import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type FakeScriptItem, type RecordedRequest } from "../fakes/openai-server.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
+import { isWake, recordingServer as pageServer, sleep } from "../helpers/e2e.js";
 
 /**
  * The whole product through Slack: the real app (`startTestApp`, which wires Slack from the settings
@@ -19,8 +18,6 @@ const GROUP = "CGROUP1";
 /** Slack's own deadline for acknowledging an event or an interaction (Events API: 3 seconds). */
 const SLACK_ACK_DEADLINE_MS = 3_000;
 const signed = { signingSecret: SIGNING_SECRET };
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Waits until `check` passes (polling), failing with its last error after `ms`. */
 async function eventually<T>(check: () => T | Promise<T>, ms = 15_000): Promise<T> {
@@ -39,32 +36,6 @@ const sectionTexts = (m: FakeSlackMessage) => (m.blocks ?? []).filter((b) => b.t
 const shown = (m: FakeSlackMessage) => sectionTexts(m).join("\n\n");
 const buttonsOf = (m: FakeSlackMessage) => (m.blocks ?? []).filter((b) => b.type === "actions").flatMap((b) => b.elements ?? []);
 const userTexts = (r: RecordedRequest) => r.messages.filter((m) => m.role === "user").map((m) => m.content);
-
-/** True when the request is a background activation for `what` (its trigger note is a runtime system message). */
-function isWake(r: RecordedRequest, what: string): boolean {
-  return r.messages.some((m) => m.role === "system" && typeof m.content === "string" && m.content.startsWith("Runtime:") && m.content.includes(what));
-}
-
-/** A local HTTP server that records every request (stands in for "a web page"). */
-async function pageServer(body: string) {
-  const received: { method: string; path: string }[] = [];
-  const server: Server = createServer((req, res) => {
-    received.push({ method: req.method ?? "", path: req.url ?? "" });
-    res.writeHead(200, { "content-type": "text/html" }).end(body);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    hostPort: `127.0.0.1:${port}`,
-    received,
-    close: () =>
-      new Promise<void>((r) => {
-        server.close(() => r());
-        server.closeAllConnections();
-      }),
-  };
-}
 
 /** A DM event from `user` in their DM channel `D<user without U>` (as conversations.open names it in the fake). */
 function dm(user: string, text: string, ts: string, extra: Record<string, unknown> = {}) {

@@ -1,12 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type FakeResponse, type RecordedRequest } from "../fakes/openai-server.js";
 import { FakeTelegramApi, updates, type FakeMessage } from "../fakes/telegram-api.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
+import { lastTool, recordingServer as pageServer, sleep, userTexts } from "../helpers/e2e.js";
 
 /**
  * The whole product through Telegram: `startTestApp` with TELEGRAM_BOT_TOKEN / TELEGRAM_API_ROOT
@@ -16,25 +15,6 @@ import { startTestApp, type TestApp } from "../helpers/app.js";
 
 const ANA = 42;
 const STRANGER = 99;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A local HTTP server that records every request (stands in for a web page). */
-async function pageServer(body: string) {
-  const received: { method: string; path: string }[] = [];
-  const server: Server = createServer((req, res) => {
-    received.push({ method: req.method ?? "", path: req.url ?? "" });
-    res.writeHead(200, { "content-type": "text/html" }).end(body);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
-  return { url: `http://127.0.0.1:${port}`, hostPort: `127.0.0.1:${port}`, received, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
-
-const userTexts = (r: RecordedRequest) => r.messages.filter((m) => m.role === "user").map((m) => String(m.content));
-const lastTool = (r: RecordedRequest) => {
-  const m = r.messages.at(-1);
-  return m?.role === "tool" ? String(m.content) : null;
-};
 /** The runtime's note to a resumed or woken activation ("Runtime: …"), if this request has one. */
 const runtimeNote = (r: RecordedRequest) => {
   const m = r.messages.findLast((x) => x.role === "system" && typeof x.content === "string" && x.content.startsWith("Runtime:"));

@@ -1,14 +1,13 @@
 import { mkdtempSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Poll } from "whatsapp-web.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createWhatsAppChannel } from "../../bots/whatsapp/channel.js";
 import { FakeWhatsAppLibrary, type FakeWhatsAppClient, type SentRecord } from "../fakes/whatsapp-client.js";
-import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type FakeScriptItem, type RecordedRequest } from "../fakes/openai-server.js";
+import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type FakeScriptItem } from "../fakes/openai-server.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
+import { isWake, recordingServer, sleep, until, userTexts } from "../helpers/e2e.js";
 
 /**
  * The whole core with the WhatsApp adapter. whatsapp-web.js drives WhatsApp Web in Chromium and
@@ -19,38 +18,6 @@ import { startTestApp, type TestApp } from "../helpers/app.js";
 
 const ADA = "15550001@c.us";
 const ADA_ACCOUNT = "+15550001";
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(probe: () => T | undefined | null | false, what: string, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
-
-/** A local HTTP server that records every request (stands in for "a web page"). */
-async function recordingServer(body: string) {
-  const received: { method: string; path: string }[] = [];
-  const server: Server = createServer((req, res) => {
-    received.push({ method: req.method ?? "", path: req.url ?? "" });
-    res.writeHead(200, { "content-type": "text/html" }).end(body);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
-  return { url: `http://127.0.0.1:${port}`, hostPort: `127.0.0.1:${port}`, received, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
-
-function isWake(r: RecordedRequest, what: string): boolean {
-  return r.messages.some((m) => m.role === "system" && typeof m.content === "string" && m.content.startsWith("Runtime:") && m.content.includes(what));
-}
-
-function userTexts(r: RecordedRequest): string[] {
-  return r.messages.filter((m) => m.role === "user").map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content)));
-}
 
 const isPoll = (s: SentRecord): boolean => typeof s.content !== "string";
 
