@@ -5,7 +5,7 @@ import { asId } from "../../core/ids.js";
 import type { SentinelViews } from "../../core/sentinel/views.js";
 import type { Store } from "../../core/storage/ports.js";
 import type { MemoryItem, Person } from "../../core/storage/types.js";
-import { ALLOW_REMOTE_SETTING, isClientAllowed } from "../local/access.js";
+import { checkExpressRequest } from "../local/access.js";
 
 const pageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).optional(),
@@ -54,8 +54,9 @@ export function dashboardRouter(deps: { store: Store; views: SentinelViews; allo
   const { store, views } = deps;
   const router = Router();
   router.use("/api/persons", (req, res, next) => {
-    if (isClientAllowed(req.socket.remoteAddress, deps.allowRemote)) return next();
-    res.status(403).json({ error: `only loopback clients may use the dashboard API; set ${ALLOW_REMOTE_SETTING}=true to allow others` });
+    const verdict = checkExpressRequest(req, deps.allowRemote);
+    if (verdict.ok) return next();
+    res.status(403).json({ error: `the dashboard API only serves this machine: ${verdict.reason}` });
   });
   router.use("/api/persons", express.json({ limit: "64kb" }));
 

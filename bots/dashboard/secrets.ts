@@ -2,7 +2,7 @@ import express, { Router } from "express";
 import { z } from "zod";
 import { SecretError } from "../../core/sentinel/errors.js";
 import type { SecretVault } from "../../core/sentinel/vault.js";
-import { ALLOW_REMOTE_SETTING, isClientAllowed } from "../local/access.js";
+import { checkExpressRequest } from "../local/access.js";
 
 const secretBody = z
   .object({
@@ -23,8 +23,9 @@ const secretBody = z
 export function secretsRouter(vault: SecretVault, options: { allowRemote: boolean }): Router {
   const router = Router();
   router.use("/api/secrets", (req, res, next) => {
-    if (isClientAllowed(req.socket.remoteAddress, options.allowRemote)) return next();
-    res.status(403).json({ error: `only loopback clients may manage secrets; set ${ALLOW_REMOTE_SETTING}=true to allow others` });
+    const verdict = checkExpressRequest(req, options.allowRemote);
+    if (verdict.ok) return next();
+    res.status(403).json({ error: `secrets can only be managed from this machine: ${verdict.reason}` });
   });
   router.use("/api/secrets", express.json({ limit: "32kb" }));
   router.get("/api/secrets", (_req, res) => void res.json({ items: vault.list() }));

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import qrcode from "qrcode-terminal";
-import { ALLOW_REMOTE_SETTING, isClientAllowed } from "./access.js";
+import { checkExpressRequest } from "./access.js";
 
 /** What the page shows: a messenger's connection state and its current pairing QR (raw string), if any. */
 export type QrSource = () => { state: string; qr: string | null } | null;
@@ -15,9 +15,8 @@ const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)}
 export function pairingQrRouter(source: QrSource, options: { allowRemote: boolean }): Router {
   const router = Router();
   router.get("/whatsapp", (req, res) => {
-    if (!isClientAllowed(req.socket.remoteAddress, options.allowRemote)) {
-      return void res.status(403).type("text/plain").send(`Only loopback clients may see this page; set ${ALLOW_REMOTE_SETTING}=true to allow others.`);
-    }
+    const verdict = checkExpressRequest(req, options.allowRemote);
+    if (!verdict.ok) return void res.status(403).type("text/plain").send(`Refused: ${verdict.reason}.`);
     const status = source();
     const render = (body: string, refresh: boolean) =>
       res

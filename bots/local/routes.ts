@@ -6,7 +6,7 @@ import type { InboundMessage, InboundOutcome, InboundPress } from "../../core/ch
 import { systemClock, type Clock } from "../../core/clock.js";
 import type { Logger } from "../../core/log.js";
 import type { LocalMessage } from "../../core/storage/types.js";
-import { ALLOW_REMOTE_SETTING, isClientAllowed } from "./access.js";
+import { ALLOW_REMOTE_SETTING, checkExpressRequest } from "./access.js";
 import { LocalChannelNotStartedError, type LocalChannel } from "./channel.js";
 import { servePage } from "./page.js";
 
@@ -110,10 +110,11 @@ export function localChatRouter(channel: LocalChannel, options: LocalChatRouterO
 
   const guard = (req: Request, res: Response, next: NextFunction): void => {
     const address = req.socket.remoteAddress;
-    if (isClientAllowed(address, options.allowRemote)) return next();
-    logger.warn({ address, path: req.path }, "local chat: refused a non-loopback client");
+    const verdict = checkExpressRequest(req, options.allowRemote);
+    if (verdict.ok) return next();
+    logger.warn({ address, path: req.path, reason: verdict.reason }, "local chat: refused a request");
     res.status(403).json({
-      error: `The local chat only serves this machine (loopback addresses). Set ${ALLOW_REMOTE_SETTING}=true to allow other addresses — it has no login, so only do that on a trusted network.`,
+      error: `The local chat only serves this machine: ${verdict.reason}. ${ALLOW_REMOTE_SETTING}=true allows other addresses — it has no login, so only do that on a trusted network.`,
     });
   };
 
