@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Familiar: multi-stage build. Stage 1 compiles TypeScript and the native SQLite addon; stage 2 is the
-# runtime with Debian's Chromium (for Playwright and WhatsApp Web), running as a non-root user.
+# runtime with Debian's Chromium (for WhatsApp Web, and the browser tool later), running as a non-root user.
 
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
