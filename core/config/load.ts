@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { ConfigError } from "../errors.js";
-import { configSchema, settingDocs, type Config } from "./schema.js";
+import { configSchema, contradictions, settingDocs, type Config } from "./schema.js";
 
 /**
  * Reads and validates all settings once. Sources: the JSON object in the file named by
@@ -26,6 +26,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         { key: "FAMILIAR_CONFIG", expected: "a JSON object of settings" },
       ]);
     }
+    const known = new Set(Object.keys(configSchema.shape));
+    const unknown = Object.keys(parsed).filter((k) => !known.has(k));
+    if (unknown.length > 0) {
+      throw new ConfigError(`FAMILIAR_CONFIG: ${file} has unknown settings: ${unknown.join(", ")} (see the README's settings table)`, unknown.map((key) => ({ key, expected: "a known setting name" })));
+    }
     Object.assign(raw, parsed);
   }
   for (const key of Object.keys(configSchema.shape)) {
@@ -38,8 +43,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   for (const issue of result.error.issues) {
     const key = String(issue.path[0] ?? "config");
     const doc = settingDocs[key as keyof Config];
-    issues.set(key, doc?.expected ?? issue.message);
+    issues.set(key, issue.code === "custom" && issue.message ? issue.message : (doc?.expected ?? issue.message));
   }
+  // zod skips the cross-setting checks while any single setting is invalid: run them on the raw values.
+  for (const c of contradictions(raw)) if (!issues.has(c.key)) issues.set(c.key, c.expected);
   const list = [...issues].map(([key, expected]) => ({ key, expected }));
   const lines = list.map((i) => `  - ${i.key}: expected ${i.expected}`);
   throw new ConfigError(`Invalid settings (${list.length}):\n${lines.join("\n")}`, list);

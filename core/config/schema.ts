@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { z } from "zod";
 
 /**
@@ -37,7 +38,13 @@ const hostPort = z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$
 export const configSchema = z
   .object({
     DATA_DIR: z.preprocess(emptyToUndefined, z.string().default("./data")),
-    HOST: z.preprocess(emptyToUndefined, z.string().min(1).default("127.0.0.1")),
+    HOST: z.preprocess(
+      emptyToUndefined,
+      z
+        .string()
+        .refine((h) => isIP(h) !== 0 || /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(h), "an IP address or host name to listen on, e.g. 127.0.0.1")
+        .default("127.0.0.1"),
+    ),
     PORT: int(3000, 0, 65535),
     MONGODB_URI: z.preprocess(
       emptyToUndefined,
@@ -92,29 +99,32 @@ export const configSchema = z
     PRIVATE_HOSTS_ALLOWED: z.preprocess(csv, z.array(hostPort)),
   })
   .superRefine((c, ctx) => {
-    if (c.TELEGRAM_WEBHOOK_URL && !c.TELEGRAM_WEBHOOK_SECRET) {
-      ctx.addIssue({ code: "custom", path: ["TELEGRAM_WEBHOOK_SECRET"], message: "required with TELEGRAM_WEBHOOK_URL" });
-    }
-    if ((c.TELEGRAM_WEBHOOK_URL || c.TELEGRAM_WEBHOOK_SECRET) && !c.TELEGRAM_BOT_TOKEN) {
-      ctx.addIssue({ code: "custom", path: ["TELEGRAM_BOT_TOKEN"], message: "required for Telegram webhook mode" });
-    }
-    if (c.SLACK_BOT_TOKEN && !c.SLACK_SIGNING_SECRET && !c.SLACK_APP_TOKEN) {
-      ctx.addIssue({ code: "custom", path: ["SLACK_SIGNING_SECRET"], message: "SLACK_SIGNING_SECRET (HTTP events) or SLACK_APP_TOKEN (Socket Mode) is required with SLACK_BOT_TOKEN" });
-    }
-    if ((c.SLACK_SIGNING_SECRET || c.SLACK_APP_TOKEN) && !c.SLACK_BOT_TOKEN) {
-      ctx.addIssue({ code: "custom", path: ["SLACK_BOT_TOKEN"], message: "required with SLACK_SIGNING_SECRET or SLACK_APP_TOKEN" });
-    }
-    if (c.OPENAI_BASE_URL === undefined && c.OPENAI_API_KEY !== undefined && c.OPENAI_API_KEY.length < 8) {
-      ctx.addIssue({ code: "custom", path: ["OPENAI_API_KEY"], message: "an API key of at least 8 characters" });
-    }
+    for (const issue of contradictions(c)) ctx.addIssue({ code: "custom", path: [issue.key], message: issue.expected });
   });
+
+/**
+ * Settings that only make sense together. Works on parsed settings and on raw values alike (a value
+ * counts as set when it is a non-empty string), so a start with several bad settings still lists
+ * every problem at once.
+ */
+export function contradictions(c: Record<string, unknown>): { key: string; expected: string }[] {
+  const set = (key: string) => typeof c[key] === "string" && (c[key] as string).trim() !== "";
+  const out: { key: string; expected: string }[] = [];
+  if (set("TELEGRAM_WEBHOOK_URL") && !set("TELEGRAM_WEBHOOK_SECRET")) out.push({ key: "TELEGRAM_WEBHOOK_SECRET", expected: "a secret token, required with TELEGRAM_WEBHOOK_URL" });
+  if ((set("TELEGRAM_WEBHOOK_URL") || set("TELEGRAM_WEBHOOK_SECRET")) && !set("TELEGRAM_BOT_TOKEN")) out.push({ key: "TELEGRAM_BOT_TOKEN", expected: "the bot token, required for Telegram webhook mode" });
+  if (set("SLACK_BOT_TOKEN") && !set("SLACK_SIGNING_SECRET") && !set("SLACK_APP_TOKEN")) {
+    out.push({ key: "SLACK_SIGNING_SECRET", expected: "SLACK_SIGNING_SECRET (HTTP events) or SLACK_APP_TOKEN (Socket Mode), required with SLACK_BOT_TOKEN" });
+  }
+  if ((set("SLACK_SIGNING_SECRET") || set("SLACK_APP_TOKEN")) && !set("SLACK_BOT_TOKEN")) out.push({ key: "SLACK_BOT_TOKEN", expected: "the bot token, required with SLACK_SIGNING_SECRET or SLACK_APP_TOKEN" });
+  return out;
+}
 
 export type Config = z.infer<typeof configSchema>;
 
 /** Documentation of every setting (used by the README table and by error messages). */
 export const settingDocs: Record<keyof Config, { expected: string; secret?: boolean }> = {
   DATA_DIR: { expected: "a directory path (created if missing)" },
-  HOST: { expected: "an interface address to listen on, e.g. 127.0.0.1" },
+  HOST: { expected: "an IP address or host name to listen on, e.g. 127.0.0.1" },
   PORT: { expected: "an integer port 0–65535" },
   MONGODB_URI: { expected: "a mongodb:// or mongodb+srv:// connection string", secret: true },
   OPENAI_API_KEY: { expected: "an API key of at least 8 characters", secret: true },

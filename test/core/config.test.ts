@@ -62,3 +62,28 @@ describe("loadConfig", () => {
     for (const key of Object.keys(configSchema.shape)) expect(readme).toContain(`| \`${key}\` |`);
   });
 });
+
+describe("loadConfig, more ways to get it wrong", () => {
+  it("lists contradictions together with single bad values", () => {
+    let error: ConfigError | null = null;
+    try {
+      loadConfig({ PORT: "abc", SLACK_BOT_TOKEN: "xoxb-123", TELEGRAM_WEBHOOK_URL: "https://x.example/hook" });
+    } catch (err) {
+      error = err as ConfigError;
+    }
+    expect(error!.issues.map((i) => i.key).sort()).toEqual(["PORT", "SLACK_SIGNING_SECRET", "TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET"]);
+    expect(error!.message).toContain("SLACK_SIGNING_SECRET: expected SLACK_SIGNING_SECRET (HTTP events) or SLACK_APP_TOKEN (Socket Mode)");
+  });
+
+  it("rejects a host that is neither an address nor a host name, and accepts ones that are", () => {
+    expect(() => loadConfig({ HOST: "not_a_host" })).toThrow(/HOST: expected an IP address or host name/);
+    for (const host of ["0.0.0.0", "::1", "localhost", "familiar.lan"]) expect(loadConfig({ HOST: host }).HOST).toBe(host);
+  });
+
+  it("rejects unknown settings in the config file instead of ignoring a typo", () => {
+    const dir = mkdtempSync(join(tmpdir(), "familiar-config-"));
+    const file = join(dir, "config.json");
+    writeFileSync(file, JSON.stringify({ PROT: 4000 }));
+    expect(() => loadConfig({ FAMILIAR_CONFIG: file })).toThrow(/unknown settings: PROT/);
+  });
+});
