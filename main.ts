@@ -139,6 +139,9 @@ export async function startApp(
     { url, dataDir, store: store.kind, scheduler: scheduler.status().backend, model: model ? config.OPENAI_MODEL : null, channels: channels.started, notConfigured: messengers.notConfigured },
     `Familiar is running: open ${url} to chat`,
   );
+  if (config.LOCAL_CHAT_ALLOW_REMOTE) {
+    logger.warn("LOCAL_CHAT_ALLOW_REMOTE is on: the local chat, dashboard and secrets APIs have no login and answer any client that can reach this address");
+  }
   if (!model) logger.warn("no model configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server) to get answers");
   for (const f of channels.failed) logger.error({ channel: f.channel, error: f.error }, "channel not started");
 

@@ -47,6 +47,8 @@ export class HttpServer {
 
   /** Starts listening. Resolves with the bound port (useful with port 0). Throws on EADDRINUSE etc. */
   async listen(host: string, port: number): Promise<number> {
+    // Unknown API routes answer JSON like the rest of the API (not express's HTML page).
+    this.app.use("/api", (req, res) => void res.status(404).json({ error: `no route ${req.method} ${req.originalUrl}` }));
     this.app.use((err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
       const status = typeof (err as { status?: unknown }).status === "number" ? (err as { status: number }).status : 500;
       if (status >= 500) this.logger.error({ err }, "HTTP handler failed");

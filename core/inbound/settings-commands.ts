@@ -36,24 +36,28 @@ export function registerSettingsCommands(
   });
   registry.register("proactivity", "how readily I message first: off, low, normal, high", async ({ person, args }) => {
     const level = args.toLowerCase();
-    if (level !== "off" && level !== "low" && level !== "normal" && level !== "high") return { text: `Proactivity is ${person.proactivity}. Use /proactivity off|low|normal|high.` };
+    if (level !== "off" && level !== "low" && level !== "normal" && level !== "high") {
+      return { text: `${args ? `“${args}” is not a proactivity level. ` : ""}Proactivity is ${person.proactivity}. Use /proactivity off|low|normal|high.` };
+    }
     await store.persons.updatePerson(person.id, { proactivity: level });
     return { text: `Proactivity set to ${level}.` };
   });
   registry.register("digest", "when held messages arrive as a digest, e.g. `/digest 18:00`", async ({ person, args }) => {
-    if (!hhmm.test(args)) return { text: `Your digest time is ${person.digestTime}. Use /digest HH:MM.` };
+    if (!hhmm.test(args)) return { text: `${args ? `“${args}” is not a time like 18:30. ` : ""}Your digest time is ${person.digestTime}. Use /digest HH:MM.` };
     await store.persons.updatePerson(person.id, { digestTime: args });
     return { text: `Digest at ${args} (${person.timeZone}).` };
   });
   registry.register("timezone", "your time zone, e.g. `/timezone Europe/Berlin`", async ({ person, args }) => {
-    if (!isValidTimeZone(args)) return { text: `Your time zone is ${person.timeZone}. Use an IANA name such as /timezone Asia/Tokyo.` };
+    if (!isValidTimeZone(args)) {
+      return { text: `${args ? `“${args}” is not a time zone I know. ` : ""}Your time zone is ${person.timeZone}. Use an IANA name such as /timezone Asia/Tokyo.` };
+    }
     await store.persons.updatePerson(person.id, { timeZone: args });
     return { text: `Time zone set to ${args}.` };
   });
   registry.register("goal", "`/goal pause|resume|cancel <id>`", async ({ person, args }) => {
     const [verb, id] = args.split(/\s+/);
     const goal = id ? await store.goals.getGoal(asId("goal", id)) : null;
-    if (!goal || goal.personId !== person.id) return { text: "Use /goal pause|resume|cancel <id> with an id from /goals." };
+    if (!goal || goal.personId !== person.id) return { text: `${id ? `No goal ${id}. ` : ""}Use /goal pause|resume|cancel <id> with an id from /goals.` };
     const status = verb === "pause" ? "paused" : verb === "resume" ? "active" : verb === "cancel" ? "abandoned" : null;
     if (!status) return { text: "Use /goal pause|resume|cancel <id>." };
     await store.goals.updateGoal(goal.id, { status });

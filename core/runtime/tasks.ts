@@ -144,9 +144,10 @@ export class TaskRuntime {
     if (!person) return;
     const goal = task.goalId ? await store.goals.getGoal(task.goalId) : null;
     const late = clock.now().getTime() - dueAt.getTime();
-    const skip = person.paused ? "background work is paused" : goal && goal.status !== "active" ? `goal is ${goal.status}` : late > this.deps.graceMs ? `missed by ${Math.round(late / 60_000)} min, beyond the grace window` : null;
+    const skip = person.paused ? "background work is paused (it runs after /resume)" : goal && goal.status !== "active" ? `goal is ${goal.status}` : late > this.deps.graceMs ? `missed by ${Math.round(late / 60_000)} min, beyond the grace window` : null;
     if (skip) {
-      await store.audit.appendAudit({ personId: person.id, kind: "task.skipped", summary: `wake-up of ${task.title} skipped: ${skip}`, data: { taskId: task.id, dueAt: dueAt.toISOString() } });
+      const what = person.paused || (goal && goal.status === "paused") ? "held" : "skipped";
+      await store.audit.appendAudit({ personId: person.id, kind: "task.skipped", summary: `wake-up of ${task.title} ${what}: ${skip}`, data: { taskId: task.id, dueAt: dueAt.toISOString() } });
       logger.info({ taskId, skip }, "wake-up skipped");
       if (late > this.deps.graceMs && task.state.status === "pending" && !this.nextRecurrence(task)) {
         await store.tasks.transitionTask({ taskId: task.id, owner: null, to: { status: "cancelled", reason: `missed: ${skip}` }, now: clock.now() });
