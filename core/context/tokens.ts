@@ -30,9 +30,9 @@ parentPort.on("message", async ({ id, texts }) => {
 });
 `;
 
-/** Creates the worker-backed counter. `idleMs` (default 5 min) bounds how long the table stays loaded. */
+/** Creates the worker-backed counter. `idleMs` (default 2 min) bounds how long the table stays loaded. */
 export function createTokenCounter(options: { idleMs?: number; cacheSize?: number } = {}): TokenCounter {
-  const idleMs = options.idleMs ?? 300_000;
+  const idleMs = options.idleMs ?? 120_000;
   const cacheSize = options.cacheSize ?? 20_000;
   const encodingUrl = import.meta.resolve("gpt-tokenizer/encoding/o200k_base");
   const cache = new Map<string, number>();

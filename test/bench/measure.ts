@@ -83,7 +83,8 @@ export interface SpawnedApp {
  * from `/healthz`. Throws with the child's output when it exits first or takes over `timeoutMs`.
  */
 export async function spawnApp(mode: AppMode, port: number, env: Record<string, string>, timeoutMs = 60_000): Promise<SpawnedApp> {
-  const args = mode === "tsx" ? ["--import", "tsx", "main.ts"] : ["dist/main.js"];
+  // The compiled mode runs exactly what `npm start` runs (same V8 flags; see package.json).
+  const args = mode === "tsx" ? ["--import", "tsx", "main.ts"] : ["--max-semi-space-size=2", "dist/main.js"];
   const started = performance.now();
   const child = spawn(process.execPath, args, {
     cwd: root,
