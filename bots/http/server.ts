@@ -23,6 +23,8 @@ export class HttpServer {
     this.app = express();
     this.app.disable("x-powered-by");
     this.app.set("trust proxy", false);
+    // Browsers ask for it on every page; there is none.
+    this.app.get("/favicon.ico", (_req, res) => void res.status(204).end());
     this.app.get("/healthz", async (_req, res) => {
       const results: Record<string, unknown> = {};
       let ok = true;

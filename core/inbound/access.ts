@@ -79,7 +79,8 @@ export class AccessControl {
 
   /** Registers /link and /pair. */
   registerCommands(registry: CommandRegistry): void {
-    registry.register("link", "connect another messenger to this conversation: send the code shown there", async ({ person }) => {
+    registry.register("link", "connect another messenger to this conversation: send the code shown there", async ({ person, args }) => {
+      if (args) return { text: "This account is already linked to you. Send the code from the messenger account you want to add, not here." };
       this.sweep();
       const c = code(6);
       this.links.set(c, { personId: person.id, expiresAt: this.deps.clock.now().getTime() + LINK_TTL_MS });

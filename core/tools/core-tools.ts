@@ -244,13 +244,14 @@ export function coreTools(deps: { store: Store; scheduler: Scheduler; clock: Clo
       sideEffect: true,
       capability: "memory.write",
       async execute(args, ctx) {
+        const origin = ctx.originMessageId ? await store.conversation.getMessage(asId("message", ctx.originMessageId)) : null;
         const item = await store.memory.addMemory({
           personId: ctx.personId,
           kind: args.kind,
           text: args.text,
           confidence: args.confidence,
           expiresAt: args.expiresAt ? new Date(args.expiresAt) : null,
-          provenance: { messageId: ctx.originMessageId ? asId("message", ctx.originMessageId) : null, channel: null, note: null },
+          provenance: { messageId: origin?.id ?? null, channel: origin?.channel ?? null, note: null },
         });
         return ok(`remembered ${item.id}`, { memoryId: item.id });
       },

@@ -129,6 +129,7 @@ describe("talking to Familiar through the local chat (real openai SDK against a 
     const items = (await app.store.memory.listMemory(person.personId)).items;
     expect(items).toHaveLength(1);
     expect(items[0]!.provenance.messageId).not.toBeNull();
+    expect(items[0]!.provenance.channel).toBe("local");
 
     model.push(text("Mia, of course."));
     await app.say("ana", "what is my daughter's name?");
