@@ -18,17 +18,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MongoClient } from "mongodb";
 import { createEmbeddedScheduler, createMongoScheduler, type AgendaScheduler } from "../../jobs/index.js";
+import { percentile, round } from "./measure.js";
 
 const jobs = 200;
 const leadMs = 2000; // longer than scheduling 200 jobs takes, so every job is saved before it is due
 const spreadMs = 5;
 
-function percentile(sorted: number[], p: number): number {
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index] ?? Number.NaN;
-}
-
-const round = (value: number, digits = 1): number => Math.round(value * 10 ** digits) / 10 ** digits;
 
 /** Schedules the jobs on a started scheduler and measures due-to-start latency. */
 async function measure(scheduler: AgendaScheduler): Promise<{ latencies: number[]; scheduleMs: number }> {

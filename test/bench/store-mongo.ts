@@ -15,56 +15,16 @@
 import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { connectMongoStore, type ConnectedMongoStore } from "../../core/storage/mongo/index.js";
+import { measureActivationSteps } from "./activation-step.js";
+import { round } from "./measure.js";
 
 const activationSteps = 1000;
 const warmupSteps = 50;
 const claimTasks = 1000;
 
-function percentile(sorted: number[], p: number): number {
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index] ?? Number.NaN;
-}
-
-function round(value: number, digits = 1): number {
-  const f = 10 ** digits;
-  return Math.round(value * f) / f;
-}
-
 async function benchActivationStep(store: ConnectedMongoStore, emit: (line: Record<string, unknown>) => void): Promise<void> {
-  const person = await store.persons.createPerson({ displayName: "bench" });
-  const task = await store.tasks.createTask({ personId: person.id, title: "bench task" });
-  const leaseMs = 3_600_000;
-  await store.tasks.claimTask({ taskId: task.id, owner: "bench", now: new Date(), leaseMs });
-  const timings: number[] = [];
-  for (let i = 0; i < warmupSteps + activationSteps; i++) {
-    const started = performance.now();
-    await store.transaction(async () => {
-      await store.conversation.appendMessage({ personId: person.id, role: "assistant", channel: "local", text: `step ${i} done`, taskId: task.id });
-      await store.tasks.saveCheckpoint({
-        taskId: task.id,
-        owner: "bench",
-        cursor: i + 1,
-        checkpoint: { step: i, notes: ["fetched page", "compared prices"], cost: { tokens: 1200 + i } },
-        now: new Date(),
-        leaseMs,
-      });
-      await store.outbox.enqueueOutbound({ personId: person.id, deliveryKey: `${task.id}:${i}`, text: `Step ${i} finished.` }, new Date());
-    });
-    if (i >= warmupSteps) timings.push((performance.now() - started) * 1000);
-  }
-  if ((await store.conversation.lastSeq(person.id)) !== warmupSteps + activationSteps) {
-    throw new Error("activation step bench: not every step was persisted");
-  }
-  const total = timings.reduce((a, b) => a + b, 0);
-  timings.sort((a, b) => a - b);
-  emit({
-    bench: "store.mongodb.activation_step",
-    transactions: store.supportsTransactions,
-    steps: activationSteps,
-    p50_us: round(percentile(timings, 50)),
-    p99_us: round(percentile(timings, 99)),
-    steps_per_s: round(activationSteps / (total / 1e6), 0),
-  });
+  const figures = await measureActivationSteps(store, activationSteps, warmupSteps);
+  emit({ bench: "store.mongodb.activation_step", transactions: store.supportsTransactions, steps: activationSteps, ...figures });
 }
 
 async function benchTaskClaims(uri: string, dbName: string, store: ConnectedMongoStore, emit: (line: Record<string, unknown>) => void): Promise<void> {

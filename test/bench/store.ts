@@ -12,60 +12,19 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { performance } from "node:perf_hooks";
 import { openSqliteStore } from "../../core/storage/sqlite/index.js";
 import { raceClaims } from "../core/storage/claim-race.js";
+import { measureActivationSteps } from "./activation-step.js";
+import { round } from "./measure.js";
 
 const activationSteps = 2000;
 const warmupSteps = 100;
 const claimTasks = 2000;
 
-function percentile(sorted: number[], p: number): number {
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index] ?? Number.NaN;
-}
-
-function round(value: number, digits = 1): number {
-  const f = 10 ** digits;
-  return Math.round(value * f) / f;
-}
-
 async function benchActivationStep(dir: string, emit: (line: Record<string, unknown>) => void): Promise<void> {
   const store = openSqliteStore({ path: join(dir, "steps.db") });
   try {
-    const person = await store.persons.createPerson({ displayName: "bench" });
-    const task = await store.tasks.createTask({ personId: person.id, title: "bench task" });
-    const leaseMs = 3_600_000;
-    await store.tasks.claimTask({ taskId: task.id, owner: "bench", now: new Date(), leaseMs });
-    const timings: number[] = [];
-    for (let i = 0; i < warmupSteps + activationSteps; i++) {
-      const started = performance.now();
-      await store.transaction(async () => {
-        await store.conversation.appendMessage({ personId: person.id, role: "assistant", channel: "local", text: `step ${i} done`, taskId: task.id });
-        await store.tasks.saveCheckpoint({
-          taskId: task.id,
-          owner: "bench",
-          cursor: i + 1,
-          checkpoint: { step: i, notes: ["fetched page", "compared prices"], cost: { tokens: 1200 + i } },
-          now: new Date(),
-          leaseMs,
-        });
-        await store.outbox.enqueueOutbound({ personId: person.id, deliveryKey: `${task.id}:${i}`, text: `Step ${i} finished.` }, new Date());
-      });
-      if (i >= warmupSteps) timings.push((performance.now() - started) * 1000);
-    }
-    const total = timings.reduce((a, b) => a + b, 0);
-    timings.sort((a, b) => a - b);
-    if ((await store.conversation.lastSeq(person.id)) !== warmupSteps + activationSteps) {
-      throw new Error("activation step bench: not every step was persisted");
-    }
-    emit({
-      bench: "store.sqlite.activation_step",
-      steps: activationSteps,
-      p50_us: round(percentile(timings, 50)),
-      p99_us: round(percentile(timings, 99)),
-      steps_per_s: round(activationSteps / (total / 1e6), 0),
-    });
+    emit({ bench: "store.sqlite.activation_step", steps: activationSteps, ...(await measureActivationSteps(store, activationSteps, warmupSteps)) });
   } finally {
     await store.close();
   }
