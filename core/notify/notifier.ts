@@ -3,7 +3,6 @@ import type { Clock } from "../clock.js";
 import type { PersonId, TaskId } from "../ids.js";
 import type { Logger } from "../log.js";
 import type { ModelClient } from "../model/port.js";
-import type { OutboxDelivery } from "../outbox/delivery.js";
 import type { Scheduler } from "../scheduling/scheduler.js";
 import type { Store } from "../storage/ports.js";
 import type { Button, Person } from "../storage/types.js";
@@ -25,7 +24,8 @@ export class Notifier {
       store: Store;
       clock: Clock;
       logger: Logger;
-      outbox: OutboxDelivery;
+      /** Wakes the outbox's delivery loop after a message is queued. */
+      outbox: { poke(): void };
       scheduler: Scheduler;
       /** When set, a strict JSON judgement by the model may hold a message the rules would send. */
       judge: ModelClient | null;
@@ -100,7 +100,7 @@ export class Notifier {
         await store.conversation.appendMessage({ personId: person.id, role: "assistant", channel, text, taskId });
       }
     });
-    await this.deps.outbox.deliver(person.id);
+    this.deps.outbox.poke();
   }
 
   private async scheduleDigest(person: Person): Promise<void> {

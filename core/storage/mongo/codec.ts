@@ -3,6 +3,7 @@
  * server-added fields such as a text score never leak out) and turns JSON text back into values.
  */
 import { asId } from "../../ids.js";
+import { emptyProgress } from "../types.js";
 import type {
   ApprovalRequest,
   AuditEvent,
@@ -19,6 +20,7 @@ import type {
   OutboxMessage,
   Person,
   Task,
+  TaskKind,
   TaskState,
 } from "../types.js";
 import type {
@@ -126,6 +128,8 @@ function toTaskState(d: TaskDoc): TaskState {
           return { status: "waiting", wait: { kind: "approval", approvalId: wait.approvalId } };
         case "reply":
           return { status: "waiting", wait: { kind: "reply" } };
+        case "held":
+          return { status: "waiting", wait: { kind: "held", until: wait.until } };
       }
       break;
     }
@@ -138,11 +142,19 @@ function toTaskState(d: TaskDoc): TaskState {
   }
 }
 
+/** Kind of a task written before kinds existed: its checkpoint said `type`; anything else was a wake-up. */
+function legacyTaskKind(checkpoint: string): TaskKind {
+  const decoded = decodeJson(checkpoint);
+  const type = decoded !== null && typeof decoded === "object" && !Array.isArray(decoded) ? decoded.type : undefined;
+  return type === "turn" || type === "checkin" ? type : "wakeup";
+}
+
 export function toTask(d: TaskDoc): Task {
   return {
     id: asId("task", d._id),
     personId: asId("person", d.personId),
     goalId: optionalId("goal", d.goalId),
+    kind: d.kind ?? legacyTaskKind(d.checkpoint),
     title: d.title,
     state: toTaskState(d),
     plan: [...d.plan],
@@ -252,6 +264,7 @@ export function toOutbox(d: OutboxDoc): OutboxMessage {
       d.delivered === null
         ? null
         : { channel: d.delivered.channel, address: d.delivered.address, platformIds: [...d.delivered.platformIds], at: d.delivered.at },
+    progress: { ...emptyProgress(), ...d.progress },
     createdAt: d.createdAt,
   };
 }

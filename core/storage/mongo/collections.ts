@@ -16,6 +16,7 @@ import type {
   Button,
   ChannelName,
   CheckInSchedule,
+  DeliveryProgress,
   GoalStatus,
   GrantConstraints,
   GrantScope,
@@ -25,6 +26,7 @@ import type {
   OutboxStatus,
   Proactivity,
   QuietHours,
+  TaskKind,
   TaskStatus,
   WaitCondition,
 } from "../types.js";
@@ -129,6 +131,8 @@ export interface TaskDoc {
   _id: string;
   personId: string;
   goalId: string | null;
+  /** Absent on documents written before task kinds existed (read as their checkpoint's `type`). */
+  kind?: TaskKind;
   title: string;
   status: TaskStatus;
   wait: WaitCondition | null;
@@ -219,6 +223,8 @@ export interface OutboxDoc {
   lease: Lease | null;
   lastError: string | null;
   delivered: { channel: ChannelName; address: string; platformIds: string[]; at: Date } | null;
+  /** Absent on documents written before delivery progress existed. */
+  progress?: DeliveryProgress;
   createdAt: Date;
 }
 
@@ -282,6 +288,8 @@ export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
     { key: { status: 1, dueAt: 1, _id: 1 }, name: "status_due" },
     { key: { "wait.kind": 1, "wait.hookId": 1 }, name: "wait_hook" },
     { key: { "wait.kind": 1, "wait.approvalId": 1 }, name: "wait_approval" },
+    { key: { personId: 1, status: 1, kind: 1 }, name: "person_status_kind" },
+    { key: { "lease.owner": 1 }, name: "lease_owner" },
   ],
   journal: [
     { key: { idempotencyKey: 1 }, name: "idempotency_key_unique", unique: true },
@@ -302,6 +310,7 @@ export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
     { key: { deliveryKey: 1 }, name: "delivery_key_unique", unique: true },
     { key: { status: 1, personId: 1, _id: 1 }, name: "status_person" },
     { key: { personId: 1, _id: 1 }, name: "person_created" },
+    { key: { "lease.owner": 1 }, name: "lease_owner" },
   ],
   inbound: [
     { key: { channel: 1, updateId: 1 }, name: "channel_update_unique", unique: true },

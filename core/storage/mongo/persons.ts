@@ -88,4 +88,8 @@ export class MongoPersonRepository implements PersonRepository {
     // An unknown identity is a no-op (as in the SQLite adapter): there is nothing to skip.
     await this.identities.updateOne({ channel, accountId }, { $set: { unreachable } });
   }
+
+  async recordIdentitySeen(input: { channel: ChannelName; accountId: string; address: string; now: Date }): Promise<void> {
+    await this.identities.updateOne({ channel: input.channel, accountId: input.accountId }, { $set: { address: input.address, unreachable: null } });
+  }
 }

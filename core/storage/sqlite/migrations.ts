@@ -1,13 +1,14 @@
 import type Database from "better-sqlite3";
 import { StoreUnavailableError } from "../../errors.js";
 import { initialSchema, taskStateMachineTrigger } from "./schema.js";
+import { migrateToV3 } from "./schema-v3.js";
 
 /** One schema change. Versions are positive integers, strictly increasing in `migrations`. */
 export interface Migration {
   version: number;
   name: string;
   /** Applies the change; runs inside a transaction together with its `schema_migrations` row. */
-  up(db: Database.Database): void;
+  up(db: Database.Database, nowMs: number): void;
 }
 
 /**
@@ -37,6 +38,11 @@ export const migrations: readonly Migration[] = [
       );
       CREATE INDEX hooks_by_person ON hooks (person_id, created_at);`);
     },
+  },
+  {
+    version: 3,
+    name: "task kinds, held waits, delivery progress",
+    up: migrateToV3,
   },
 ];
 
@@ -87,7 +93,7 @@ export function migrate(db: Database.Database, list: readonly Migration[] = migr
     if (isApplied.get(migration.version)) continue;
     const apply = db.transaction(() => {
       if (isApplied.get(migration.version)) return false;
-      migration.up(db);
+      migration.up(db, now());
       record.run(migration.version, migration.name, now());
       return true;
     });

@@ -26,7 +26,7 @@ export class SqliteNotificationRepository implements NotificationRepository {
         toRecord(
           this.ctx
             .stmt("INSERT INTO notifications (id, person_id, task_id, text, decision, reasons, at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *")
-            .get(newId("notification"), input.personId, input.taskId, input.text, input.decision, jsonText(input.reasons), ms(input.at ?? new Date())) as Row,
+            .get(newId("notification"), input.personId, input.taskId, input.text, input.decision, jsonText(input.reasons), ms(input.at ?? this.ctx.clock.now())) as Row,
         ),
       { references: { entity: "person", id: input.personId } },
     );

@@ -37,7 +37,7 @@ export class SqlitePersonRepository implements PersonRepository {
   constructor(private readonly ctx: SqliteContext) {}
 
   createPerson(input: NewPerson): Promise<Person> {
-    const now = Date.now();
+    const now = this.ctx.nowMs();
     const id = newId("person");
     return this.ctx.run(
       () =>
@@ -88,7 +88,7 @@ export class SqlitePersonRepository implements PersonRepository {
     }
     if (patch.digestTime !== undefined) set("digest_time", patch.digestTime);
     if (patch.paused !== undefined) set("paused", patch.paused ? 1 : 0);
-    set("updated_at", Date.now());
+    set("updated_at", this.ctx.nowMs());
     return this.ctx.run(() => {
       const row = this.ctx.stmt(`UPDATE persons SET ${sets.join(", ")} WHERE id = ? RETURNING *`).get(...params, id) as Row | undefined;
       if (!row) throw new NotFoundError("person", id);
@@ -114,7 +114,7 @@ export class SqlitePersonRepository implements PersonRepository {
             .stmt(
               `INSERT INTO identities (channel, account_id, person_id, address, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *`,
             )
-            .get(identity.channel, identity.accountId, identity.personId, identity.address ?? identity.accountId, Date.now()) as Row,
+            .get(identity.channel, identity.accountId, identity.personId, identity.address ?? identity.accountId, this.ctx.nowMs()) as Row,
         ),
       {
         duplicate: (cause) => new DuplicateKeyError("identity", `${identity.channel}:${identity.accountId}`, { cause }),
@@ -142,6 +142,14 @@ export class SqlitePersonRepository implements PersonRepository {
       this.ctx
         .stmt("UPDATE identities SET unreachable_reason = ?, unreachable_since = ? WHERE channel = ? AND account_id = ?")
         .run(reason, reason === null ? null : ms(now), channel, accountId);
+    });
+  }
+
+  recordIdentitySeen(input: { channel: ChannelName; accountId: string; address: string; now: Date }): Promise<void> {
+    return this.ctx.run(() => {
+      this.ctx
+        .stmt("UPDATE identities SET address = ?, unreachable_reason = NULL, unreachable_since = NULL WHERE channel = ? AND account_id = ?")
+        .run(input.address, input.channel, input.accountId);
     });
   }
 }

@@ -24,7 +24,7 @@ export function miscContract(ctx: ContractContext): void {
       const store = ctx.store();
       const person = await makePerson(store);
       const other = await makePerson(store);
-      const task = await store.tasks.createTask({ personId: person.id, title: "t" });
+      const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "t" });
       const rec = (decision: "send" | "hold" | "drop", ms: number, personId = person.id) =>
         store.notifications.recordNotification({ personId, taskId: ms === 0 ? task.id : null, text: `n${ms}`, decision, reasons: [`r${ms}`, "quiet hours"], at: at(ms) });
       const n0 = await rec("hold", 0);

@@ -130,5 +130,14 @@ export function personsContract(ctx: ContractContext): void {
       await store.persons.setIdentityUnreachable("telegram", "77", null, at(9));
       expect((await store.persons.findIdentity("telegram", "77"))?.unreachable).toBeNull();
     });
+
+    it("records the chat an account last wrote from and clears its unreachable mark", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      await store.persons.addIdentity({ personId: person.id, channel: "telegram", accountId: "78", address: "first-chat" });
+      await store.persons.setIdentityUnreachable("telegram", "78", "bot was blocked by the user", at(5));
+      await store.persons.recordIdentitySeen({ channel: "telegram", accountId: "78", address: "second-chat", now: at(9) });
+      expect(await store.persons.findIdentity("telegram", "78")).toMatchObject({ address: "second-chat", unreachable: null });
+    });
   });
 }
