@@ -11,6 +11,7 @@ import { registerSettingsCommands } from "./inbound/settings-commands.js";
 import type { Logger } from "./log.js";
 import type { ModelClient } from "./model/port.js";
 import { Notifier, digestJobName } from "./notify/notifier.js";
+import { notifyTools } from "./notify/tools.js";
 import { OutboxDelivery } from "./outbox/delivery.js";
 import { ApprovalFlow, approvalExpiryJobName } from "./runtime/approvals.js";
 import { PersonQueue } from "./runtime/person-queue.js";
@@ -85,7 +86,7 @@ export class Familiar {
   constructor(readonly deps: FamiliarDeps) {
     const { store, scheduler, clock, logger } = deps;
     this.queue = new PersonQueue(deps.maxConcurrentActivations ?? 16);
-    this.baseTools = coreTools({ store, scheduler, clock });
+    this.baseTools = [...coreTools({ store, scheduler, clock }), ...notifyTools({ store })];
     this.outbox = new OutboxDelivery({
       store,
       clock,

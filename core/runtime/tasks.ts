@@ -5,6 +5,7 @@ import { asId, type PersonId, type TaskId } from "../ids.js";
 import type { Logger } from "../log.js";
 import type { ModelClient } from "../model/port.js";
 import type { Notifier } from "../notify/notifier.js";
+import { backgroundCandidates, occurrenceKeyOf, reminderCandidate, wakeupProvenance } from "../notify/producers.js";
 import type { Scheduler } from "../scheduling/scheduler.js";
 import type { Store } from "../storage/ports.js";
 import type { Json, Person, Task, TaskState } from "../storage/types.js";
@@ -92,7 +93,7 @@ export class TaskRuntime {
       return null;
     }
     if (!this.deps.model) {
-      await this.withoutModel(task, person, options.direct === true);
+      await this.withoutModel(task, person, options.direct === true, options.asOf ?? null);
       return null;
     }
 
@@ -125,7 +126,7 @@ export class TaskRuntime {
         originMessageId: options.originMessageId ?? null,
       },
     );
-    await this.finish(saved, person, runtime, outcome, options.direct === true);
+    await this.finish(saved, person, runtime, outcome, options.direct === true, options.asOf ?? null, goal?.title ?? null);
     return outcome;
   }
 
@@ -229,7 +230,7 @@ export class TaskRuntime {
   }
 
   /** Delivers what the activation said and moves the task to its next state. */
-  private async finish(task: Task, person: Person, runtime: { activation: number; resumes: number; round?: number }, outcome: ActivationOutcome, direct: boolean): Promise<void> {
+  private async finish(task: Task, person: Person, runtime: { activation: number; resumes: number; round?: number }, outcome: ActivationOutcome, direct: boolean, dueAt: Date | null, goal: string | null): Promise<void> {
     const activation = runtime.activation;
     const { result, requests } = outcome;
     if (result.kind === "aborted") return; // shutting down: the lease expires and the activation resumes
@@ -243,16 +244,19 @@ export class TaskRuntime {
       const answer = text ?? failureText(result.kind);
       await this.deps.deliverReply(task, person, answer, `reply:${key}`);
     } else {
-      let candidate = text;
-      // An asked-for reminder still arrives when the model fails: its own note is the honest content.
-      if (candidate === null && spec?.notify === "always") candidate = `Reminder: ${spec.note}`;
-      if (candidate !== null) {
-        await this.deps.notifier.propose({
-          personId: person.id,
-          taskId: task.id,
-          deliveryKey: `notify:${key}`,
-          candidate: { text: candidate, askedFor: spec?.notify === "always", mustAct: requests.waitForReply !== null || requests.approvalId !== null },
-        });
+      // The candidates say what they are (issue 12): see core/notify/producers.ts.
+      const candidates = await backgroundCandidates(this.deps.store, {
+        task,
+        activation,
+        text,
+        waitsFor: { approval: requests.approvalId !== null, reply: requests.waitForReply },
+        tainted: result.tainted,
+        spec,
+        dueAt,
+        goal,
+      });
+      for (const [i, candidate] of candidates.entries()) {
+        await this.deps.notifier.propose({ personId: person.id, taskId: task.id, deliveryKey: `notify:${key}${i > 0 ? `:${i}` : ""}`, candidate });
       }
     }
     // Waiting for an approval keeps the activation open: once decided, it resumes with its history
@@ -297,12 +301,14 @@ export class TaskRuntime {
     await store.tasks.transitionTask({ taskId: task.id, owner: this.owner, to, now: clock.now() });
   }
 
-  private async withoutModel(task: Task, person: Person, direct: boolean): Promise<void> {
+  private async withoutModel(task: Task, person: Person, direct: boolean, dueAt: Date | null): Promise<void> {
     const spec = wakeupSpecOf(task);
     if (taskKind(task) === "turn" || direct) {
       await this.deps.deliverReply(task, person, failureText("no_model"), `reply:${task.id}:nomodel`);
     } else if (spec?.notify === "always") {
-      await this.deps.notifier.propose({ personId: person.id, taskId: task.id, deliveryKey: `notify:${task.id}:nomodel:${Date.now()}`, candidate: { text: `Reminder: ${spec.note}`, askedFor: true, mustAct: false } });
+      const occurrence = occurrenceKeyOf(task, dueAt);
+      const candidate = reminderCandidate(spec, occurrence, wakeupProvenance(spec, false));
+      await this.deps.notifier.propose({ personId: person.id, taskId: task.id, deliveryKey: `notify:${task.id}:nomodel:${occurrence ?? this.deps.clock.now().toISOString()}`, candidate });
     }
     const next = this.nextRecurrence(task);
     await this.release(task, next ? { status: "waiting", wait: { kind: "time", until: next } } : { status: "done", result: null });

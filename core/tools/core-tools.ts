@@ -20,6 +20,12 @@ export interface WakeupSpec {
   note: string;
   notify: "always" | "if_worthwhile";
   timing: { at: string } | { cron: string; timezone: string };
+  /**
+   * Where the wake-up came from: scheduled in an activation the person's own message started
+   * (`fromPersonWords`), and whether that activation was tainted. Its `notify: always` counts only
+   * from the person's words, untainted (core/notify/producers.ts). Absent on older wake-ups.
+   */
+  provenance?: { tainted: boolean; fromPersonWords: boolean };
 }
 
 /** Reads a task's wake-up spec (null for other tasks). */
@@ -183,6 +189,7 @@ export function coreTools(deps: { store: Store; scheduler: Scheduler; clock: Clo
           note: args.note,
           notify: args.notify,
           timing: args.at !== undefined ? { at: args.at } : { cron: args.cron!, timezone: args.timezone! },
+          provenance: { tainted: ctx.tainted === true, fromPersonWords: ctx.originMessageId !== null && ctx.tainted !== true },
         };
         let firstAt: Date;
         try {

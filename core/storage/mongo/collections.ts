@@ -21,11 +21,14 @@ import type {
   GrantScope,
   Lease,
   MemoryKind,
+  MonitorState,
   NotificationDecision,
+  NotificationOrigin,
   OutboxStatus,
   Proactivity,
   QuietHours,
   TaskStatus,
+  Urgency,
   WaitCondition,
 } from "../types.js";
 
@@ -67,7 +70,7 @@ export interface PersonDoc {
   locale: string;
   proactivity: Proactivity;
   quietHours: QuietHours | null;
-  digestTime: string;
+  digestTime: string | null;
   paused: boolean;
   createdAt: Date;
   updatedAt: Date;
@@ -238,6 +241,16 @@ export interface NotificationDoc {
   reasons: string[];
   digestedAt: Date | null;
   at: Date;
+  // Absent on documents written before candidates said what they are.
+  origin?: NotificationOrigin | null;
+  urgency?: Urgency | null;
+  needsAction?: boolean;
+  askedFor?: boolean;
+  demoted?: "provenance" | "cap" | null;
+  deadline?: Date | null;
+  occurrenceKey?: string | null;
+  monitor?: MonitorState | null;
+  rule?: string | null;
 }
 
 export interface LocalMailboxDoc {
@@ -310,6 +323,8 @@ export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
   notifications: [
     { key: { personId: 1, at: -1, _id: -1 }, name: "person_at" },
     { key: { personId: 1, decision: 1, digestedAt: 1, at: 1 }, name: "person_held" },
+    { key: { personId: 1, occurrenceKey: 1, at: -1 }, name: "person_occurrence" },
+    { key: { personId: 1, "monitor.subject": 1, at: -1 }, name: "person_monitor" },
   ],
   localMailbox: [
     { key: { seq: 1 }, name: "seq_unique", unique: true },
