@@ -84,7 +84,7 @@ export function assessNovelty(input: NoveltyInput): NoveltyVerdict {
   const window = isReminder ? reminderDuplicateWindowMs : duplicateWindowMs;
   for (const p of input.said) {
     const age = now.getTime() - p.at.getTime();
-    if (age < 0 || age > window) continue;
+    if (age < 0 || age >= window) continue;
     // Another occurrence of the same recurring work is not a duplicate of this one.
     if (isReminder && c.taskId && p.taskId === c.taskId && p.occurrenceKey && c.occurrenceKey && p.occurrenceKey !== c.occurrenceKey) continue;
     const why = sameContent(c.text, mine, p.text);
@@ -108,11 +108,12 @@ const strong = (a: Analysis) => a.facts.some((f) => f.kind !== "num");
  * facts and status words), or the same sentence with numbers moved trivially.
  */
 export function sameContent(text: string, mine: Analysis, earlier: string): { kind: "duplicate" | "trivial"; reason: string } | null {
-  if (similarity(text, earlier) >= 0.75) return { kind: "duplicate", reason: "near-duplicate of something already said" };
   const theirs = analyse(earlier);
+  // A new status ("today" after "tomorrow", "cancelled" after "delayed") or a new fact is news, however similar the wording.
   if (!subset(mine.statuses, theirs.statuses)) return null;
   const ids = identities(mine);
   if (!subset(ids, identities(theirs))) return null;
+  if (similarity(text, earlier) >= 0.75 && numbers(mine).every((n) => numbers(theirs).includes(n))) return { kind: "duplicate", reason: "near-duplicate of something already said" };
   const words = jaccard(mine.words, theirs.words);
   const myNums = numbers(mine);
   const theirNums = numbers(theirs);

@@ -45,7 +45,7 @@ const chatterPhrases = [
   /\bchecking in\b/g,
   /\b(hope|hoping) (you'?re|you are|you're|your (day|week|weekend) is|all is|everything is) [a-z ]{0,30}(well|good|great|fine|going well|nicely)\b/g,
   /\bhave a (great|good|nice|lovely|wonderful) (day|evening|weekend|night|week|one)\b/g,
-  /\b(hi|hey|hello|hiya|good (morning|afternoon|evening))( there)?\b/g,
+  /\b(hi|hey|hello|hiya|hallo|hola|coucou|salut|bonjour|ciao|ola|oi|good (morning|afternoon|evening)|guten (morgen|tag|abend)|buenos dias|buenas (tardes|noches)|bom dia|boa tarde|buongiorno)( there)?\b/g,
   /\bhow('s| is| are| was) (it going|things|your (day|week|weekend|morning)( going)?|you( doing)?|everything)\b/g,
   /\b(let me know|just let me know) if (you need|there'?s|there is) anything\b/g,
   /\b(i'?m|i am) (here|around) if you need (me|anything)\b/g,
@@ -53,6 +53,10 @@ const chatterPhrases = [
   /\b(nothing|not much) (new|to report|happening)( (today|right now|at the moment|so far))?\b/g,
   /\ball (good|quiet|fine|well)( here| on my end)?\b/g,
   /\ball systems (are )?(operational|normal|go|green)\b/g,
+  /\ball (\d+ )?(services|systems|checks|jobs|backups|servers|sites|monitors)( are| is)? (up|healthy|green|ok|okay|passing|running|operational|fine|normal)\b/g,
+  /\b(is there )?anything (else )?i can (help|do) (you )?(with|for you)\b/g,
+  /\b(alle systeme|todos los sistemas|tous les systemes|todos os sistemas|tutti i sistemi) (laufen |funktionieren |funcionan |fonctionnent |funcionam |funzionano )?(normal|stabil|normalmente|correctamente|ok)\b/g,
+  /\b(schonen (tag|abend)|(que tengas un )?buen dia|bonne (journee|soiree)|(tenha um )?bom dia|buona (giornata|serata))\b/g,
   /\beverything (is |looks |seems )?(fine|ok|okay|good|normal|running normally|on track|as usual)\b/g,
   /\bno (issues|problems|alerts|incidents|changes)( (found|detected|to report|so far))?\b/g,
   // de / es / fr / pt / it
@@ -61,7 +65,7 @@ const chatterPhrases = [
   /\b(comment (ca va|vas-tu|se passe ta (semaine|journee))|ca va)\b/g,
   /\b(tudo bem|como vai|como esta (a )?(sua|tua) semana)\b/g,
   /\b(come (va|stai)|tutto bene)\b/g,
-  /\b(ich wollte (mich )?nur (kurz )?(melden|nachfragen)|solo queria saludar|je voulais (juste )?prendre des nouvelles|so passando para ver|volevo solo salutarti)\b/g,
+  /\b(ich wollte (mich )?nur (kurz )?(melden|nachfragen)|solo (queria|pasaba a) saludar|je voulais (juste )?prendre des nouvelles|so passando para ver|volevo solo salutarti)\b/g,
 ];
 
 /** Words that remain of pleasantries ("…having a great day") without adding anything. */
@@ -119,7 +123,7 @@ const statusLexicon: Record<string, RegExp> = {
   shipped: /\b(shipped|dispatched|out for delivery|versandt|verschickt|in zustellung|enviad[oa]|en reparto|expedie?e?|en cours de livraison|spedit[oa]|saiu para entrega)\b/,
   delivered: /\b(delivered|zugestellt|geliefert|entregad[oa]|livree?|entregue|consegnat[oa])\b/,
   failed: /\b(fail(ed|ure|s)?|error|fehlgeschlagen|fehler|fall(o|ido)|echou?e?|echec|falhou|falha|non riuscit[oa]|errore)\b/,
-  down: /\b(down|outage|offline|unreachable|ausfall|gestort|nicht erreichbar|caid[oa]|caida|sin servicio|panne|hors ligne|fora do ar|interruzione|irraggiungibile)\b/,
+  down: /\b((is|are|went|goes|still) down|down since|outage|offline|unreachable|ausfall|gestort|nicht erreichbar|caid[oa]|caida|sin servicio|panne|hors ligne|fora do ar|interruzione|irraggiungibile)\b/,
   resolved: /\b(resolved|recovered|fixed|back (up|online)|restored|behoben|wiederhergestellt|resuelt[oa]|restablecid[oa]|resolue?|retabli|resolvid[oa]|restabelecid[oa]|risolt[oa]|ripristinat[oa])\b/,
   approved: /\b(approved|accepted|genehmigt|angenommen|aprobad[oa]|aceptad[oa]|approuvee?|acceptee?|aprovad[oa]|approvat[oa])\b/,
   rejected: /\b(rejected|declined|denied|abgelehnt|rechazad[oa]|denegad[oa]|refusee?|rejeitad[oa]|recusad[oa]|rifiutat[oa]|respint[oa])\b/,
@@ -129,7 +133,7 @@ const statusLexicon: Record<string, RegExp> = {
   confirmed: /\b(confirmed|bestatigt|confirmad[oa]|confirmee?|confermat[oa])\b/,
   soldOut: /\b(sold out|out of stock|ausverkauft|agotad[oa]|epuisee?|esgotad[oa]|esaurit[oa])\b/,
   available: /\b(available|back in stock|in stock|verfugbar|disponible|disponivel|disponibile)\b/,
-  fell: /\b(dropped|fell|decreased|cheaper|lower|gesunken|gefallen|billiger|bajo|bajado|mas barat[oa]|baisse|moins cher|caiu|baixou|mais barat[oa]|sceso|calato|piu economic[oa])\b/,
+  fell: /\b(dropped|fell|down (from|by)|decreased|cheaper|lower|gesunken|gefallen|billiger|bajo|bajado|mas barat[oa]|baisse|moins cher|caiu|baixou|mais barat[oa]|sceso|calato|piu economic[oa])\b/,
   rose: /\b(rose|increased|went up|more expensive|higher|gestiegen|teurer|subio|mas car[oa]|augmente|plus cher|subiu|mais car[oa]|salito|aumentato|piu car[oa])\b/,
   today: /\b(today|heute|hoy|aujourd'?hui|hoje|oggi)\b/,
   tomorrow: /\b(tomorrow|morgen|manana|demain|amanha|domani)\b/,
@@ -198,7 +202,13 @@ export function analyse(text: string): Analysis {
   take(/https?:\/\/[^\s)>\]]+/g, (m) => ({ kind: "url", value: m[0]!.replace(/[.,;]+$/, "") }));
   take(/[\w.+-]+@[\w-]+\.[\w.-]+/g, (m) => ({ kind: "url", value: m[0]! }));
   take(/\b(\d{4})-(\d{2})-(\d{2})\b/g, (m) => ({ kind: "date", value: `${m[1]}-${m[2]}-${m[3]}` }));
-  take(/\b(\d{1,2})[./](\d{1,2})(?:[./](\d{2,4}))?\b(?![.,]?\d)/g, (m) => (m[3] || Number(m[2]) <= 12 ? { kind: "date", value: `${Number(m[1])}/${Number(m[2])}` } : null));
+  // d/m(/y) and d.m.(y): "12/05", "12.05.", "12.05.2026" — never "3.10" (a price), never a month 0 or 13.
+  const dayMonth = (m: RegExpExecArray): Fact | null => {
+    const [d, mo] = [Number(m[1]), Number(m[2])];
+    return d >= 1 && d <= 31 && mo >= 1 && mo <= 12 ? { kind: "date", value: `${d}/${mo}` } : null;
+  };
+  take(/\b(\d{1,2})\/(\d{1,2})(?:\/(\d{2,4}))?\b(?![.,]?\d)/g, dayMonth);
+  take(/\b(\d{1,2})\.(\d{1,2})\.(\d{2,4})?(?!\d)/g, dayMonth);
   take(/\b(\d{1,2})[:h](\d{2})\s*(am|pm|a\.m\.|p\.m\.)?(?!\d)/g, (m) => ({ kind: "time", value: clock(Number(m[1]), Number(m[2]), m[3]) }));
   take(/\b(\d{1,2})\s*(am|pm|a\.m\.|p\.m\.)(?![a-z])/g, (m) => ({ kind: "time", value: clock(Number(m[1]), 0, m[2]) }));
   take(/\b(?=[a-z0-9-]*\d)(?=[a-z0-9-]*[a-z])[a-z0-9]+(?:-[a-z0-9]+)*\b/g, (m) => {
