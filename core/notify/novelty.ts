@@ -122,26 +122,28 @@ export function sameContent(text: string, mine: Analysis, earlier: string): { ki
   if (numsKnown) {
     // Same facts and status: a rewording (words overlap) or a translation (facts identify the incident).
     if (factCount > 0 && (words >= 0.3 || strong(mine) || factCount >= 2)) return { kind: "duplicate", reason: "the same facts were already said (reworded or in another language)" };
-    if (factCount === 0 && words >= 0.6 && mine.words.size >= 2) return { kind: "duplicate", reason: "reworded duplicate of something already said" };
+    if (factCount === 0 && words >= 0.5 && mine.words.size >= 2) return { kind: "duplicate", reason: "reworded duplicate of something already said" };
     return null;
   }
-  if (myNums.length === theirNums.length && words >= 0.5 && subset(theirs.statuses, mine.statuses) && subset(identities(theirs), ids)) {
+  if (words >= 0.3 || strong(mine)) {
     const change = trivialDrift(theirNums, myNums);
     if (change) return { kind: "trivial", reason: change };
   }
   return null;
 }
 
-/** Numbers aligned in order: every change below 1% and none crossing a number both texts keep (a target). */
+/**
+ * Every number of the new text is one the earlier text gave, or within 1% of one (a move below
+ * the noise), and no move passes another number the earlier text gave (a target). Null when any
+ * number is new or moved by more.
+ */
 function trivialDrift(before: number[], after: number[]): string | null {
-  const kept = before.filter((n, i) => after[i] === n);
   const moves: string[] = [];
-  for (let i = 0; i < before.length; i++) {
-    const a = before[i]!;
-    const b = after[i]!;
-    if (a === b) continue;
-    if (a === 0 || Math.abs(b - a) / Math.abs(a) >= trivialNumericChange) return null;
-    if (kept.some((t) => Math.sign(a - t) !== Math.sign(b - t))) return null;
+  for (const b of after) {
+    if (before.includes(b)) continue;
+    const a = before.reduce<number | null>((best, n) => (best === null || Math.abs(n - b) < Math.abs(best - b) ? n : best), null);
+    if (a === null || a === 0 || Math.abs(b - a) / Math.abs(a) >= trivialNumericChange) return null;
+    if (before.some((t) => t !== a && Math.sign(a - t) !== Math.sign(b - t))) return null;
     moves.push(`${a} → ${b}`);
   }
   return moves.length ? `trivial change of a status already reported (${moves.join(", ")})` : null;

@@ -55,6 +55,10 @@ const chatterPhrases = [
   /\ball systems (are )?(operational|normal|go|green)\b/g,
   /\ball (\d+ )?(services|systems|checks|jobs|backups|servers|sites|monitors)( are| is)? (up|healthy|green|ok|okay|passing|running|operational|fine|normal)\b/g,
   /\b(is there )?anything (else )?i can (help|do) (you )?(with|for you)\b/g,
+  /\bnothing (needs|requires|needing|requiring) (your )?attention\b/g,
+  /\bno action (is )?(needed|required)\b/g,
+  /\b(routine )?(check|checks|scan|run) (is |are )?(complete|completed|done|finished|passed)\b/g,
+  /\b(looks like|what) a (lovely|beautiful|nice|gorgeous|sunny|great) (sunny )?(day|morning|evening|weather)\b/g,
   /\b(alle systeme|todos los sistemas|tous les systemes|todos os sistemas|tutti i sistemi) (laufen |funktionieren |funcionan |fonctionnent |funcionam |funzionano )?(normal|stabil|normalmente|correctamente|ok)\b/g,
   /\b(schonen (tag|abend)|(que tengas un )?buen dia|bonne (journee|soiree)|(tenha um )?bom dia|buona (giornata|serata))\b/g,
   /\beverything (is |looks |seems )?(fine|ok|okay|good|normal|running normally|on track|as usual)\b/g,
@@ -69,13 +73,14 @@ const chatterPhrases = [
 ];
 
 /** Words that remain of pleasantries ("…having a great day") without adding anything. */
-const chatterFiller = new Set("day week weekend morning evening today there everyone everybody again going doing having well nice great good fine :) friend".split(" "));
+const chatterFiller = new Set("day week weekend morning evening today there everyone everybody again going doing having well nice great good fine friend so far bisher heute hasta ahora jusqu'ici ate agora finora".split(" "));
 
 /** Function words (several languages) that add little on their own. */
 const stopWords = new Set(
   (
     "a an the i im i'm you your yours me my we our us it its is are was were be been to of and or for on in at with just so here there now again all any anything some this that these those do does did have has had will would can could " +
     "should not no yes if as by from about into than then also very really still only just quick quickly let know hope please thanks thank " +
+    "heads up fyi btw update news good note reminder psst " +
     "der die das ein eine und oder ist sind war zu von mit fur auf im in am den dem des es ich du sie wir ihr dein deine mein meine nicht noch schon nur " +
     "el la los las un una y o es son fue de del al en con por para que se su sus tu tus mi mis ya aun solo " +
     "le les une et ou est sont etait du au aux avec pour sur ce cet cette je tu il elle nous vous ton ta tes mon ma mes pas encore deja seulement " +
