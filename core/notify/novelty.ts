@@ -133,15 +133,18 @@ export function sameContent(text: string, mine: Analysis, earlier: string): { ki
 }
 
 /**
- * Every number of the new text is one the earlier text gave, or within 1% of one (a move below
+ * Every number of the new text is one the earlier text gave (in the same place when both give as
+ * many), or within 1% of it (a move below
  * the noise), and no move passes another number the earlier text gave (a target). Null when any
  * number is new or moved by more.
  */
 function trivialDrift(before: number[], after: number[]): string | null {
   const moves: string[] = [];
-  for (const b of after) {
+  const aligned = before.length === after.length;
+  for (const [i, b] of after.entries()) {
     if (before.includes(b)) continue;
-    const a = before.reduce<number | null>((best, n) => (best === null || Math.abs(n - b) < Math.abs(best - b) ? n : best), null);
+    // The same sentence shape keeps numbers in place; otherwise compare with the nearest earlier number.
+    const a = aligned ? before[i]! : before.reduce<number | null>((best, n) => (best === null || Math.abs(n - b) < Math.abs(best - b) ? n : best), null);
     if (a === null || a === 0 || Math.abs(b - a) / Math.abs(a) >= trivialNumericChange) return null;
     if (before.some((t) => t !== a && Math.sign(a - t) !== Math.sign(b - t))) return null;
     moves.push(`${a} → ${b}`);

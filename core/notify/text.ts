@@ -140,6 +140,9 @@ const statusLexicon: Record<string, RegExp> = {
   available: /\b(available|back in stock|in stock|verfugbar|disponible|disponivel|disponibile)\b/,
   fell: /\b(dropped|fell|down (from|by)|decreased|cheaper|lower|gesunken|gefallen|billiger|bajo|bajado|mas barat[oa]|baisse|moins cher|caiu|baixou|mais barat[oa]|sceso|calato|piu economic[oa])\b/,
   rose: /\b(rose|increased|went up|more expensive|higher|gestiegen|teurer|subio|mas car[oa]|augmente|plus cher|subiu|mais car[oa]|salito|aumentato|piu car[oa])\b/,
+  // Only words that mean the relation and nothing else ("über", "unter", "over" also mean "about", "among").
+  below: /\b(below|beneath|unterhalb|por debajo|en dessous|abaixo|al di sotto)\b/,
+  above: /\b(above|oberhalb|por encima|au-dessus|acima|al di sopra)\b/,
   today: /\b(today|heute|hoy|aujourd'?hui|hoje|oggi)\b/,
   tomorrow: /\b(tomorrow|morgen|manana|demain|amanha|domani)\b/,
   tonight: /\b(tonight|heute abend|heute nacht|esta noche|ce soir|hoje a noite|esta noite|stasera|stanotte)\b/,
