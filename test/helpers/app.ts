@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { loadConfig } from "../../core/config/load.js";
+import type { Clock } from "../../core/clock.js";
 import type { Familiar } from "../../core/familiar.js";
 import { startApp, type RunningApp } from "../../main.js";
 
@@ -32,6 +33,8 @@ export interface LocalReply {
 export interface TestAppOptions {
   /** Passed to `startApp`: runs after the core and the local chat are wired, before channels start (add a channel, a tool, …). */
   configure?: (familiar: Familiar) => void;
+  /** The core's clock (default the system clock); the scheduler keeps real time. */
+  clock?: Clock;
 }
 
 /** Starts an app with the given settings (env-style strings), DATA_DIR in a fresh temp dir unless given. */
@@ -45,7 +48,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
       done();
     },
   });
-  const app = await startApp(config, { logDestination, ...(options.configure && { configure: options.configure }) });
+  const app = await startApp(config, { logDestination, ...(options.configure && { configure: options.configure }), ...(options.clock && { clock: options.clock }) });
   const seen = new Map<string, LocalReply[]>();
   const cursors = new Map<string, string>();
 
