@@ -120,22 +120,28 @@ export class Notifier {
       decision = bounded;
     }
 
-    const record = await store.notifications.recordNotification({
-      personId: person.id,
-      taskId: input.taskId,
-      text: c.text,
-      decision,
-      reasons,
-      at: now,
-      origin: c.origin,
-      urgency: c.urgency,
-      needsAction: c.needsAction,
-      askedFor,
-      demoted,
-      deadline: c.deadline ?? null,
-      occurrenceKey: c.occurrenceKey ?? null,
-      monitor: c.monitor ?? null,
-      rule,
+    // The decision and the outbound message are written together: a crash between them would
+    // leave a "sent" record whose message never went out (and a re-run would see a duplicate).
+    const record = await store.transaction(async () => {
+      const written = await store.notifications.recordNotification({
+        personId: person.id,
+        taskId: input.taskId,
+        text: c.text,
+        decision,
+        reasons,
+        at: now,
+        origin: c.origin,
+        urgency: c.urgency,
+        needsAction: c.needsAction,
+        askedFor,
+        demoted,
+        deadline: c.deadline ?? null,
+        occurrenceKey: c.occurrenceKey ?? null,
+        monitor: c.monitor ?? null,
+        rule,
+      });
+      if (decision === "send") await this.enqueue(person, input.taskId, input.deliveryKey, c.text, input.buttons ?? []);
+      return written;
     });
     await store.audit.appendAudit({
       personId: person.id,
@@ -145,8 +151,9 @@ export class Notifier {
     });
     this.deps.logger.info({ personId: person.id, taskId: input.taskId, decision, rule, origin: c.origin }, "notification decided");
 
-    if (decision === "send") await this.send(person, input.taskId, input.deliveryKey, c.text, input.buttons ?? []);
-    if (decision === "hold") await this.scheduleRelease(person);
+    if (decision === "send") await this.deps.outbox.deliver(person.id);
+    // Also after a drop: a re-run after a crash may drop what the first run held before scheduling it.
+    else await this.scheduleRelease(person);
     if (demoted === "cap" && !records.some((r) => r.demoted === "cap" && r.at.getTime() > hourAgo)) await this.capNotice(person, record);
     return { decision, rule, reasons, record };
   }

@@ -99,6 +99,20 @@ describe("Notifier", () => {
     expect(later.rule).toBe("asked-for");
   });
 
+  it("writes the decision and the outbound message together: a crash between them loses nothing (re-run sends once)", async () => {
+    const own = { origin: "reminder" as const, notify: "always" as const, occurrenceKey: "task_x@2026-05-12T10:00:00.000Z", provenance: { tainted: false, fromPersonWords: true } };
+    const enqueue = store.outbox.enqueueOutbound.bind(store.outbox);
+    store.outbox.enqueueOutbound = async () => {
+      throw new Error("killed mid-write");
+    };
+    await expect(notifier().propose({ personId: person.id, taskId: null, deliveryKey: "once", candidate: candidate("Reminder: stretch", own) })).rejects.toThrow(/killed/);
+    expect(await store.notifications.listNotificationsSince(person.id, new Date(0))).toEqual([]);
+    store.outbox.enqueueOutbound = enqueue;
+    expect((await notifier().propose({ personId: person.id, taskId: null, deliveryKey: "once", candidate: candidate("Reminder: stretch", own) })).decision).toBe("send");
+    expect((await notifier().propose({ personId: person.id, taskId: null, deliveryKey: "once", candidate: candidate("Reminder: stretch", own) })).decision).toBe("drop");
+    expect(await outbox()).toEqual(["Reminder: stretch"]);
+  });
+
   it("treats a critical claim from a tainted activation as high", async () => {
     await store.persons.updatePerson(person.id, { proactivity: "off" });
     const n = notifier();
