@@ -12,6 +12,7 @@ import { registerSettingsCommands } from "./inbound/settings-commands.js";
 import type { Logger } from "./log.js";
 import type { ModelClient } from "./model/port.js";
 import { Notifier } from "./notify/notifier.js";
+import { notifyTools } from "./notify/tools.js";
 import { OutboxDelivery } from "./outbox/delivery.js";
 import { ApprovalFlow } from "./runtime/approvals.js";
 import { DueLoop } from "./runtime/due-loop.js";
@@ -120,7 +121,7 @@ export class Familiar {
     this.views = new SentinelViews(store, () => clock.now());
     this.wakeups = new WakeupFlow({ store, clock, logger, graceMs: deps.wakeupGraceMs, owner });
     this.webhooks = new WebhookEvents({ store, clock, publicUrl: deps.publicUrl, pokeTasks, pokeOutbox: () => outbox.poke() });
-    this.tools = coreTools({ store, clock, poke: pokeTasks, releaseHeld: (personId, goalId) => this.wakeups.releaseHeld(personId, goalId) });
+    this.tools = [...coreTools({ store, clock, poke: pokeTasks, releaseHeld: (personId, goalId) => this.wakeups.releaseHeld(personId, goalId) }), ...notifyTools({ store })];
     this.tasks = new TaskRunner({
       store,
       clock,
@@ -137,7 +138,7 @@ export class Familiar {
       },
       tools: () => this.tools,
       wakeups: this.wakeups,
-      proactive: new ProactiveFlow({ notifier: this.notifier }),
+      proactive: new ProactiveFlow({ store, notifier: this.notifier }),
       outbox,
       poke: pokeTasks,
       typing: (person) => this.startTyping(person.id),

@@ -59,15 +59,19 @@ export type RuntimeState = z.infer<typeof runtimeSchema>;
 
 const common = { runtime: runtimeSchema.optional(), input: triggerSchema.nullish() };
 
-/** Where a wake-up came from: the taint of the activation that scheduled it, and whether the person asked for it. */
-export const originSchema = z.object({ tainted: z.boolean(), fromPersonWords: z.boolean() });
+/**
+ * Where a wake-up came from: scheduled in an activation the person's own messages started
+ * (`fromPersonWords`), and whether that activation was tainted. Its `notify: always` counts only from
+ * the person's words, untainted (core/notify/producers.ts). Absent on older wake-ups.
+ */
+export const provenanceSchema = z.object({ tainted: z.boolean(), fromPersonWords: z.boolean() });
 
 export const turnSpecSchema = z.object({ fromSeq: z.number().int().min(0), toSeq: z.number().int().min(0), ...common });
 export const wakeupSpecSchema = z.object({
   note: z.string(),
   notify: z.enum(["always", "if_worthwhile"]),
   timing: z.union([z.object({ at: isoDate }), z.object({ cron: z.string(), timezone: timeZone })]),
-  origin: originSchema.optional(),
+  provenance: provenanceSchema.optional(),
   ...common,
 });
 export const checkinSpecSchema = z.object({ cron: z.string(), timeZone: timeZone, ...common });

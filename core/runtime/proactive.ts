@@ -1,10 +1,13 @@
 /**
- * Proactive candidate → notification filter → outbox: what a background activation wants to say is
- * a candidate; the notifier decides send now / hold for the digest / drop. The runtime says what the
- * candidate is (a reminder the person asked for, a check-in, a question that needs an answer); the
- * delivery key is the occurrence's, so a wake-up occurrence that runs again says its piece once.
+ * Proactive candidate → notification filter → outbox: what a background activation wants to say
+ * becomes candidates that say what they are (core/notify/producers.ts: a reminder the person asked
+ * for, a question, an approval, the model's own proposals with their urgency and deadline, monitor
+ * state), and the notifier decides send now / hold / drop. Delivery keys follow the occurrence, so a
+ * wake-up occurrence that runs again says its piece once.
  */
 import type { Notifier } from "../notify/notifier.js";
+import { backgroundCandidates, occurrenceKeyOf, reminderCandidate, wakeupProvenance } from "../notify/producers.js";
+import type { Store } from "../storage/ports.js";
 import type { Person, Task } from "../storage/types.js";
 import type { TaskCheckpoint, Trigger } from "./checkpoint.js";
 
@@ -15,31 +18,56 @@ export interface ProactiveInput {
   /** What started the activation (its occurrence, for wake-ups and check-ins). */
   origin: Trigger;
   person: Person;
+  /** The activation's number (its journal holds the model's proposals). */
+  activation: number;
   /** What the model said (null: nothing, or no model). */
   text: string | null;
   /** The activation's key (`<task>:a<n>[p<round>]`). */
   key: string;
-  /** The person must act: the task asked them a question or waits for an approval. */
-  needsAction: boolean;
+  /** The task now waits for the person: an approval, or the answer to this question. */
+  waitsFor: { approval: boolean; reply: string | null };
+  /** Untrusted content entered the activation. */
+  tainted: boolean;
+  /** The title of the task's goal, if any. */
+  goal: string | null;
 }
 
 export class ProactiveFlow {
-  constructor(private readonly deps: { notifier: Pick<Notifier, "propose"> }) {}
+  constructor(private readonly deps: { store: Pick<Store, "journal">; notifier: Pick<Notifier, "propose"> }) {}
 
   /** Proposes the activation's output (or an asked-for reminder's own note) to the notification filter. */
   async propose(input: ProactiveInput): Promise<void> {
-    const { task, checkpoint, origin, text } = input;
-    const askedFor = checkpoint.kind === "wakeup" && checkpoint.notify === "always";
-    // An asked-for reminder still arrives when the model fails or has nothing to add: its note is the honest content.
-    const candidate = text ?? (askedFor && checkpoint.kind === "wakeup" ? `Reminder: ${checkpoint.note}` : null);
-    if (candidate === null) return;
-    const round = input.key.match(/p\d+$/)?.[0] ?? "";
-    const occurrence = origin.kind === "wakeup" || origin.kind === "checkin" ? `${task.id}@${origin.dueAt}${round}` : input.key;
-    await this.deps.notifier.propose({
-      personId: task.personId,
-      taskId: task.id,
-      deliveryKey: `notify:${occurrence}`,
-      candidate: { text: candidate, askedFor, mustAct: input.needsAction },
+    const { task, checkpoint, origin } = input;
+    const spec = checkpoint.kind === "wakeup" ? checkpoint : null;
+    const dueAt = origin.kind === "wakeup" || origin.kind === "checkin" ? new Date(origin.dueAt) : null;
+    const candidates = await backgroundCandidates(this.deps.store, {
+      task,
+      activation: input.activation,
+      text: input.text,
+      waitsFor: input.waitsFor,
+      tainted: input.tainted,
+      spec,
+      dueAt,
+      goal: input.goal,
     });
+    const base = this.deliveryKeyBase(input, dueAt);
+    for (const [i, candidate] of candidates.entries()) {
+      await this.deps.notifier.propose({ personId: task.personId, taskId: task.id, deliveryKey: `${base}${i > 0 ? `:${i}` : ""}`, candidate });
+    }
+  }
+
+  /** Without a model: an asked-for reminder still arrives, with its own note as the honest content. */
+  async remindWithoutModel(input: Pick<ProactiveInput, "task" | "checkpoint" | "origin" | "key">): Promise<void> {
+    const { task, checkpoint, origin } = input;
+    if (checkpoint.kind !== "wakeup" || checkpoint.notify !== "always") return;
+    const dueAt = origin.kind === "wakeup" ? new Date(origin.dueAt) : null;
+    const candidate = reminderCandidate(checkpoint, occurrenceKeyOf(task, dueAt), wakeupProvenance(checkpoint, false));
+    await this.deps.notifier.propose({ personId: task.personId, taskId: task.id, deliveryKey: `${this.deliveryKeyBase(input, dueAt)}:nomodel`, candidate });
+  }
+
+  /** `notify:<task>@<occurrence>[p<round>]` for scheduled work, else `notify:<activation key>`. */
+  private deliveryKeyBase(input: Pick<ProactiveInput, "task" | "key">, dueAt: Date | null): string {
+    const round = /p\d+$/.exec(input.key)?.[0] ?? "";
+    return `notify:${dueAt ? `${occurrenceKeyOf(input.task, dueAt)}${round}` : input.key}`;
   }
 }

@@ -167,7 +167,19 @@ export class TaskRunner implements DueSource<ClaimedTask> {
       await this.afterRelease(requests.approvalId);
       return;
     }
-    await this.deps.proactive.propose({ task, checkpoint, origin, person, text, key, needsAction: requests.waitForReply !== null || waitsForApproval });
+    const goal = task.goalId ? await store.goals.getGoal(task.goalId) : null;
+    await this.deps.proactive.propose({
+      task,
+      checkpoint,
+      origin,
+      person,
+      activation: runtime.activation,
+      text,
+      key,
+      waitsFor: { approval: waitsForApproval, reply: requests.waitForReply },
+      tainted: result.tainted,
+      goal: goal?.title ?? null,
+    });
     await store.transaction(async () => {
       await store.tasks.saveCheckpoint({ taskId: task.id, owner, cursor: task.cursor, checkpoint: toStored(checkpoint, { runtime: after, input: null }), now: clock.now(), leaseMs });
       await store.tasks.transitionTask({ taskId: task.id, owner, to: next, now: clock.now() });
@@ -205,7 +217,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
       this.deps.outbox.poke();
       return;
     }
-    await this.deps.proactive.propose({ task, checkpoint, origin, person, text: null, key, needsAction: false });
+    await this.deps.proactive.remindWithoutModel({ task, checkpoint, origin, key });
     const next = nextOccurrence(checkpoint, clock.now());
     await this.release(task, next ? { status: "waiting", wait: { kind: "time", until: next } } : { status: "done", result: null });
   }

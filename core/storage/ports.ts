@@ -274,6 +274,10 @@ export interface NotificationRepository {
   /** Held and not yet digested, oldest first. */
   listHeldNotifications(personId: PersonId): Promise<NotificationRecord[]>;
   markDigested(ids: NotificationId[], now: Date): Promise<void>;
+  /** The newest sent or held record carrying `occurrenceKey` (an occurrence already taken care of), or null. */
+  findOccurrence(personId: PersonId, occurrenceKey: string): Promise<NotificationRecord | null>;
+  /** The newest sent or held record whose monitor state has `subject` (what the person was last told), or null. */
+  lastMonitorReport(personId: PersonId, subject: string): Promise<NotificationRecord | null>;
 }
 
 /** The local web chat's mailbox: what Familiar said to each local user, with buttons. */

@@ -60,8 +60,11 @@ export interface Person {
   locale: string;
   proactivity: Proactivity;
   quietHours: QuietHours | null;
-  /** `HH:MM` local time at which held messages go out as a digest. */
-  digestTime: string;
+  /**
+   * `HH:MM` local time at which held messages go out as a digest (`/digest`); null when not set, and
+   * then the digest goes out when quiet hours end (see `core/notify/digest-timing.ts`).
+   */
+  digestTime: string | null;
   /** All background work paused by the person (`/pause`). */
   paused: boolean;
   createdAt: Date;
@@ -419,6 +422,31 @@ export type NewOutboxMessage = Pick<OutboxMessage, "personId" | "deliveryKey" | 
 
 export type NotificationDecision = "send" | "hold" | "drop";
 
+/** What produced a proactive candidate message. */
+export type NotificationOrigin = "reminder" | "checkin" | "monitor" | "approval" | "question" | "digest-item" | "heartbeat";
+export const notificationOrigins: readonly NotificationOrigin[] = ["reminder", "checkin", "monitor", "approval", "question", "digest-item", "heartbeat"];
+
+/** How urgent a candidate is, set by its producer (never guessed from its wording). */
+export type Urgency = "low" | "normal" | "high" | "critical";
+export const urgencies: readonly Urgency[] = ["low", "normal", "high", "critical"];
+
+/** A scalar a monitor observed (a price, a status, a count). */
+export type MonitorValue = string | number | boolean | null;
+
+/**
+ * Structured state a monitor reported: what it watches (`subject`, stable across checks), what it
+ * checked this time, and the values it saw. Novelty compares `values` with the state of the last
+ * report the person received; `thresholds` (absolute change per numeric field) and `targets` (a
+ * level whose crossing always matters) say what counts as a trivial change.
+ */
+export interface MonitorState {
+  subject: string;
+  checked: string;
+  values: Record<string, MonitorValue>;
+  thresholds?: Record<string, number>;
+  targets?: Record<string, number>;
+}
+
 export interface NotificationRecord {
   id: NotificationId;
   personId: PersonId;
@@ -429,9 +457,24 @@ export interface NotificationRecord {
   /** For held messages: when they went out in a digest. */
   digestedAt: Date | null;
   at: Date;
+  /** What produced the candidate (null on records made before origins existed). */
+  origin: NotificationOrigin | null;
+  urgency: Urgency | null;
+  needsAction: boolean;
+  /** `notify: always` counted: it traced to the person's own words and stayed under the hourly cap. */
+  askedFor: boolean;
+  /** Why a claimed `notify: always` was treated as if_worthwhile (null when it was not demoted). */
+  demoted: "provenance" | "cap" | null;
+  deadline: Date | null;
+  /** The scheduled occurrence of recurring work this message belongs to. */
+  occurrenceKey: string | null;
+  monitor: MonitorState | null;
+  /** The filter rule that decided, e.g. `no-new-content` (null on old records). */
+  rule: string | null;
 }
 
-export type NewNotificationRecord = Omit<NotificationRecord, "id" | "digestedAt" | "at"> & { at?: Date };
+export type NewNotificationRecord = Pick<NotificationRecord, "personId" | "taskId" | "text" | "decision" | "reasons"> &
+  Partial<Pick<NotificationRecord, "origin" | "urgency" | "needsAction" | "askedFor" | "demoted" | "deadline" | "occurrenceKey" | "monitor" | "rule">> & { at?: Date };
 
 // ---------------------------------------------------------------------------------------------
 // Local web chat mailbox (the local channel's "platform")

@@ -188,7 +188,7 @@ export function coreTools(deps: CoreToolsDeps): ToolDefinition[] {
             note: args.note,
             notify: args.notify,
             timing: args.at !== undefined ? { at: args.at } : { cron: args.cron!, timezone: args.timezone! },
-            origin: { tainted: ctx.tainted === true, fromPersonWords: ctx.originMessageId !== null },
+            provenance: { tainted: ctx.tainted === true, fromPersonWords: ctx.originMessageId !== null && ctx.tainted !== true },
           }),
           notBefore: firstAt,
         });

@@ -4,6 +4,7 @@
  */
 import { asId } from "../../ids.js";
 import { emptyProgress } from "../types.js";
+import { parseStoredDemotion, parseStoredMonitor, parseStoredOrigin, parseStoredUrgency } from "../../notify/schemas.js";
 import type {
   ApprovalRequest,
   AuditEvent,
@@ -61,7 +62,7 @@ export function toPerson(d: PersonDoc): Person {
     locale: d.locale,
     proactivity: d.proactivity,
     quietHours: d.quietHours === null ? null : { from: d.quietHours.from, to: d.quietHours.to },
-    digestTime: d.digestTime,
+    digestTime: d.digestTime ?? null,
     paused: d.paused,
     createdAt: d.createdAt,
     updatedAt: d.updatedAt,
@@ -279,6 +280,15 @@ export function toNotification(d: NotificationDoc): NotificationRecord {
     reasons: [...d.reasons],
     digestedAt: d.digestedAt,
     at: d.at,
+    origin: parseStoredOrigin(d.origin),
+    urgency: parseStoredUrgency(d.urgency),
+    needsAction: d.needsAction === true,
+    askedFor: d.askedFor === true,
+    demoted: parseStoredDemotion(d.demoted),
+    deadline: d.deadline ?? null,
+    occurrenceKey: d.occurrenceKey ?? null,
+    monitor: parseStoredMonitor(d.monitor),
+    rule: d.rule ?? null,
   };
 }
 

@@ -22,12 +22,15 @@ import type {
   GrantScope,
   Lease,
   MemoryKind,
+  MonitorState,
   NotificationDecision,
+  NotificationOrigin,
   OutboxStatus,
   Proactivity,
   QuietHours,
   TaskKind,
   TaskStatus,
+  Urgency,
   WaitCondition,
 } from "../types.js";
 
@@ -69,7 +72,7 @@ export interface PersonDoc {
   locale: string;
   proactivity: Proactivity;
   quietHours: QuietHours | null;
-  digestTime: string;
+  digestTime: string | null;
   paused: boolean;
   createdAt: Date;
   updatedAt: Date;
@@ -244,6 +247,16 @@ export interface NotificationDoc {
   reasons: string[];
   digestedAt: Date | null;
   at: Date;
+  // Absent on documents written before candidates said what they are.
+  origin?: NotificationOrigin | null;
+  urgency?: Urgency | null;
+  needsAction?: boolean;
+  askedFor?: boolean;
+  demoted?: "provenance" | "cap" | null;
+  deadline?: Date | null;
+  occurrenceKey?: string | null;
+  monitor?: MonitorState | null;
+  rule?: string | null;
 }
 
 export interface LocalMailboxDoc {
@@ -319,6 +332,8 @@ export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
   notifications: [
     { key: { personId: 1, at: -1, _id: -1 }, name: "person_at" },
     { key: { personId: 1, decision: 1, digestedAt: 1, at: 1 }, name: "person_held" },
+    { key: { personId: 1, occurrenceKey: 1, at: -1 }, name: "person_occurrence" },
+    { key: { personId: 1, "monitor.subject": 1, at: -1 }, name: "person_monitor" },
   ],
   localMailbox: [
     { key: { seq: 1 }, name: "seq_unique", unique: true },

@@ -33,7 +33,7 @@ export class MongoPersonRepository implements PersonRepository {
       locale: input.locale ?? "en-US",
       proactivity: input.proactivity ?? "normal",
       quietHours: input.quietHours ?? null,
-      digestTime: input.digestTime ?? "18:00",
+      digestTime: input.digestTime ?? null,
       paused: false,
       createdAt: now,
       updatedAt: now,

@@ -44,6 +44,24 @@ export const migrations: readonly Migration[] = [
     name: "task kinds, held waits, delivery progress",
     up: migrateToV3,
   },
+  {
+    version: 20,
+    name: "notification candidates say what they are",
+    up(db) {
+      db.exec(`ALTER TABLE notifications ADD COLUMN origin TEXT;
+      ALTER TABLE notifications ADD COLUMN urgency TEXT;
+      ALTER TABLE notifications ADD COLUMN needs_action INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE notifications ADD COLUMN asked_for INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE notifications ADD COLUMN demoted TEXT;
+      ALTER TABLE notifications ADD COLUMN deadline INTEGER;
+      ALTER TABLE notifications ADD COLUMN occurrence_key TEXT;
+      ALTER TABLE notifications ADD COLUMN monitor_subject TEXT;
+      ALTER TABLE notifications ADD COLUMN monitor TEXT;
+      ALTER TABLE notifications ADD COLUMN rule TEXT;
+      CREATE INDEX notifications_by_occurrence ON notifications (person_id, occurrence_key) WHERE occurrence_key IS NOT NULL;
+      CREATE INDEX notifications_by_monitor ON notifications (person_id, monitor_subject, at) WHERE monitor_subject IS NOT NULL;`);
+    },
+  },
 ];
 
 /** What `migrate` did. */

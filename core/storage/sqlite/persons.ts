@@ -13,7 +13,8 @@ function toPerson(row: Row): Person {
     locale: row.locale as string,
     proactivity: row.proactivity as Person["proactivity"],
     quietHours: row.quiet_from === null ? null : { from: row.quiet_from as string, to: row.quiet_to as string },
-    digestTime: row.digest_time as string,
+    // The column predates "no digest time" and is NOT NULL: '' stands for null.
+    digestTime: typeof row.digest_time === "string" && row.digest_time !== "" ? row.digest_time : null,
     paused: row.paused === 1,
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
@@ -55,7 +56,7 @@ export class SqlitePersonRepository implements PersonRepository {
               input.proactivity ?? "normal",
               input.quietHours?.from ?? null,
               input.quietHours?.to ?? null,
-              input.digestTime ?? "18:00",
+              input.digestTime ?? "",
               now,
               now,
             ) as Row,
@@ -86,7 +87,7 @@ export class SqlitePersonRepository implements PersonRepository {
       set("quiet_from", patch.quietHours?.from ?? null);
       set("quiet_to", patch.quietHours?.to ?? null);
     }
-    if (patch.digestTime !== undefined) set("digest_time", patch.digestTime);
+    if (patch.digestTime !== undefined) set("digest_time", patch.digestTime ?? "");
     if (patch.paused !== undefined) set("paused", patch.paused ? 1 : 0);
     set("updated_at", this.ctx.nowMs());
     return this.ctx.run(() => {

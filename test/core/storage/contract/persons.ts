@@ -14,7 +14,7 @@ export function personsContract(ctx: ContractContext): void {
         locale: "en-US",
         proactivity: "normal",
         quietHours: null,
-        digestTime: "18:00",
+        digestTime: null,
         paused: false,
       });
       expect(person.id).toMatch(/^per_/);
@@ -53,8 +53,11 @@ export function personsContract(ctx: ContractContext): void {
       expect(updated.updatedAt.getTime()).toBeGreaterThanOrEqual(person.updatedAt.getTime());
       expect(await store.persons.getPerson(person.id)).toEqual(updated);
 
-      const cleared = await store.persons.updatePerson(person.id, { quietHours: null, paused: false });
+      expect((await store.persons.updatePerson(person.id, { digestTime: "07:45" })).digestTime).toBe("07:45");
+      const cleared = await store.persons.updatePerson(person.id, { quietHours: null, paused: false, digestTime: null });
       expect(cleared.quietHours).toBeNull();
+      expect(cleared.digestTime).toBeNull();
+      expect((await store.persons.getPerson(person.id))?.digestTime).toBeNull();
       expect(cleared.paused).toBe(false);
 
       await expectCode(store.persons.updatePerson(asId("person", "per_missing"), { paused: true }), "NOT_FOUND");
