@@ -1,4 +1,3 @@
-import { escapeMarkdown } from "discord.js";
 import type { LayoutRules } from "../shared/markdown/layout.js";
 import { writeMarkup, type MarkupDialect } from "../shared/markdown/markup.js";
 import { renderMarkdown, renderPlain, type Emitter, type RenderedPart } from "../shared/markdown/render.js";
@@ -9,9 +8,10 @@ import { renderMarkdown, renderPlain, type Emitter, type RenderedPart } from "..
  * Discord's markdown is close to CommonMark (bold, italic, strike, inline code, fenced code, block
  * quotes, lists, `#`–`###` headings, masked links `[label](https://…)`); what it lacks is adapted:
  * headings 4–6 become bold lines, tables an aligned code block, rules a line of box characters.
- * Characters the model typed that Discord would read as markup are escaped with discord.js's
- * `escapeMarkdown`, plus a `>`, `#`, `-`, `+` or `1.` starting a line and a `<` that would start a
- * mention, channel, emoji or timestamp tag — so text shows as typed.
+ * Characters the model typed that Discord would read as markup are escaped with a backslash, which
+ * Discord shows as the character itself: every `\ * _ ~ ` | [ ]`, a `>`, `#`, `-`, `+` or `1.`
+ * starting a line, and a `<` that would start a mention, channel, emoji or timestamp tag.
+ * (discord.js's `escapeMarkdown` is heuristic: it leaves one `*` of `****` unescaped.)
  *
  * Discord API (Create Message): content is at most 2,000 characters, counted on the rendered
  * markdown (discord.js does not check it). Measured here in UTF-16 code units, never fewer than
@@ -33,7 +33,7 @@ const RULES: LayoutRules = {
 const breakFences = (code: string): string => code.replace(/```/g, "`\u200b``");
 
 function escapeText(text: string, lineStart: boolean): string {
-  let out = escapeMarkdown(text).replace(/<(?=[@#:]|a:|t:|\/)/g, "\\<");
+  let out = text.replace(/[\\*_~`|[\]]/g, "\\$&").replace(/<(?=[@#:]|a:|t:|\/)/g, "\\<");
   if (lineStart) out = out.replace(/^(\s*)(>|#{1,3}\s|[-+]\s)/, "$1\\$2").replace(/^(\s*\d+)([.)]\s)/, "$1\\$2");
   return out;
 }

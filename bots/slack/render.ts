@@ -42,7 +42,8 @@ export const SLACK_DIALECT: MarkupDialect = {
     return !text || text === href ? `<${url}>` : `<${url}|${escapeMrkdwn(text)}>`;
   },
   formatsInLinks: false,
-  pre: (_language, code, prefix) => ["```", ...escapeMrkdwn(code).split("\n"), "```"].join(`\n${prefix}`),
+  // A fence inside the code would end the block early; a zero-width space keeps it literal.
+  pre: (_language, code, prefix) => ["```", ...escapeMrkdwn(code.replace(/```/g, "`\u200b``")).split("\n"), "```"].join(`\n${prefix}`),
   quotePrefix: "> ",
   headingPrefix: () => "",
 };

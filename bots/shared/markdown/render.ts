@@ -23,11 +23,19 @@ export interface RenderedPart<B> {
 
 /**
  * Renders `markdown` with `emitter` into parts of at most `limit` (as the emitter counts), in order.
- * No parts when nothing visible remains. Throws RangeError for a limit below 1.
+ * If a part cannot be made small enough with clickable links (an address longer than the limit),
+ * links are laid out as `label (address)` text instead. No parts when nothing visible remains.
+ * Throws RangeError for a limit below 1.
  */
 export function renderMarkdown<B>(markdown: string, emitter: Emitter<B>, limit: number): RenderedPart<B>[] {
-  const laid = layout(parseMarkdown(markdown), emitter.rules);
-  return splitLaid(laid, limit, (runs) => emitter.render(runs)).map((part) => ({ body: part.rendered.body, plain: plainText(part.runs) }));
+  const blocks = parseMarkdown(markdown);
+  const render = (runs: Run[]) => emitter.render(runs);
+  let parts = splitLaid(layout(blocks, emitter.rules), limit, render);
+  if (parts.some((part) => part.rendered.size > limit)) {
+    // A link whose address alone is longer than a part cannot be cut as a link: show it as text, which can.
+    parts = splitLaid(layout(blocks, { ...emitter.rules, linkable: () => false }), limit, render);
+  }
+  return parts.map((part) => ({ body: part.rendered.body, plain: plainText(part.runs) }));
 }
 
 /**
