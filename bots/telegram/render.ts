@@ -33,9 +33,13 @@ const RULES: LayoutRules = {
 /** One Telegram HTML tag. */
 type Tag = { name: "b" | "i" | "s" | "code" | "blockquote" } | { name: "a"; href: string } | { name: "pre"; language: string | null };
 
+/** What Telegram counts: the visible text's UTF-16 length (tags and entities excluded). */
+const visibleLength = (runs: readonly Run[]): number => runs.reduce((n, r) => n + r.text.length, 0);
+
 const EMITTER: Emitter<string> = {
   rules: RULES,
-  render: (runs) => ({ body: runsToHtml(runs), size: runs.reduce((n, r) => n + r.text.length, 0) }),
+  render: (runs) => ({ body: runsToHtml(runs), size: visibleLength(runs) }),
+  size: visibleLength,
 };
 
 /**

@@ -1,7 +1,7 @@
 import { parseMarkdown } from "./ir.js";
 import { layout, type Laid, type LayoutRules, type Run } from "./layout.js";
 import { writeMarkup, type MarkupDialect } from "./markup.js";
-import { splitLaid, type Rendered } from "./split.js";
+import { splitLaid, type PartRenderer } from "./split.js";
 
 /**
  * Markdown → parts for one platform: parse once into the IR, lay it out by the platform's rules,
@@ -10,9 +10,8 @@ import { splitLaid, type Rendered } from "./split.js";
  */
 
 /** A platform's emitter: how it lays text out, and how it renders (and counts) a part's runs. */
-export interface Emitter<B> {
+export interface Emitter<B> extends PartRenderer<B> {
   rules: LayoutRules;
-  render(runs: Run[]): Rendered<B>;
 }
 
 /** One rendered part: the platform payload and the part as plain text (links with their address). */
@@ -29,11 +28,10 @@ export interface RenderedPart<B> {
  */
 export function renderMarkdown<B>(markdown: string, emitter: Emitter<B>, limit: number): RenderedPart<B>[] {
   const blocks = parseMarkdown(markdown);
-  const render = (runs: Run[]) => emitter.render(runs);
-  let parts = splitLaid(layout(blocks, emitter.rules), limit, render);
+  let parts = splitLaid(layout(blocks, emitter.rules), limit, emitter);
   if (parts.some((part) => part.rendered.size > limit)) {
     // A link whose address alone is longer than a part cannot be cut as a link: show it as text, which can.
-    parts = splitLaid(layout(blocks, { ...emitter.rules, linkable: () => false }), limit, render);
+    parts = splitLaid(layout(blocks, { ...emitter.rules, linkable: () => false }), limit, emitter);
   }
   return parts.map((part) => ({ body: part.rendered.body, plain: plainText(part.runs) }));
 }
@@ -43,10 +41,10 @@ export function renderMarkdown<B>(markdown: string, emitter: Emitter<B>, limit: 
  * counts them, preferring blank lines, then line breaks, then spaces. Used for plain style: the
  * fallback after a platform refused a formatted payload.
  */
-export function renderPlain<B>(text: string, render: (text: string) => Rendered<B>, limit: number): RenderedPart<B>[] {
+export function renderPlain<B>(text: string, render: (text: string) => { body: B; size: number }, limit: number): RenderedPart<B>[] {
   const laid: Laid = { runs: text ? [{ text, formats: [] }] : [], text, blockBreaks: [] };
   for (const match of text.matchAll(/\n[ \t]*\n/g)) laid.blockBreaks.push(match.index);
-  return splitLaid(laid, limit, (runs) => render(runs.map((r) => r.text).join(""))).map((part) => ({
+  return splitLaid(laid, limit, { render: (runs) => render(runs.map((r) => r.text).join("")) }).map((part) => ({
     body: part.rendered.body,
     plain: part.runs.map((r) => r.text).join(""),
   }));

@@ -30,6 +30,12 @@ const MIN_PART_SHARE = 0.25;
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
+/** How an emitter renders a part's runs, and (optionally, when cheaper than rendering) counts them. */
+export interface PartRenderer<B> {
+  render(runs: Run[]): Rendered<B>;
+  size?(runs: Run[]): number;
+}
+
 /**
  * Splits `laid` into parts whose `render(runs).size` is at most `limit`, in order. Assumes a
  * rendering is never smaller than its visible text (markup only adds). If not even one character
@@ -37,10 +43,9 @@ const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
  * limit, rather than being lost. Returns no parts for text that is whitespace only. Throws
  * RangeError for a limit that is not a positive integer.
  */
-export function splitLaid<B>(laid: Laid, limit: number, render: (runs: Run[]) => Rendered<B>): SplitPart<B>[] {
+export function splitLaid<B>(laid: Laid, limit: number, renderer: PartRenderer<B>): SplitPart<B>[] {
   if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`split limit must be a positive integer, got ${limit}`);
-  const cutter = new Cutter(laid, limit, render);
-  return cutter.parts();
+  return new Cutter(laid, limit, renderer).cut().map((runs) => ({ runs, rendered: renderer.render(runs) }));
 }
 
 class Cutter<B> {
@@ -51,7 +56,7 @@ class Cutter<B> {
   constructor(
     private readonly laid: Laid,
     private readonly limit: number,
-    private readonly render: (runs: Run[]) => Rendered<B>,
+    private readonly renderer: PartRenderer<B>,
   ) {
     this.text = laid.text;
     let offset = 0;
@@ -61,51 +66,66 @@ class Cutter<B> {
     }
   }
 
-  parts(): SplitPart<B>[] {
-    const parts: SplitPart<B>[] = [];
+  /** The runs of each part, in order. */
+  cut(): Run[][] {
+    const parts: Run[][] = [];
     let last = this.text.length;
     while (last > 0 && /\s/.test(this.text[last - 1]!)) last--;
     let start = this.skip(0, true);
     while (start < last) {
       // A rendering is never smaller than its visible text: only a short enough rest can fit whole.
-      if (last - start <= this.limit) {
-        const whole = this.attempt(start, last);
-        if (whole && whole.rendered.size <= this.limit) {
-          parts.push(whole);
-          break;
-        }
+      if (last - start <= this.limit && this.fits(start, last)) {
+        parts.push(this.slice(start, last));
+        break;
       }
-      const { end, part } = this.cut(start);
+      const { end, part } = this.next(start);
       if (part) parts.push(part);
       start = this.skip(end, /[ \t\n]/.test(this.text[end] ?? ""));
     }
     return parts;
   }
 
-  /** The part from `start` to `end` with trailing whitespace dropped, or null if that leaves nothing. */
-  private attempt(start: number, end: number): SplitPart<B> | null {
+  /** The runs from `start` to `end` with trailing whitespace dropped, or null if that leaves nothing. */
+  private attempt(start: number, end: number): Run[] | null {
     let last = end;
     while (last > start && /\s/.test(this.text[last - 1]!)) last--;
-    if (last <= start) return null;
-    const runs = this.slice(start, last);
-    return { runs, rendered: this.render(runs) };
+    return last > start ? this.slice(start, last) : null;
+  }
+
+  private size(runs: Run[]): number {
+    return this.renderer.size ? this.renderer.size(runs) : this.renderer.render(runs).size;
   }
 
   private fits(start: number, end: number): boolean {
-    const part = this.attempt(start, end);
-    return part === null || part.rendered.size <= this.limit;
+    const runs = this.attempt(start, end);
+    return runs === null || this.size(runs) <= this.limit;
   }
 
   /** The first part starting at `start` when the rest does not fit in one. */
-  private cut(start: number): { end: number; part: SplitPart<B> | null } {
+  private next(start: number): { end: number; part: Run[] | null } {
+    // A rendering is never smaller than its visible text, so nothing past `limit` visible characters
+    // fits: the best break before that, if it fits, is the answer. If it is too big, markup grows
+    // with the text, so a window shrunk by the overshoot usually fits; a few such guesses, then a
+    // binary search for the exact furthest end.
     let hi = Math.min(this.text.length, start + this.limit);
+    for (let guess = 0; guess < 4; guess++) {
+      const end = this.preferred(start, hi);
+      const part = this.attempt(start, end);
+      if (!part) break;
+      const size = this.size(part);
+      if (size <= this.limit) return { end, part };
+      const shrunk = start + Math.floor(((end - start) * this.limit) / size);
+      if (shrunk >= end || shrunk <= start) break;
+      hi = shrunk;
+    }
+    hi = Math.min(this.text.length, start + this.limit);
     for (;;) {
       const max = this.furthest(start, hi);
       const end = this.preferred(start, max);
       const part = this.attempt(start, end);
       // Nothing but whitespace (a code block's indentation) up to the break: move past it.
       if (!part) return { end: Math.max(end, max), part: this.attempt(start, max) };
-      if (part.rendered.size <= this.limit || end <= this.minimalEnd(start)) return { end, part };
+      if (this.size(part) <= this.limit || end <= this.minimalEnd(start)) return { end, part };
       hi = end - 1; // the rendering was not monotonic around this break: look further back
     }
   }
