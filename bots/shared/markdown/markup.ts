@@ -155,10 +155,13 @@ function writeNode(node: Node, dialect: MarkupDialect, state: { lineStart: boole
 
 /** Wraps the text of `s` without its leading and trailing whitespace; whitespace-only text is left as it is. */
 function hug(s: string, wrap: (core: string) => string): string {
-  const lead = /^\s*/.exec(s)![0];
-  if (lead.length === s.length) return s;
-  const trail = /\s*$/.exec(s)![0];
-  return lead + wrap(s.slice(lead.length, s.length - trail.length)) + trail;
+  // Scanned by hand: `/\s*$/` backtracks at every position of a long run without trailing spaces.
+  let from = 0;
+  while (from < s.length && /\s/.test(s[from]!)) from++;
+  if (from === s.length) return s;
+  let to = s.length;
+  while (/\s/.test(s[to - 1]!)) to--;
+  return s.slice(0, from) + wrap(s.slice(from, to)) + s.slice(to);
 }
 
 function plainOf(node: Node): string {
