@@ -187,20 +187,36 @@ export async function main(): Promise<void> {
     process.stderr.write(`Familiar failed to start: ${(err as Error).message}\n`);
     process.exit(1);
   }
-  const shutdown = (signal: string) => {
-    app.logger.info({ signal }, "shutting down");
+  let exiting = false;
+  const shutdown = (reason: string, code: number) => {
+    if (exiting) return;
+    exiting = true;
+    app.logger.info({ reason }, "shutting down");
     app
       .stop()
-      .then(() => process.exit(0))
+      .then(() => process.exit(code))
       .catch((err: unknown) => {
         app.logger.error({ err }, "shutdown failed");
         process.exit(1);
       });
   };
-  process.once("SIGTERM", () => shutdown("SIGTERM"));
-  process.once("SIGINT", () => shutdown("SIGINT"));
+  process.once("SIGTERM", () => shutdown("SIGTERM", 0));
+  process.once("SIGINT", () => shutdown("SIGINT", 0));
+  // No silent death: anything that escaped every handler is logged with its context, then the
+  // process drains (running work finishes or is left to resume) and exits non-zero for a restart.
+  process.on("unhandledRejection", (reason) => {
+    app.logger.fatal({ err: reason }, "unhandled promise rejection: draining and exiting");
+    shutdown("unhandledRejection", 1);
+  });
+  process.on("uncaughtException", (err) => {
+    app.logger.fatal({ err }, "uncaught exception: draining and exiting");
+    shutdown("uncaughtException", 1);
+  });
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  void main();
+  main().catch((err: unknown) => {
+    process.stderr.write(`Familiar failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
 }

@@ -38,13 +38,16 @@ export interface AssembleInput {
 export interface ConversationView {
   horizonSeq: number;
   answer: { fromSeq: number; toSeq: number } | null;
+  /** The person's messages from this seq on are still waiting for their own turn: hidden (background work must not act on them). */
+  hideUserFrom?: number | null;
 }
 
 /** The conversation as one activation sees it (see {@link AssembleInput.view}). */
 export function visibleMessages(messages: readonly ConversationMessage[], view: ConversationView | undefined): ConversationMessage[] {
   if (!view) return [...messages];
-  const { horizonSeq, answer } = view;
-  const seen = messages.filter((m) => m.seq <= horizonSeq && !(m.role === "user" && answer && m.seq > answer.toSeq));
+  const { horizonSeq, answer, hideUserFrom } = view;
+  const hidden = (m: ConversationMessage) => m.role === "user" && ((answer !== null && m.seq > answer.toSeq) || (hideUserFrom != null && m.seq >= hideUserFrom));
+  const seen = messages.filter((m) => m.seq <= horizonSeq && !hidden(m));
   if (!answer) return seen;
   const answering = (m: ConversationMessage) => m.role === "user" && m.seq >= answer.fromSeq && m.seq <= answer.toSeq;
   return [...seen.filter((m) => !answering(m)), ...seen.filter(answering)];

@@ -60,6 +60,7 @@ import type {
   PersonSettingsPatch,
   Task,
   TaskState,
+  TaskKind,
   TaskStatus,
   WaitMatch,
 } from "./types.js";
@@ -166,7 +167,8 @@ export interface TaskRepository {
    * the store, so any other owner is a dead predecessor. Returns how many.
    */
   expireForeignLeases(input: { owner: string; now: Date }): Promise<number>;
-  listTasks(filter: { personId?: PersonId; goalId?: GoalId; status?: TaskStatus[] }, page?: PageRequest): Promise<Page<Task>>;
+  /** Oldest first, filtered by person, goal, statuses and kinds. */
+  listTasks(filter: { personId?: PersonId; goalId?: GoalId; status?: TaskStatus[]; kind?: TaskKind[] }, page?: PageRequest): Promise<Page<Task>>;
   /** Tasks waiting for the given wait kind and key (hook id, approval id, or the person's reply / hold). */
   findWaitingTasks(
     wait: { kind: "event"; hookId: string } | { kind: "approval"; approvalId: string } | { kind: "reply"; personId: PersonId } | { kind: "held"; personId: PersonId },
