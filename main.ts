@@ -3,8 +3,8 @@
  * `npm start` runs `main()`; tests call `startApp(config)` in-process.
  */
 import { mkdirSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type { MongoClient } from "mongodb";
 import { dashboardRouter } from "./bots/dashboard/routes.js";
 import { secretsRouter } from "./bots/dashboard/secrets.js";
@@ -22,6 +22,7 @@ import { ConfigError } from "./core/errors.js";
 import { Familiar } from "./core/familiar.js";
 import { createLogger, type Logger } from "./core/log.js";
 import { OpenAIModelClient } from "./core/model/openai.js";
+import { SwitchableModelClient } from "./core/model/switchable.js";
 import type { Scheduler } from "./core/scheduling/scheduler.js";
 import type { Store } from "./core/storage/ports.js";
 import { openSqliteStore } from "./core/storage/sqlite/index.js";
@@ -30,6 +31,13 @@ import { webTools } from "./connectors/web/index.js";
 import { workspaceTools } from "./sandbox/workspace.js";
 import { EgressGuard } from "./core/sentinel/egress.js";
 import { SecretVault } from "./core/sentinel/vault.js";
+import { ChatLog, recordingAdapter } from "./bots/web/chat-log.js";
+import { webApp } from "./bots/web/app.js";
+import { clientFor, type MessengerInfo } from "./bots/web/setup-api.js";
+import { SetupStore } from "./bots/web/setup-store.js";
+import { WebSessions } from "./bots/web/sessions.js";
+import { readFileSync } from "node:fs";
+import qrcode from "qrcode-terminal";
 
 /** A running Familiar process. */
 export interface RunningApp {
@@ -73,18 +81,26 @@ export async function startApp(
     scheduler = await createEmbeddedScheduler({ path: join(dataDir, "jobs.db"), logger });
   }
 
-  const model =
-    config.OPENAI_API_KEY || config.OPENAI_BASE_URL
+  const egress = new EgressGuard({ privateHostsAllowed: config.PRIVATE_HOSTS_ALLOWED });
+  const vault = await SecretVault.open({ dataDir, ...(config.FAMILIAR_SECRET_KEY && { secretKey: config.FAMILIAR_SECRET_KEY }), addSecret });
+  const setup = await SetupStore.open(dataDir, vault);
+
+  // Environment variables win; else the model chosen on the setup page. Switchable: the setup page
+  // changes it for the very next request, without a restart.
+  const envModel = Boolean(config.OPENAI_API_KEY || config.OPENAI_BASE_URL);
+  const stored = setup.model();
+  const model = new SwitchableModelClient(
+    envModel
       ? new OpenAIModelClient({
           model: config.OPENAI_MODEL,
           ...(config.OPENAI_API_KEY && { apiKey: config.OPENAI_API_KEY }),
           ...(config.OPENAI_BASE_URL && { baseURL: config.OPENAI_BASE_URL }),
           timeout: config.MODEL_TIMEOUT_MS,
         })
-      : null;
-
-  const egress = new EgressGuard({ privateHostsAllowed: config.PRIVATE_HOSTS_ALLOWED });
-  const vault = await SecretVault.open({ dataDir, ...(config.FAMILIAR_SECRET_KEY && { secretKey: config.FAMILIAR_SECRET_KEY }), addSecret });
+      : stored
+        ? clientFor({ ...stored, apiKey: setup.apiKey() }, config.MODEL_TIMEOUT_MS)
+        : null,
+  );
   let url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
   const familiar = new Familiar({
     store,
@@ -104,14 +120,64 @@ export async function startApp(
   });
   familiar.addTools([...webTools(egress), ...workspaceTools(dataDir)]);
   const local = new LocalChannel(store.localMailbox, { clock });
-  familiar.addChannel(local);
+  // Every channel is recorded into the person's chat log (the web chat shows both sides, everywhere).
+  const chatLog = new ChatLog(store, clock, logger);
+  familiar.addChannel(recordingAdapter(local, chatLog));
   options.configure?.(familiar);
 
   const http = new HttpServer(logger, [
     { name: "store", check: async () => ({ ...(await store.health()) }) },
     { name: "scheduler", check: async () => ({ ok: scheduler.status().running, ...scheduler.status() }) },
   ]);
-  http.mount(localChatRouter(local, { allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE, logger }));
+  const sessions = await WebSessions.open(dataDir, clock);
+  const channelState = new Map<string, string>();
+  const messengerInfo = (): MessengerInfo[] => [
+    { channel: "telegram", needs: ["TELEGRAM_BOT_TOKEN"], readme: "/readme#telegram", state: channelState.get("telegram") ?? "not configured" },
+    { channel: "slack", needs: ["SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET or SLACK_APP_TOKEN"], readme: "/readme#slack", state: channelState.get("slack") ?? "not configured" },
+    { channel: "discord", needs: ["DISCORD_BOT_TOKEN"], readme: "/readme#discord-dms", state: channelState.get("discord") ?? "not configured" },
+    { channel: "whatsapp", needs: ["WHATSAPP_ENABLED=true", "Chromium (CHROMIUM_PATH)"], readme: "/readme#whatsapp", state: channelState.get("whatsapp") ?? "not configured" },
+  ];
+  let whatsappSource: (() => { state: string; qr: string | null }) | null = null;
+  // The web app comes first: it serves `/` (the old chat's API stays under /api/local).
+  http.mount(
+    webApp({
+      store,
+      familiar,
+      chatLog,
+      sessions,
+      setup,
+      clock,
+      logger,
+      allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE,
+      secureCookies: (config.PUBLIC_URL ?? "").startsWith("https:"),
+      publicUrl: () => config.PUBLIC_URL ?? url,
+      deliver: (event) => local.deliver(event),
+      typing: (account) => local.isTyping(account),
+      channelStatus: () => [...channelState].map(([channel, state]) => ({ channel, state })),
+      setupApi: {
+        model,
+        envModel: { vars: ["OPENAI_API_KEY", "OPENAI_BASE_URL"].filter((k) => Boolean(config[k as "OPENAI_API_KEY" | "OPENAI_BASE_URL"])), model: envModel ? config.OPENAI_MODEL : null, baseURL: envModel ? (config.OPENAI_BASE_URL ?? "https://api.openai.com/v1") : null },
+        modelTimeoutMs: config.MODEL_TIMEOUT_MS,
+        messengers: messengerInfo,
+        whatsappQr: async () => {
+          const status = whatsappSource?.();
+          if (!status) return null;
+          if (!status.qr) return { state: status.state, qr: null };
+          const raw = status.qr;
+          return { state: status.state, qr: await new Promise<string>((done) => qrcode.generate(raw, { small: true }, done)) };
+        },
+      },
+      readme: () => {
+        try {
+          return readFileSync(resolve(dirname(fileURLToPath(import.meta.url)), import.meta.url.includes("/dist/") ? "../README.md" : "README.md"), "utf8");
+        } catch {
+          return null;
+        }
+      },
+    }),
+  );
+  // The old JSON APIs have no sign-in: they stay on this machine even when the web app is opened up.
+  http.mount(localChatRouter(local, { allowRemote: false, logger }));
   const messengers = await createMessengers(config, {
     http,
     logger,
@@ -123,32 +189,36 @@ export async function startApp(
       void familiar.alertOnOtherChannel("whatsapp", `WhatsApp stopped working (${reason}). Open ${url}/whatsapp on the Familiar machine to pair it again.`);
     },
   });
-  for (const adapter of messengers.adapters) familiar.addChannel(adapter);
+  for (const adapter of messengers.adapters) familiar.addChannel(recordingAdapter(adapter, chatLog));
   const whatsapp = messengers.whatsapp;
-  http.mount(pairingQrRouter(() => (whatsapp ? { state: whatsapp.state(), qr: whatsapp.currentQr() } : null), { allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE }));
-  http.mount(dashboardRouter({ store, views: familiar.views, allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE }));
-  http.mount(secretsRouter(vault, { allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE }));
+  if (whatsapp) whatsappSource = () => ({ state: whatsapp.state(), qr: whatsapp.currentQr() });
+  http.mount(pairingQrRouter(() => (whatsapp ? { state: whatsapp.state(), qr: whatsapp.currentQr() } : null), { allowRemote: false }));
+  http.mount(dashboardRouter({ store, views: familiar.views, allowRemote: false }));
+  http.mount(secretsRouter(vault, { allowRemote: false }));
   http.mount(hooksRouter((id, secret, body) => familiar.handleHookEvent(id, secret, body)));
 
   await scheduler.start();
   const channels = await familiar.start();
+  for (const name of channels.started) channelState.set(name, "running");
+  for (const f of channels.failed) channelState.set(f.channel, `failed to start: ${f.error}`);
   const port = await http.listen(config.HOST, config.PORT);
   url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`;
 
   logger.info(
-    { url, dataDir, store: store.kind, scheduler: scheduler.status().backend, model: model ? config.OPENAI_MODEL : null, channels: channels.started, notConfigured: messengers.notConfigured },
+    { url, dataDir, store: store.kind, scheduler: scheduler.status().backend, model: model.configured ? model.model : null, channels: channels.started, notConfigured: messengers.notConfigured },
     `Familiar is running: open ${url} to chat`,
   );
   if (config.LOCAL_CHAT_ALLOW_REMOTE) {
-    logger.warn("LOCAL_CHAT_ALLOW_REMOTE is on: the local chat, dashboard and secrets APIs have no login and answer any client that can reach this address");
+    logger.warn("LOCAL_CHAT_ALLOW_REMOTE is on: other machines may open the web app and must sign in (a /web link on a messenger, or the setup password); use HTTPS (PUBLIC_URL) in front of it");
   }
-  if (!model) logger.warn("no model configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server) to get answers");
+  if (!model.configured) logger.warn(`no model configured: open ${url}/setup to choose one, or set OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server)`);
   for (const f of channels.failed) logger.error({ channel: f.channel, error: f.error }, "channel not started");
 
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
       const deadline = config.SHUTDOWN_DEADLINE_MS;
+      chatLog.releaseAll();
       await http.close();
       await familiar.stop(deadline);
       await scheduler.drain(deadline);

@@ -91,7 +91,7 @@ export class TaskRuntime {
       await this.release(task, { status: "cancelled", reason: "person no longer exists" });
       return null;
     }
-    if (!this.deps.model) {
+    if (!this.deps.model || this.deps.model.configured === false) {
       await this.withoutModel(task, person, options.direct === true);
       return null;
     }
@@ -338,7 +338,7 @@ export function failureText(kind: "empty" | "step_limit" | "error" | "no_model" 
     case "error":
       return "I couldn't reach my language model just now, so I can't answer yet. Please try again in a moment.";
     case "no_model":
-      return "No model is configured yet, so I can't answer. Set OPENAI_API_KEY (or OPENAI_BASE_URL for a compatible server) and restart Familiar.";
+      return "No model is configured yet, so I can't answer. Open Familiar's setup page in a browser (http://127.0.0.1:3000 on the Familiar machine) to choose one, or set OPENAI_API_KEY (or OPENAI_BASE_URL for a compatible server).";
     default:
       return "Sorry — I couldn't come up with an answer to that just now. Could you try again?";
   }

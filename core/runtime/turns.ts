@@ -138,7 +138,7 @@ export class TurnRuntime {
   }
 
   private async summarize(person: Person, keepFromSeq: number): Promise<void> {
-    if (!this.deps.model) return;
+    if (!this.deps.model || this.deps.model.configured === false) return;
     try {
       await updateRollingSummary({ store: this.deps.store, model: this.deps.model, tokens: this.deps.tokens, person, keepFromSeq });
     } catch (err) {

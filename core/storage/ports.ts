@@ -35,6 +35,7 @@ import type {
   Json,
   JournalEntry,
   LocalMessage,
+  NewLocalMessage,
   Button,
   MemoryItem,
   MemoryPatch,
@@ -236,14 +237,21 @@ export interface NotificationRepository {
   markDigested(ids: NotificationId[], now: Date): Promise<void>;
 }
 
-/** The local web chat's mailbox: what Familiar said to each local user, with buttons. */
+/**
+ * The local web chat's mailbox: what Familiar said to each local user, with buttons. The web app also
+ * keeps each person's whole chat log here (both sides, every channel) under the key `log:<personId>`,
+ * which no local user name can take (they never contain `:`).
+ */
 export interface LocalMailboxRepository {
-  putLocalMessage(input: { id: string; user: string; text: string; buttons: Button[]; at: Date }): Promise<LocalMessage>;
+  /** Throws DuplicateKeyError when the id exists. */
+  putLocalMessage(input: NewLocalMessage): Promise<LocalMessage>;
   /** Replaces text and buttons of an earlier message (a card showing its outcome); bumps its seq. */
   editLocalMessage(id: string, patch: { text: string; buttons: Button[] }, now: Date): Promise<LocalMessage | null>;
   getLocalMessage(id: string): Promise<LocalMessage | null>;
   /** Messages for `user` with `seq > afterSeq`, oldest first. */
   listLocalMessages(user: string, afterSeq: number, limit: number): Promise<LocalMessage[]>;
+  /** The newest `limit` messages for `user` with `seq < beforeSeq`, returned oldest first (scrolling back). */
+  listLocalMessagesBefore(user: string, beforeSeq: number, limit: number): Promise<LocalMessage[]>;
 }
 
 export interface HookRepository {

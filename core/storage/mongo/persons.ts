@@ -35,6 +35,8 @@ export class MongoPersonRepository implements PersonRepository {
       quietHours: input.quietHours ?? null,
       digestTime: input.digestTime ?? "18:00",
       paused: false,
+      personaName: null,
+      personaStyle: null,
       createdAt: now,
       updatedAt: now,
     };

@@ -15,6 +15,8 @@ function toPerson(row: Row): Person {
     quietHours: row.quiet_from === null ? null : { from: row.quiet_from as string, to: row.quiet_to as string },
     digestTime: row.digest_time as string,
     paused: row.paused === 1,
+    personaName: (row.persona_name as string | null) ?? null,
+    personaStyle: (row.persona_style as string | null) ?? null,
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   };
@@ -88,6 +90,8 @@ export class SqlitePersonRepository implements PersonRepository {
     }
     if (patch.digestTime !== undefined) set("digest_time", patch.digestTime);
     if (patch.paused !== undefined) set("paused", patch.paused ? 1 : 0);
+    if (patch.personaName !== undefined) set("persona_name", patch.personaName);
+    if (patch.personaStyle !== undefined) set("persona_style", patch.personaStyle);
     set("updated_at", Date.now());
     return this.ctx.run(() => {
       const row = this.ctx.stmt(`UPDATE persons SET ${sets.join(", ")} WHERE id = ? RETURNING *`).get(...params, id) as Row | undefined;

@@ -10,6 +10,8 @@ const person = (over: Partial<Person> = {}): Person => ({
   locale: "en-US",
   proactivity: "normal",
   quietHours: null,
+  personaName: null,
+  personaStyle: null,
   digestTime: "18:00",
   paused: false,
   createdAt: new Date(0),

@@ -57,6 +57,12 @@ export function personsContract(ctx: ContractContext): void {
       expect(cleared.quietHours).toBeNull();
       expect(cleared.paused).toBe(false);
 
+      expect(person).toMatchObject({ personaName: null, personaStyle: null });
+      const styled = await store.persons.updatePerson(person.id, { personaName: "Jeeves", personaStyle: "formal, one short paragraph" });
+      expect(styled).toMatchObject({ personaName: "Jeeves", personaStyle: "formal, one short paragraph", paused: false });
+      expect(await store.persons.getPerson(person.id)).toEqual(styled);
+      expect(await store.persons.updatePerson(person.id, { personaName: null })).toMatchObject({ personaName: null, personaStyle: "formal, one short paragraph" });
+
       await expectCode(store.persons.updatePerson(asId("person", "per_missing"), { paused: true }), "NOT_FOUND");
     });
 
