@@ -1,7 +1,7 @@
 import { request } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import { startFakeOpenAI, type FakeOpenAIServer } from "../fakes/openai-server.js";
-import { startTestApp, type TestApp } from "../helpers/app.js";
+import { startFakeOpenAI, type FakeOpenAIServer } from "../../fakes/openai-server.js";
+import { startTestApp, type TestApp } from "../../helpers/app.js";
 
 /**
  * Access to the web app over real HTTP. A request whose Host header names another machine is what a
