@@ -210,6 +210,8 @@ export async function startApp(
   );
   if (config.LOCAL_CHAT_ALLOW_REMOTE) {
     logger.warn("LOCAL_CHAT_ALLOW_REMOTE is on: other machines may open the web app and must sign in (a /web link on a messenger, or the setup password); use HTTPS (PUBLIC_URL) in front of it");
+    // Printed to the console only (never a messenger): whoever reads the server's log owns the install.
+    process.stderr.write(`\nOwner sign-in link (valid 24 h, once): ${(config.PUBLIC_URL ?? url).replace(/\/$/, "")}/signin#token=${sessions.createOwnerLink()}\n\n`);
   }
   if (!model.configured) logger.warn(`no model configured: open ${url}/setup to choose one, or set OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server)`);
   for (const f of channels.failed) logger.error({ channel: f.channel, error: f.error }, "channel not started");

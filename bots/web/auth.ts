@@ -8,7 +8,7 @@ import type { Store } from "../../core/storage/ports.js";
 import type { Person } from "../../core/storage/types.js";
 import { checkExpressRequest } from "../local/access.js";
 import type { SetupStore } from "./setup-store.js";
-import { CSRF_HEADER, SESSION_COOKIE, SESSION_TTL_MS, cookieValue, type WebSession, type WebSessions } from "./sessions.js";
+import { CSRF_HEADER, OWNER, SESSION_COOKIE, SESSION_TTL_MS, cookieValue, type WebSession, type WebSessions } from "./sessions.js";
 
 /** What every authenticated web API handler knows about its request. */
 export interface WebContext {
@@ -147,10 +147,13 @@ export function webAccess(options: WebAccessOptions) {
   router.post("/api/web/session/link", async (req, res) => {
     const body = linkBody.safeParse(req.body);
     const personId = body.success ? sessions.redeemLink(body.data.token) : null;
-    const person = personId ? await store.persons.getPerson(asId("person", personId)) : null;
+    // The owner's start-up link: the person who set the password, else the local person "owner".
+    const owner = personId === OWNER;
+    const ownerId = owner ? (options.setup.passwordPerson() ?? (await localPerson(store, "owner")).id) : null;
+    const person = personId ? await store.persons.getPerson(asId("person", ownerId ?? personId)) : null;
     if (!person) return void res.status(401).json({ error: "This sign-in link is unknown, used or expired. Send /web to Familiar for a new one." });
-    logger.info({ personId: person.id }, "web app: signed in with a one-time link");
-    res.json({ signedIn: true, ...startSession(res, person.id, "person") });
+    logger.info({ personId: person.id, owner }, "web app: signed in with a one-time link");
+    res.json({ signedIn: true, ...startSession(res, person.id, owner ? "owner" : "person") });
   });
 
   router.post("/api/web/session/password", async (req, res) => {

@@ -12,6 +12,10 @@ export const CSRF_HEADER = "x-familiar-csrf";
 export const SESSION_TTL_MS = 30 * 86_400_000;
 /** How long a one-time sign-in link is valid (ms): 15 minutes. */
 export const SIGN_IN_LINK_TTL_MS = 15 * 60_000;
+/** How long the owner's start-up link is valid (ms): 24 hours (a new one is logged at every start). */
+export const OWNER_LINK_TTL_MS = 86_400_000;
+/** What an owner link redeems to instead of a person id: the install's owner (see `webAccess`). */
+export const OWNER = "owner";
 
 /**
  * Who a browser is. `owner` sessions come from this machine (loopback) or from the setup password
@@ -94,11 +98,19 @@ export class WebSessions {
   }
 
   /** A one-time sign-in token for `personId`, valid for {@link SIGN_IN_LINK_TTL_MS}. */
-  createLink(personId: string): string {
+  createLink(personId: string, ttlMs = SIGN_IN_LINK_TTL_MS): string {
     this.sweep();
     const token = randomBytes(24).toString("base64url");
-    this.links.set(token, { personId, expiresAt: this.clock.now().getTime() + SIGN_IN_LINK_TTL_MS });
+    this.links.set(token, { personId, expiresAt: this.clock.now().getTime() + ttlMs });
     return token;
+  }
+
+  /**
+   * A one-time link for the install's owner, logged at start when other machines are served: the
+   * way in for a first run where the browser is never loopback (Docker). Redeems to {@link OWNER}.
+   */
+  createOwnerLink(): string {
+    return this.createLink(OWNER, OWNER_LINK_TTL_MS);
   }
 
   /** Uses up a sign-in token: the person it was made for, or null when unknown, used or expired. */

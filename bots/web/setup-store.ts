@@ -87,6 +87,11 @@ export class SetupStore {
     await this.save();
   }
 
+  /** The person the password signs in as, or null when none is set. */
+  passwordPerson(): string | null {
+    return this.data.password?.personId ?? null;
+  }
+
   /** Whether a remote sign-in password is set. */
   hasPassword(): boolean {
     return this.data.password !== null;

@@ -1,5 +1,5 @@
 import { request } from "node:http";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { startFakeOpenAI, type FakeOpenAIServer } from "../../fakes/openai-server.js";
 import { startTestApp, type TestApp } from "../../helpers/app.js";
 
@@ -96,8 +96,19 @@ describe("web app access", () => {
 
   it("lets remote browsers in only with a one-time link or the setup password, each seeing only their own person", async () => {
     model = await startFakeOpenAI();
+    const console = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
     app = await startTestApp({ LOCAL_CHAT_ALLOW_REMOTE: "true", OPENAI_BASE_URL: model.url });
+    const printed = console.mock.calls.map((c) => String(c[0])).join("");
+    console.mockRestore();
     const remote = "familiar.example.com";
+    // The owner's start-up link (printed on the console only) signs in once, as the owner.
+    const ownerToken = /Owner sign-in link .*#token=([A-Za-z0-9_-]+)/.exec(printed)?.[1];
+    expect(ownerToken, printed).toBeDefined();
+    expect(app.logs.join("")).not.toContain(ownerToken!);
+    const asOwner = await call(app.url, "POST", "/api/web/session/link", { host: remote, body: { token: ownerToken } });
+    expect(asOwner.status).toBe(200);
+    expect((await call(app.url, "GET", "/api/web/session", { host: remote, cookie: sessionCookie(asOwner) })).body).toMatchObject({ role: "owner" });
+    expect((await call(app.url, "POST", "/api/web/session/link", { host: remote, body: { token: ownerToken } })).status).toBe(401);
     const anon = await call(app.url, "GET", "/api/web/session", { host: remote });
     expect(anon.body).toMatchObject({ signedIn: false, loopback: false });
     // No name sign-in from afar, and no data without a session.
