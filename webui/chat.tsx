@@ -104,9 +104,13 @@ export function Chat({ session }: { session: Session }) {
       }
       setConnection("ok");
       const seen = new Set<string>();
+      // After a failure, ask without waiting, so "reconnected" shows as soon as the server answers.
+      let recovering = false;
       while (!stopped) {
         try {
-          const live: { items: Item[]; cursor: number; typing: boolean } = await api<{ items: Item[]; cursor: number; typing: boolean }>("GET", `/api/web/chat/live?after=${cursor}&wait=25000&typing=${typingShown ? 1 : 0}`);
+          const wait = recovering ? 0 : 25_000;
+          const live: { items: Item[]; cursor: number; typing: boolean } = await api<{ items: Item[]; cursor: number; typing: boolean }>("GET", `/api/web/chat/live?after=${cursor}&wait=${wait}&typing=${typingShown ? 1 : 0}`);
+          recovering = false;
           if (stopped) return;
           setConnection("ok");
           cursor = live.cursor;
@@ -127,6 +131,7 @@ export function Chat({ session }: { session: Session }) {
           if (stopped) return;
           if (err instanceof ApiError && err.status === 401) return void location.assign("/");
           setConnection("lost");
+          recovering = true;
           // Back within a second of the server: retry every half second while it is away.
           await new Promise((r) => setTimeout(r, 500));
         }

@@ -281,7 +281,8 @@ describe("the web app in real Chromium", () => {
     await app.stop();
     await page.getByText("Reconnecting…").waitFor();
     app = await startTestApp({ OPENAI_BASE_URL: model.url, OPENAI_API_KEY: KEY, DATA_DIR: dataDir, PORT: port });
-    await page.getByText("Reconnecting…").waitFor({ state: "detached" });
+    // Back within a second (polled every half second); the bound is generous for a shared machine.
+    await page.getByText("Reconnecting…").waitFor({ state: "detached", timeout: 5_000 });
     await say(page, "still there?");
     await page.getByText("echo: still there?").waitFor();
     await context.close();
