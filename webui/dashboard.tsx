@@ -59,7 +59,7 @@ function Empty(props: { loaded: boolean; count: number; children: ComponentChild
 }
 
 /** The dashboard: one tab at a time, every list paginated, every action a button. */
-export function Dashboard({ session, tab }: { session: Session; tab: string }) {
+export function Dashboard({ session, tab, onPerson }: { session: Session; tab: string; onPerson: (p: { displayName: string; timeZone: string }) => void }) {
   const tz = session.person.timeZone;
   return (
     <main class="dashboard">
@@ -71,7 +71,7 @@ export function Dashboard({ session, tab }: { session: Session; tab: string }) {
         ))}
       </nav>
       <section class="panel" aria-label={tabs.find(([id]) => id === tab)?.[1] ?? "Now"}>
-        {tab === "goals" ? <Goals tz={tz} /> : tab === "approvals" ? <Approvals tz={tz} /> : tab === "activity" ? <Activity tz={tz} /> : tab === "permissions" ? <Permissions tz={tz} /> : tab === "memory" ? <Memory tz={tz} /> : tab === "settings" ? <Settings /> : tab === "messengers" ? <Messengers tz={tz} /> : <Now />}
+        {tab === "goals" ? <Goals tz={tz} /> : tab === "approvals" ? <Approvals tz={tz} /> : tab === "activity" ? <Activity tz={tz} /> : tab === "permissions" ? <Permissions tz={tz} /> : tab === "memory" ? <Memory tz={tz} /> : tab === "settings" ? <Settings onSaved={onPerson} /> : tab === "messengers" ? <Messengers tz={tz} /> : <Now />}
       </section>
     </main>
   );

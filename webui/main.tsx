@@ -80,7 +80,7 @@ function App() {
         </span>
       </header>
       {tab === "chat" && <Chat session={session} />}
-      {tab === "dashboard" && <Dashboard session={session} tab={path.split("/")[2] ?? "now"} />}
+      {tab === "dashboard" && <Dashboard session={session} tab={path.split("/")[2] ?? "now"} onPerson={(p) => setSession({ ...session, person: { ...session.person, ...p } })} />}
       {tab === "setup" && <Setup session={session} />}
     </div>
   );

@@ -14,7 +14,7 @@ interface SettingsJson {
 const zones: string[] = typeof Intl.supportedValuesOf === "function" ? Intl.supportedValuesOf("timeZone") : [];
 
 /** The person's settings; saved ones apply to the next model request and the next notification. */
-export function Settings() {
+export function Settings({ onSaved }: { onSaved: (s: { displayName: string; timeZone: string }) => void }) {
   const [s, setS] = useState<SettingsJson | null>(null);
   const [quiet, setQuiet] = useState(false);
   const [notice, setNotice] = useState("");
@@ -41,6 +41,7 @@ export function Settings() {
         personaStyle: s.personaStyle ?? "",
       });
       setS(saved);
+      onSaved(saved);
       setNotice("Saved. Familiar uses these from its next message.");
     } catch (err) {
       setError(err instanceof ApiError ? err.message : String(err));

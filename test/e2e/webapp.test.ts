@@ -144,9 +144,9 @@ describe("the web app in real Chromium", () => {
     await page.getByRole("button", { name: "Save settings" }).click();
     await page.getByText("Saved.").waitFor();
 
-    await page.goto(`${app.url}/dashboard/now`);
+    await page.getByRole("link", { name: "Now" }).click();
     await page.locator(".status-line", { hasText: "Waiting for your approval" }).waitFor();
-    await page.goto(`${app.url}/dashboard/goals`);
+    await page.getByRole("link", { name: "Goals" }).click();
     const goal = page.locator(".card", { hasText: "Water the plants" });
     await goal.getByText("next wake-up").waitFor();
     expect(await goal.innerText()).toMatch(/GMT\+9/);
@@ -245,6 +245,40 @@ describe("the web app in real Chromium", () => {
     await phone.close();
     await desktop.close();
   }, 180_000);
+
+  it("answers an approval card in the chat on a 360-px phone, through the same decision path as a messenger button", async () => {
+    site = await recordingServer("<html><body><p>Lisbon €89.</p></body></html>");
+    model = await scriptedModel(() => site.url);
+    app = await startTestApp({ OPENAI_BASE_URL: model.url, OPENAI_API_KEY: KEY, PRIVATE_HOSTS_ALLOWED: site.hostPort });
+    const phone = await newContext(browser, "phone");
+    const page = await phone.newPage();
+    await page.goto(app.url);
+    await page.fill("#name", "cy");
+    await page.click("button[type=submit]");
+    await page.waitForURL("**/chat");
+    await say(page, "what's on the deals page?");
+    const card = page.locator(".msg", { has: page.locator(".card-buttons") });
+    await card.waitFor();
+    await screenshot(page, "chat-card-phone");
+    // The card and all its buttons fit the phone's width.
+    const box = await card.boundingBox();
+    expect(box!.x + box!.width).toBeLessThanOrEqual(360);
+    for (const button of await card.locator("button").all()) {
+      const b = await button.boundingBox();
+      expect(b!.x + b!.width).toBeLessThanOrEqual(360);
+    }
+    expect(site.received).toHaveLength(0);
+    await card.getByRole("button", { name: "Approve once" }).click();
+    await page.getByText("Fetched the deals.").waitFor();
+    expect(site.received).toHaveLength(1);
+    // The card now shows the decision, without buttons; the decision is audited like any press.
+    await page.locator(".messages .bubble", { hasText: "Approved" }).waitFor();
+    expect(await page.locator(".messages .card-buttons").count()).toBe(0);
+    const identity = (await app.store.persons.findIdentity("local", "cy"))!;
+    const audit = await app.store.audit.listAudit(identity.personId, { limit: 50 });
+    expect(audit.items.map((e) => e.kind)).toContain("approval.decided");
+    await phone.close();
+  }, 90_000);
 
   it("retries a failed send with the same id, and reconnects after the server comes back", async () => {
     model = await startFakeOpenAI({ apiKey: KEY });
