@@ -3,8 +3,8 @@
  * `npm start` runs `main()`; tests call `startApp(config)` in-process.
  */
 import { mkdirSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import type { MongoClient } from "mongodb";
 import { dashboardRouter } from "./bots/dashboard/routes.js";
 import { secretsRouter } from "./bots/dashboard/secrets.js";
@@ -33,11 +33,10 @@ import { EgressGuard } from "./core/sentinel/egress.js";
 import { SecretVault } from "./core/sentinel/vault.js";
 import { ChatLog, recordingAdapter } from "./bots/web/chat-log.js";
 import { webApp } from "./bots/web/app.js";
-import { clientFor, type MessengerInfo } from "./bots/web/setup-api.js";
+import { MessengerStatus, readReadme } from "./bots/web/messenger-status.js";
+import { clientFor } from "./bots/web/setup-api.js";
 import { SetupStore } from "./bots/web/setup-store.js";
 import { WebSessions } from "./bots/web/sessions.js";
-import { readFileSync } from "node:fs";
-import qrcode from "qrcode-terminal";
 
 /** A running Familiar process. */
 export interface RunningApp {
@@ -130,14 +129,7 @@ export async function startApp(
     { name: "scheduler", check: async () => ({ ok: scheduler.status().running, ...scheduler.status() }) },
   ]);
   const sessions = await WebSessions.open(dataDir, clock);
-  const channelState = new Map<string, string>();
-  const messengerInfo = (): MessengerInfo[] => [
-    { channel: "telegram", needs: ["TELEGRAM_BOT_TOKEN"], readme: "/readme#telegram", state: channelState.get("telegram") ?? "not configured" },
-    { channel: "slack", needs: ["SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET or SLACK_APP_TOKEN"], readme: "/readme#slack", state: channelState.get("slack") ?? "not configured" },
-    { channel: "discord", needs: ["DISCORD_BOT_TOKEN"], readme: "/readme#discord-dms", state: channelState.get("discord") ?? "not configured" },
-    { channel: "whatsapp", needs: ["WHATSAPP_ENABLED=true", "Chromium (CHROMIUM_PATH)"], readme: "/readme#whatsapp", state: channelState.get("whatsapp") ?? "not configured" },
-  ];
-  let whatsappSource: (() => { state: string; qr: string | null }) | null = null;
+  const messengerStatus = new MessengerStatus();
   // The web app comes first: it serves `/` (the old chat's API stays under /api/local).
   http.mount(
     webApp({
@@ -153,27 +145,15 @@ export async function startApp(
       publicUrl: () => config.PUBLIC_URL ?? url,
       deliver: (event) => local.deliver(event),
       typing: (account) => local.isTyping(account),
-      channelStatus: () => [...channelState].map(([channel, state]) => ({ channel, state })),
+      channelStatus: messengerStatus.channels,
       setupApi: {
         model,
-        envModel: { vars: ["OPENAI_API_KEY", "OPENAI_BASE_URL"].filter((k) => Boolean(config[k as "OPENAI_API_KEY" | "OPENAI_BASE_URL"])), model: envModel ? config.OPENAI_MODEL : null, baseURL: envModel ? (config.OPENAI_BASE_URL ?? "https://api.openai.com/v1") : null },
+        envModel: { vars: [config.OPENAI_API_KEY ? "OPENAI_API_KEY" : "", config.OPENAI_BASE_URL ? "OPENAI_BASE_URL" : ""].filter(Boolean), model: envModel ? config.OPENAI_MODEL : null, baseURL: envModel ? (config.OPENAI_BASE_URL ?? "https://api.openai.com/v1") : null },
         modelTimeoutMs: config.MODEL_TIMEOUT_MS,
-        messengers: messengerInfo,
-        whatsappQr: async () => {
-          const status = whatsappSource?.();
-          if (!status) return null;
-          if (!status.qr) return { state: status.state, qr: null };
-          const raw = status.qr;
-          return { state: status.state, qr: await new Promise<string>((done) => qrcode.generate(raw, { small: true }, done)) };
-        },
+        messengers: messengerStatus.messengers,
+        whatsappQr: messengerStatus.whatsappQr,
       },
-      readme: () => {
-        try {
-          return readFileSync(resolve(dirname(fileURLToPath(import.meta.url)), import.meta.url.includes("/dist/") ? "../README.md" : "README.md"), "utf8");
-        } catch {
-          return null;
-        }
-      },
+      readme: readReadme,
     }),
   );
   // The old JSON APIs have no sign-in: they stay on this machine even when the web app is opened up.
@@ -183,7 +163,7 @@ export async function startApp(
     logger,
     dataDir,
     ...(mongoClient && { mongoClient }),
-    onWhatsAppQr: () => logger.info(`WhatsApp pairing: scan the QR printed above, or open ${url}/whatsapp`),
+    onWhatsAppQr: () => logger.info(`WhatsApp pairing: scan the QR printed above, or open ${url}/setup`),
     onWhatsAppInvalid: (reason) => {
       logger.error({ reason }, "WhatsApp session is no longer valid; the other messengers keep running");
       void familiar.alertOnOtherChannel("whatsapp", `WhatsApp stopped working (${reason}). Open ${url}/whatsapp on the Familiar machine to pair it again.`);
@@ -191,7 +171,7 @@ export async function startApp(
   });
   for (const adapter of messengers.adapters) familiar.addChannel(recordingAdapter(adapter, chatLog));
   const whatsapp = messengers.whatsapp;
-  if (whatsapp) whatsappSource = () => ({ state: whatsapp.state(), qr: whatsapp.currentQr() });
+  if (whatsapp) messengerStatus.watchWhatsApp(() => ({ state: whatsapp.state(), qr: whatsapp.currentQr() }));
   http.mount(pairingQrRouter(() => (whatsapp ? { state: whatsapp.state(), qr: whatsapp.currentQr() } : null), { allowRemote: false }));
   http.mount(dashboardRouter({ store, views: familiar.views, allowRemote: false }));
   http.mount(secretsRouter(vault, { allowRemote: false }));
@@ -199,8 +179,7 @@ export async function startApp(
 
   await scheduler.start();
   const channels = await familiar.start();
-  for (const name of channels.started) channelState.set(name, "running");
-  for (const f of channels.failed) channelState.set(f.channel, `failed to start: ${f.error}`);
+  messengerStatus.started(channels);
   const port = await http.listen(config.HOST, config.PORT);
   url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`;
 
