@@ -51,6 +51,8 @@ export function Chat({ session }: { session: Session }) {
   const scroller = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
   const unread = useRef(0);
+  /** Texts of our own messages the log brought back (a sending bubble with such a text is done). */
+  const logged = useRef(new Set<string>());
   const tz = session.person.timeZone;
 
   const nearBottom = () => {
@@ -122,8 +124,9 @@ export function Chat({ session }: { session: Session }) {
             for (const i of live.items) seen.add(i.id);
             setItems((list) => merge(list, live.items));
             // Our own messages arrived in the log: the sending bubbles are done.
-            const mine = new Set(live.items.filter((i) => i.role === "user").map((i) => i.text));
-            setOutgoing((list) => list.filter((o) => !(o.state === "sent" && mine.has(o.text))));
+            const mine = live.items.filter((i) => i.role === "user").map((i) => i.text);
+            for (const t of mine) logged.current.add(t);
+            setOutgoing((list) => list.filter((o) => o.state === "failed" || !mine.includes(o.text)));
             if (!stick.current) setUnseen((n) => n + fresh.length);
             arrived(fresh);
           }
@@ -162,12 +165,15 @@ export function Chat({ session }: { session: Session }) {
   };
 
   const send = async (message: Outgoing) => {
+    logged.current.delete(message.text);
     setOutgoing((list) => [...list.filter((o) => o.clientId !== message.clientId), { ...message, state: "sending" }]);
     stick.current = true;
     try {
       const answer = await api<{ notice: string | null }>("POST", "/api/web/chat", { text: message.text, clientMessageId: message.clientId });
       if (answer.notice) setNotice(answer.notice);
-      setOutgoing((list) => list.map((o) => (o.clientId === message.clientId ? { ...o, state: "sent" } : o)));
+      // Already back from the log (it is written before the answer): drop the bubble now.
+      if (logged.current.has(message.text)) setOutgoing((list) => list.filter((o) => o.clientId !== message.clientId));
+      else setOutgoing((list) => list.map((o) => (o.clientId === message.clientId ? { ...o, state: "sent" } : o)));
       // The log normally echoes it at once; drop the bubble anyway after a few seconds.
       setTimeout(() => setOutgoing((list) => list.filter((o) => o.clientId !== message.clientId || o.state !== "sent")), 5_000);
     } catch (err) {

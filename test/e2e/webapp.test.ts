@@ -259,6 +259,10 @@ describe("the web app in real Chromium", () => {
     await say(page, "what's on the deals page?");
     const card = page.locator(".msg", { has: page.locator(".card-buttons") });
     await card.waitFor();
+    await page.getByText("I need your OK first.").waitFor();
+    // What was said shows once: the sending bubble gave way to the logged message.
+    expect((await bubbles(page)).filter((t) => t === "what's on the deals page?")).toHaveLength(1);
+    expect(await page.locator(".msg.pending").count()).toBe(0);
     await screenshot(page, "chat-card-phone");
     // The card and all its buttons fit the phone's width.
     const box = await card.boundingBox();
