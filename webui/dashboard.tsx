@@ -201,7 +201,7 @@ function Approvals({ tz }: { tz: string }) {
 }
 
 interface ActivityJson { at: string; kind: string; summary: string; tool: string | null; decision: string | null; why: string | null }
-const kinds = ["sentinel.decision", "grant.revoked", "identity.linked", "task.skipped", "hook.event", "outbound.failed"];
+const kinds = ["sentinel.decision", "approval.decided", "grant.revoked", "identity.linked", "identity.unlinked", "task.skipped", "hook.event", "outbound.failed"];
 
 function Activity({ tz }: { tz: string }) {
   const [kind, setKind] = useState("");
@@ -351,15 +351,31 @@ interface IdentityJson { channel: string; accountId: string; linkedAt: string; u
 function Messengers({ tz }: { tz: string }) {
   const [data, setData] = useState<{ items: IdentityJson[]; channels: { channel: string; state: string }[] } | null>(null);
   const [code, setCode] = useState("");
-  useEffect(() => void api<{ items: IdentityJson[]; channels: { channel: string; state: string }[] }>("GET", "/api/web/messengers").then(setData, () => undefined), []);
+  const [confirming, setConfirming] = useState<string | null>(null);
+  const load = () => void api<{ items: IdentityJson[]; channels: { channel: string; state: string }[] }>("GET", "/api/web/messengers").then(setData, () => undefined);
+  useEffect(load, []);
   if (!data) return <p>Loading…</p>;
+  const unlink = async (i: IdentityJson) => {
+    const r = await api<{ notice: string }>("DELETE", `/api/web/messengers/${i.channel}/${encodeURIComponent(i.accountId)}`).catch((err: ApiError) => ({ notice: err.message }));
+    setCode(r.notice);
+    setConfirming(null);
+    load();
+  };
   return (
     <div>
       <h2>Messengers</h2>
       <ul class="cards">
         {data.items.map((i) => (
-          <li key={`${i.channel}:${i.accountId}`} class="card">
-            <strong>{channelLabel[i.channel] ?? i.channel}</strong> account {i.accountId} · linked {localTime(i.linkedAt, tz)} · {i.unreachable ? `unreachable: ${i.unreachable}` : i.running}
+          <li key={`${i.channel}:${i.accountId}`} class="card row">
+            <span>
+              <strong>{channelLabel[i.channel] ?? i.channel}</strong> account {i.accountId} · linked {localTime(i.linkedAt, tz)} · {i.unreachable ? `unreachable: ${i.unreachable}` : i.running}
+            </span>
+            {data.items.length > 1 &&
+              (confirming === `${i.channel}:${i.accountId}` ? (
+                <button type="button" class="danger" onClick={() => void unlink(i)}>Really unlink</button>
+              ) : (
+                <button type="button" onClick={() => setConfirming(`${i.channel}:${i.accountId}`)}>Unlink…</button>
+              ))}
           </li>
         ))}
       </ul>

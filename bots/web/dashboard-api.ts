@@ -8,7 +8,7 @@ import { asId } from "../../core/ids.js";
 import { taskKind } from "../../core/runtime/tasks.js";
 import { approvalCard } from "../../core/sentinel/approvals.js";
 import type { Store } from "../../core/storage/ports.js";
-import type { AuditEvent, Goal, MemoryItem, Task } from "../../core/storage/types.js";
+import { channelNames, type AuditEvent, type Goal, type MemoryItem, type Task } from "../../core/storage/types.js";
 import { isValidTimeZone } from "../../core/time/zones.js";
 import { localAccountOf, webContext } from "./auth.js";
 
@@ -238,6 +238,19 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
       items: identities.map((i) => ({ channel: i.channel, accountId: i.accountId, linkedAt: i.createdAt.toISOString(), unreachable: i.unreachable?.reason ?? null, running: status.get(i.channel) ?? "not running" })),
       channels: deps.channelStatus(),
     });
+  });
+
+  router.delete("/api/web/messengers/:channel/:accountId", async (req, res) => {
+    const { person } = webContext(req);
+    const channel = z.enum(channelNames).safeParse(req.params.channel);
+    if (!channel.success) return void res.status(404).json({ error: "No such messenger." });
+    const accountId = String(req.params.accountId);
+    const identities = await store.persons.listIdentities(person.id);
+    if (!identities.some((i) => i.channel === channel.data && i.accountId === accountId)) return void res.status(404).json({ error: "No such linked account of yours." });
+    if (identities.length === 1) return void res.status(409).json({ error: "This is your only linked account; Familiar could not reach you without it." });
+    await store.persons.removeIdentity(person.id, channel.data, accountId);
+    await store.audit.appendAudit({ personId: person.id, kind: "identity.unlinked", summary: `Unlinked ${channel.data} account ${accountId}`, data: { channel: channel.data, accountId }, at: clock.now() });
+    res.json({ notice: `Unlinked your ${channel.data} account ${accountId}. Messages from it now count as a stranger's.` });
   });
 
   router.post("/api/web/messengers/link", async (req, res) => {

@@ -75,6 +75,8 @@ export interface PersonRepository {
   findIdentity(channel: ChannelName, accountId: string): Promise<Identity | null>;
   /** Ordered by creation. */
   listIdentities(personId: PersonId): Promise<Identity[]>;
+  /** Unlinks one of the person's accounts; false when the person has no such identity. */
+  removeIdentity(personId: PersonId, channel: ChannelName, accountId: string): Promise<boolean>;
   /** Marks (or with `null`, clears) an identity as unreachable after a permanent delivery error. */
   setIdentityUnreachable(channel: ChannelName, accountId: string, reason: string | null, now: Date): Promise<void>;
 }

@@ -85,6 +85,10 @@ export class MongoPersonRepository implements PersonRepository {
     return docs.map(toIdentity);
   }
 
+  async removeIdentity(personId: PersonId, channel: ChannelName, accountId: string): Promise<boolean> {
+    return (await this.identities.deleteOne({ personId, channel, accountId })) === 1;
+  }
+
   async setIdentityUnreachable(channel: ChannelName, accountId: string, reason: string | null, now: Date): Promise<void> {
     const unreachable = reason === null ? null : { reason, since: now };
     // An unknown identity is a no-op (as in the SQLite adapter): there is nothing to skip.

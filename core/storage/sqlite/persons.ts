@@ -141,6 +141,10 @@ export class SqlitePersonRepository implements PersonRepository {
   }
 
   /** Does nothing when the identity does not exist. */
+  removeIdentity(personId: PersonId, channel: ChannelName, accountId: string): Promise<boolean> {
+    return this.ctx.run(() => this.ctx.stmt("DELETE FROM identities WHERE person_id = ? AND channel = ? AND account_id = ?").run(personId, channel, accountId).changes === 1);
+  }
+
   setIdentityUnreachable(channel: ChannelName, accountId: string, reason: string | null, now: Date): Promise<void> {
     return this.ctx.run(() => {
       this.ctx

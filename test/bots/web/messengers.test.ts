@@ -92,5 +92,18 @@ describe("the web app with messengers", () => {
     ]);
     // The model saw the Telegram turns before the web one: one conversation.
     expect(model.requests.at(-1)!.messages.some((m) => m.role === "user" && String(m.content).includes("from Telegram"))).toBe(true);
+
+    // Messengers tab: the Telegram account (and the web one) are listed; Telegram is unlinked, the last one stays.
+    const headers = { cookie, "x-familiar-csrf": csrf };
+    const linked = (await (await fetch(`${app.url}/api/web/messengers`, { headers })).json()) as { items: { channel: string; accountId: string; running: string }[] };
+    expect(linked.items.map((i) => [i.channel, i.running])).toEqual([
+      ["telegram", "running"],
+      ["local", "running"],
+    ]);
+    const local = linked.items[1]!;
+    expect((await fetch(`${app.url}/api/web/messengers/telegram/${ANA}`, { method: "DELETE", headers })).status).toBe(200);
+    expect(await app.store.persons.findIdentity("telegram", String(ANA))).toBeNull();
+    expect((await fetch(`${app.url}/api/web/messengers/local/${local.accountId}`, { method: "DELETE", headers })).status).toBe(409);
+    expect((await fetch(`${app.url}/api/web/messengers/telegram/${ANA}`, { method: "DELETE", headers })).status).toBe(404);
   });
 });

@@ -124,6 +124,21 @@ export function personsContract(ctx: ContractContext): void {
       expect(await store.persons.listIdentities(b.id)).toHaveLength(1);
     });
 
+    it("unlinks only the person's own identity", async () => {
+      const store = ctx.store();
+      const a = await makePerson(store);
+      const b = await makePerson(store);
+      await store.persons.addIdentity({ personId: a.id, channel: "telegram", accountId: "501" });
+      const keep = await store.persons.addIdentity({ personId: a.id, channel: "slack", accountId: "U501" });
+      expect(await store.persons.removeIdentity(b.id, "telegram", "501")).toBe(false);
+      expect(await store.persons.removeIdentity(a.id, "telegram", "501")).toBe(true);
+      expect(await store.persons.removeIdentity(a.id, "telegram", "501")).toBe(false);
+      expect(await store.persons.findIdentity("telegram", "501")).toBeNull();
+      expect(await store.persons.listIdentities(a.id)).toEqual([keep]);
+      // The account can be linked again afterwards (to anyone).
+      await store.persons.addIdentity({ personId: b.id, channel: "telegram", accountId: "501" });
+    });
+
     it("marks an identity unreachable and clears it again", async () => {
       const store = ctx.store();
       const person = await makePerson(store);
