@@ -33,6 +33,7 @@ import { EgressGuard } from "./core/sentinel/egress.js";
 import { SecretVault } from "./core/sentinel/vault.js";
 import { ChatLog, recordingAdapter } from "./bots/web/chat-log.js";
 import { webApp } from "./bots/web/app.js";
+import { MessengerSetup } from "./bots/web/messenger-setup.js";
 import { MessengerStatus, readReadme } from "./bots/web/messenger-status.js";
 import { clientFor } from "./bots/web/setup-api.js";
 import { SetupStore } from "./bots/web/setup-store.js";
@@ -130,6 +131,34 @@ export async function startApp(
   ]);
   const sessions = await WebSessions.open(dataDir, clock);
   const messengerStatus = new MessengerStatus();
+  const messengerDeps = {
+    http,
+    logger,
+    dataDir,
+    ...(mongoClient && { mongoClient }),
+    onWhatsAppQr: () => logger.info(`WhatsApp pairing: scan the QR printed above, or open ${url}/setup`),
+    onWhatsAppInvalid: (reason: string) => {
+      logger.error({ reason }, "WhatsApp session is no longer valid; the other messengers keep running");
+      void familiar.alertOnOtherChannel("whatsapp", `WhatsApp stopped working (${reason}). Open ${url}/setup on the Familiar machine to pair it again.`);
+    },
+  };
+  // Messenger settings from the setup page: the environment wins; applied live, without a restart.
+  const messengerSetup = new MessengerSetup({
+    config,
+    vault,
+    logger,
+    status: messengerStatus,
+    create: (effective) => createMessengers(effective, messengerDeps),
+    install: (adapter) => {
+      const recorded = recordingAdapter(adapter, chatLog);
+      familiar.addChannel(recorded);
+      return recorded;
+    },
+    running: (name) => familiar.channel(name),
+    sink: familiar.handleInbound,
+    whatsappEnabled: () => setup.whatsappEnabled(),
+    setWhatsAppEnabled: (enabled) => setup.setWhatsAppEnabled(enabled),
+  });
   // The web app comes first: it serves `/` (the old chat's API stays under /api/local).
   http.mount(
     webApp({
@@ -152,23 +181,14 @@ export async function startApp(
         modelTimeoutMs: config.MODEL_TIMEOUT_MS,
         messengers: messengerStatus.messengers,
         whatsappQr: messengerStatus.whatsappQr,
+        messengerSetup,
       },
       readme: readReadme,
     }),
   );
   // The old JSON APIs have no sign-in: they stay on this machine even when the web app is opened up.
   http.mount(localChatRouter(local, { allowRemote: false, logger }));
-  const messengers = await createMessengers(config, {
-    http,
-    logger,
-    dataDir,
-    ...(mongoClient && { mongoClient }),
-    onWhatsAppQr: () => logger.info(`WhatsApp pairing: scan the QR printed above, or open ${url}/setup`),
-    onWhatsAppInvalid: (reason) => {
-      logger.error({ reason }, "WhatsApp session is no longer valid; the other messengers keep running");
-      void familiar.alertOnOtherChannel("whatsapp", `WhatsApp stopped working (${reason}). Open ${url}/whatsapp on the Familiar machine to pair it again.`);
-    },
-  });
+  const messengers = await createMessengers(messengerSetup.effectiveConfig(), messengerDeps);
   for (const adapter of messengers.adapters) familiar.addChannel(recordingAdapter(adapter, chatLog));
   const whatsapp = messengers.whatsapp;
   if (whatsapp) messengerStatus.watchWhatsApp(() => ({ state: whatsapp.state(), qr: whatsapp.currentQr() }));

@@ -6,7 +6,7 @@ interface SetupJson {
   owner: boolean;
   model: { configured: boolean; source: "environment" | "setup" | "none"; envVars: string[]; name: string | null; provider: string | null; baseURL: string | null; hasKey: boolean | null };
   passwordSet: boolean;
-  messengers: { channel: string; needs: string[]; readme: string; state: string }[];
+  messengers: { channel: string; needs: string[]; readme: string; state: string; fromEnvironment: boolean; restartNote: string }[];
   whatsapp: { state: string; qr: string | null } | null;
 }
 
@@ -37,7 +37,7 @@ export function Setup({ session }: { session: Session }) {
       <section aria-labelledby="messengers-h">
         <h2 id="messengers-h">Messengers</h2>
         <p class="hint">
-          Messenger tokens are read from environment variables when Familiar starts (see each README section); after changing one, restart Familiar. Entering them on this page is not supported yet. The web chat here works without any messenger.
+          Enter a messenger's token here and Familiar checks it and starts the messenger at once — no restart. The web chat works without any messenger. Settings in the environment win over this page.
         </p>
         <ul class="cards">
           {setup.messengers.map((m) => (
@@ -54,6 +54,11 @@ export function Setup({ session }: { session: Session }) {
                 </>
               )}
               {m.channel === "whatsapp" && setup.whatsapp && !setup.whatsapp.qr && <p class="meta">WhatsApp: {setup.whatsapp.state}</p>}
+              {m.fromEnvironment ? (
+                <p class="hint">Set by environment variables; change them there and restart.</p>
+              ) : (
+                setup.owner && <MessengerForm channel={m.channel} note={m.restartNote} onDone={load} />
+              )}
             </li>
           ))}
         </ul>
@@ -202,5 +207,51 @@ function PasswordSection({ set, loopback }: { set: boolean; loopback: boolean })
         {msg && <p role="status">{msg}</p>}
       </form>
     </section>
+  );
+}
+
+const messengerFields: Record<string, { name: string; label: string; required: boolean; secret: boolean }[]> = {
+  telegram: [{ name: "token", label: "Bot token (from @BotFather)", required: true, secret: true }],
+  discord: [{ name: "token", label: "Bot token", required: true, secret: true }],
+  slack: [
+    { name: "botToken", label: "Bot token (xoxb-…)", required: true, secret: true },
+    { name: "appToken", label: "App-level token for Socket Mode (xapp-…)", required: false, secret: true },
+    { name: "signingSecret", label: "Or the signing secret (HTTP events)", required: false, secret: true },
+  ],
+  whatsapp: [],
+};
+
+function MessengerForm({ channel, note, onDone }: { channel: string; note: string; onDone: () => void }) {
+  const [values, setValues] = useState<Record<string, string>>({});
+  const [busy, setBusy] = useState(false);
+  const [msg, setMsg] = useState<{ ok: boolean; text: string } | null>(null);
+  const fields = messengerFields[channel] ?? [];
+  const submit = async () => {
+    setBusy(true);
+    setMsg(null);
+    const body: Record<string, unknown> = channel === "whatsapp" ? { enabled: true } : Object.fromEntries(Object.entries(values).filter(([, v]) => v.trim()));
+    try {
+      await api("POST", `/api/web/setup/messengers/${channel}`, body);
+      setMsg({ ok: true, text: "✓ Accepted and running — no restart needed." });
+      setValues({});
+      onDone();
+    } catch (err) {
+      setMsg({ ok: false, text: err instanceof ApiError ? err.message : String(err) });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form onSubmit={(e) => (e.preventDefault(), void submit())}>
+      {fields.map((f) => (
+        <div key={f.name}>
+          <label for={`${channel}-${f.name}`}>{f.label}</label>
+          <input id={`${channel}-${f.name}`} type={f.secret ? "password" : "text"} autocomplete="off" required={f.required} value={values[f.name] ?? ""} onInput={(e) => setValues({ ...values, [f.name]: e.currentTarget.value })} />
+        </div>
+      ))}
+      <p class="hint">{note}</p>
+      <button type="submit" disabled={busy}>{busy ? "Checking…" : channel === "whatsapp" ? "Enable WhatsApp" : `Check and start ${channel[0]!.toUpperCase() + channel.slice(1)}`}</button>
+      {msg && <p role={msg.ok ? "status" : "alert"} class={msg.ok ? "ok" : "error"}>{msg.text}</p>}
+    </form>
   );
 }

@@ -27,6 +27,11 @@ export class MessengerStatus {
     for (const f of result.failed) this.states.set(f.channel, `failed to start: ${f.error}`);
   }
 
+  /** Records a messenger's state after the setup page (re)started it. */
+  set(channel: string, state: string): void {
+    this.states.set(channel, state);
+  }
+
   /** Where WhatsApp's pairing state and raw QR come from (when WhatsApp is enabled). */
   watchWhatsApp(source: () => { state: string; qr: string | null }): void {
     this.whatsapp = source;

@@ -4,6 +4,7 @@ import type { Logger } from "../../core/log.js";
 import { OpenAIModelClient } from "../../core/model/openai.js";
 import type { SwitchableModelClient } from "../../core/model/switchable.js";
 import { webContext } from "./auth.js";
+import { MessengerSetupError, pageMessengers, restartNotes, type MessengerSetup } from "./messenger-setup.js";
 import { defaultBaseUrl, providers, type Provider, type SetupStore } from "./setup-store.js";
 
 /** One messenger as the setup page shows it. */
@@ -28,6 +29,8 @@ export interface SetupApiDeps {
   messengers: () => MessengerInfo[];
   /** WhatsApp's pairing state and QR drawn as text, or null when WhatsApp is off. */
   whatsappQr: () => Promise<{ state: string; qr: string | null } | null>;
+  /** Applies messenger settings entered on the page (without a restart). */
+  messengerSetup: MessengerSetup;
 }
 
 const connection = z
@@ -91,7 +94,7 @@ export function setupApi(deps: SetupApiDeps): Router {
         hasKey: env ? null : (stored?.hasKey ?? false),
       },
       passwordSet: deps.setup.hasPassword(),
-      messengers: deps.messengers(),
+      messengers: deps.messengers().map((m) => ({ ...m, fromEnvironment: deps.messengerSetup.fromEnvironment(m.channel), restartNote: restartNotes[m.channel] })),
       whatsapp: await deps.whatsappQr(),
     });
   });
@@ -139,6 +142,19 @@ export function setupApi(deps: SetupApiDeps): Router {
     deps.model.use(clientFor(selected, deps.modelTimeoutMs));
     deps.logger.info({ provider: selected.provider, baseURL: base, model: selected.model }, "model set on the setup page; in use from the next request");
     res.json({ ok: true, reply, model: selected.model });
+  });
+
+  router.post("/api/web/setup/messengers/:channel", async (req, res) => {
+    if (!ownerOnly(res, webContext(req).session.role)) return;
+    const channel = z.enum(pageMessengers).safeParse(req.params.channel);
+    if (!channel.success) return void res.status(404).json({ error: "No such messenger." });
+    try {
+      const state = await deps.messengerSetup.apply(channel.data, req.body);
+      res.json({ ok: true, state });
+    } catch (err) {
+      if (err instanceof MessengerSetupError) return void res.status(err.status).json({ error: err.message });
+      throw err;
+    }
   });
 
   router.post("/api/web/setup/password", async (req, res) => {

@@ -31,6 +31,8 @@ const fileSchema = z.object({
   model: modelSchema.nullable().default(null),
   /** scrypt of the remote sign-in password: `salt:hash`, both hex. */
   password: z.object({ hash: z.string(), personId: z.string() }).nullable().default(null),
+  /** WhatsApp enabled on the setup page (tokens of the other messengers are in the vault). */
+  whatsapp: z.boolean().default(false),
 });
 
 /** The model chosen on the setup page (the key is in the vault, under {@link MODEL_KEY_SECRET}). */
@@ -54,7 +56,7 @@ export class SetupStore {
   /** Opens (or starts empty) `DATA_DIR/setup.json`. A file that does not parse is an error, not silently reset. */
   static async open(dataDir: string, vault: SecretVault): Promise<SetupStore> {
     const file = join(dataDir, "setup.json");
-    let data: z.infer<typeof fileSchema> = { version: 1, model: null, password: null };
+    let data: z.infer<typeof fileSchema> = { version: 1, model: null, password: null, whatsapp: false };
     try {
       data = fileSchema.parse(JSON.parse(await readFile(file, "utf8")));
     } catch (err) {
@@ -90,6 +92,17 @@ export class SetupStore {
   /** The person the password signs in as, or null when none is set. */
   passwordPerson(): string | null {
     return this.data.password?.personId ?? null;
+  }
+
+  /** Whether WhatsApp was enabled on the setup page. */
+  whatsappEnabled(): boolean {
+    return this.data.whatsapp;
+  }
+
+  /** Remembers that WhatsApp was enabled on the setup page (it then starts with Familiar). */
+  async setWhatsAppEnabled(enabled: boolean): Promise<void> {
+    this.data = { ...this.data, whatsapp: enabled };
+    await this.save();
   }
 
   /** Whether a remote sign-in password is set. */

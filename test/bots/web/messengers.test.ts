@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startFakeOpenAI, text, type FakeOpenAIServer } from "../../fakes/openai-server.js";
 import { FakeTelegramApi, updates } from "../../fakes/telegram-api.js";
@@ -49,6 +51,40 @@ describe("the web app with messengers", () => {
     });
     expect(override.status).toBe(409);
     expect(((await override.json()) as { error: string }).error).toContain("OPENAI_BASE_URL");
+  });
+
+  it("takes a Telegram token on the setup page: checked, started without a restart, kept encrypted, used again after a restart", async () => {
+    fake = await FakeTelegramApi.start();
+    model = await startFakeOpenAI({ fallback: text("Hi from Familiar") });
+    const env = { TELEGRAM_API_ROOT: fake.apiRoot, OPENAI_BASE_URL: model.url, ALLOW_FROM: `telegram:${ANA}` };
+    app = await startTestApp(env);
+    const session = await signIn(app, "owner");
+    const post = (body: unknown) =>
+      fetch(`${app!.url}/api/web/setup/messengers/telegram`, { method: "POST", headers: { "content-type": "application/json", cookie: session.cookie, "x-familiar-csrf": session.csrf }, body: JSON.stringify(body) });
+
+    expect((await post({ token: "not a token" })).status).toBe(400);
+    const refused = await post({ token: "999:refused-token" });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: string }).error).toMatch(/telegram did not start: .*(401|Unauthorized)/i);
+
+    const accepted = await post({ token: fake.token });
+    expect(accepted.status).toBe(200);
+    const setup = (await (await fetch(`${app.url}/api/web/setup`, { headers: { cookie: session.cookie } })).json()) as { messengers: { channel: string; state: string; fromEnvironment: boolean }[] };
+    expect(setup.messengers.find((m) => m.channel === "telegram")).toMatchObject({ state: "running", fromEnvironment: false });
+    // Live: a Telegram message is answered at once.
+    fake.push(updates.text(ANA, "hello"));
+    await fake.waitFor(() => fake!.messages.some((m) => m.text === "Hi from Familiar"), 15_000, "the reply");
+    expect(readFileSync(join(app.dataDir, "vault.json"), "utf8")).not.toContain(fake.token);
+
+    // After a restart the stored token starts Telegram again.
+    const dataDir = app.dataDir;
+    await app.stop();
+    app = await startTestApp({ ...env, DATA_DIR: dataDir });
+    const again = await signIn(app, "owner");
+    const after = (await (await fetch(`${app.url}/api/web/setup`, { headers: { cookie: again.cookie } })).json()) as { messengers: { channel: string; state: string }[] };
+    expect(after.messengers.find((m) => m.channel === "telegram")!.state).toBe("running");
+    fake.push(updates.text(ANA, "still there?"));
+    await fake.waitFor(() => fake!.messages.filter((m) => m.text === "Hi from Familiar").length >= 2, 15_000, "the second reply");
   });
 
   it("a Telegram person signs in with a /web link sent on Telegram and sees their Telegram conversation, marked as such", async () => {
