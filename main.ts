@@ -20,13 +20,14 @@ import type { Config } from "./core/config/schema.js";
 import { createTokenCounter } from "./core/context/tokens.js";
 import { ConfigError } from "./core/errors.js";
 import { Familiar } from "./core/familiar.js";
+import { asId } from "./core/ids.js";
 import { createLogger, type Logger } from "./core/log.js";
 import { OpenAIModelClient } from "./core/model/openai.js";
 import { SwitchableModelClient } from "./core/model/switchable.js";
 import type { Scheduler } from "./core/scheduling/scheduler.js";
 import type { Store } from "./core/storage/ports.js";
 import { openSqliteStore } from "./core/storage/sqlite/index.js";
-import { createEmbeddedScheduler, createMongoScheduler } from "./jobs/index.js";
+import { createEmbeddedScheduler, createMongoScheduler, registerJobs, scheduleHousekeeping } from "./jobs/index.js";
 import { webTools } from "./connectors/web/index.js";
 import { workspaceTools } from "./sandbox/workspace.js";
 import { EgressGuard } from "./core/sentinel/egress.js";
@@ -77,8 +78,8 @@ export async function startApp(
     mongoClient = mongo.client;
     scheduler = await createMongoScheduler({ client: mongo.client, logger });
   } else {
-    store = openSqliteStore({ path: join(dataDir, "familiar.db") });
-    scheduler = await createEmbeddedScheduler({ path: join(dataDir, "jobs.db"), logger });
+    store = openSqliteStore({ path: join(dataDir, "familiar.db"), clock });
+    scheduler = await createEmbeddedScheduler({ path: join(dataDir, "jobs.db"), logger, soleOwner: true });
   }
 
   const egress = new EgressGuard({ privateHostsAllowed: config.PRIVATE_HOSTS_ALLOWED });
@@ -105,7 +106,8 @@ export async function startApp(
   const familiar = new Familiar({
     store,
     scheduler,
-    model,
+    // The runtime asks for the model at each activation: whatever the setup page chose last.
+    model: () => (model.configured ? model : null),
     tokens: createTokenCounter(),
     clock,
     logger,
@@ -119,6 +121,15 @@ export async function startApp(
     allowFrom: config.ALLOW_FROM,
   });
   familiar.addTools([...webTools(egress), ...workspaceTools(dataDir)]);
+  registerJobs(
+    scheduler,
+    {
+      expireApprovals: () => familiar.approvals.expire(),
+      sendDigest: (personId) => familiar.notifier.sendDigest(asId("person", personId)),
+      pruneInbound: (before) => store.inbound.pruneProcessedUpdates(before),
+    },
+    { logger, now: () => clock.now() },
+  );
   const local = new LocalChannel(store.localMailbox, { clock });
   // Every channel is recorded into the person's chat log (the web chat shows both sides, everywhere).
   const chatLog = new ChatLog(store, clock, logger);
@@ -198,6 +209,7 @@ export async function startApp(
   http.mount(hooksRouter((id, secret, body) => familiar.handleHookEvent(id, secret, body)));
 
   await scheduler.start();
+  await scheduleHousekeeping(scheduler);
   const channels = await familiar.start();
   messengerStatus.started(channels);
   const port = await http.listen(config.HOST, config.PORT);

@@ -6,7 +6,7 @@ interface SettingsJson {
   timeZone: string;
   proactivity: string;
   quietHours: { from: string; to: string } | null;
-  digestTime: string;
+  digestTime: string | null;
   personaName: string | null;
   personaStyle: string | null;
 }
@@ -36,7 +36,7 @@ export function Settings({ onSaved }: { onSaved: (s: { displayName: string; time
         timeZone: s.timeZone,
         proactivity: s.proactivity,
         quietHours: quiet ? (s.quietHours ?? { from: "22:00", to: "07:00" }) : null,
-        digestTime: s.digestTime,
+        digestTime: s.digestTime || null,
         personaName: s.personaName ?? "",
         personaStyle: s.personaStyle ?? "",
       });
@@ -78,8 +78,8 @@ export function Settings({ onSaved }: { onSaved: (s: { displayName: string; time
           </div>
         )}
       </fieldset>
-      <label for="s-digest">Digest of held messages at</label>
-      <input id="s-digest" type="time" value={s.digestTime} onInput={(e) => set({ digestTime: e.currentTarget.value })} />
+      <label for="s-digest">Digest of held messages at (empty: when held messages are released)</label>
+      <input id="s-digest" type="time" value={s.digestTime ?? ""} onInput={(e) => set({ digestTime: e.currentTarget.value })} />
       <label for="s-persona">Familiar's name</label>
       <input id="s-persona" placeholder="Familiar" maxLength={40} value={s.personaName ?? ""} onInput={(e) => set({ personaName: e.currentTarget.value })} />
       <label for="s-style">How Familiar should write to you</label>

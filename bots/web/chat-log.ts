@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { ChannelAdapter, ChannelTarget, DeliveryReceipt, InboundEvent, InboundOutcome, InboundSink, OutboundContent } from "../../core/channels/port.js";
+import type { ChannelAdapter, ChannelTarget, InboundEvent, InboundOutcome, InboundSink, OutboundContent, OutboundPart, RenderOptions } from "../../core/channels/port.js";
 import type { Clock } from "../../core/clock.js";
 import { DuplicateKeyError } from "../../core/errors.js";
 import type { PersonId } from "../../core/ids.js";
@@ -126,16 +126,25 @@ export class ChatLog {
   }
 }
 
+/** Messages rendered but not yet logged, per adapter; bounded so undeliverable ones cannot pile up. */
+const PENDING_LIMIT = 500;
+
 /**
  * Wraps a channel adapter so everything said through it lands in the person's {@link ChatLog}:
  * inbound messages the core accepted or handled (commands too), outbound messages once the platform
- * took them, and edits. Presses are not logged (the card's edit shows the outcome). The wrapper keeps
- * the adapter's optional capabilities (`edit`, `typing`) exactly as they are.
+ * took their first part (logged whole, as markdown with buttons, under that part's platform id), and
+ * edits. Presses are not logged (the card's edit shows the outcome). The wrapper keeps the adapter's
+ * optional capabilities (`findSent`, `edit`, `typing`) exactly as they are.
+ *
+ * The outbox renders a message once and sends its parts with keys `<deliveryKey>#<slot>`; the
+ * content is remembered at render time by delivery key and logged at the first part that goes out.
  */
 export function recordingAdapter(adapter: ChannelAdapter, log: ChatLog): ChannelAdapter {
   const channel = adapter.channel;
+  const rendered = new Map<string, OutboundContent>();
   const wrapped: ChannelAdapter = {
     channel,
+    resend: adapter.resend,
     start: (sink: InboundSink) =>
       adapter.start(async (event: InboundEvent): Promise<InboundOutcome> => {
         // A known person's message is logged before the core runs it, so a command's answer follows it.
@@ -149,14 +158,29 @@ export function recordingAdapter(adapter: ChannelAdapter, log: ChatLog): Channel
         return outcome;
       }),
     stop: () => adapter.stop(),
-    send: async (target: ChannelTarget, content: OutboundContent): Promise<DeliveryReceipt> => {
-      const receipt = await adapter.send(target, content);
-      const first = receipt.platformIds[0];
-      const personId = first === undefined ? null : await log.personOf(channel, target.accountId);
-      if (personId && first !== undefined) await log.recordOutbound(personId, channel, first, content);
-      return receipt;
+    render: (content: OutboundContent, options: RenderOptions): OutboundPart[] => {
+      const parts = adapter.render(content, options);
+      if (content.deliveryKey && parts.length > 0) {
+        rendered.set(content.deliveryKey, content);
+        if (rendered.size > PENDING_LIMIT) rendered.delete(rendered.keys().next().value ?? "");
+      }
+      return parts;
+    },
+    sendPart: async (target: ChannelTarget, part: OutboundPart, key: string): Promise<string> => {
+      const id = await adapter.sendPart(target, part, key);
+      const hash = key.lastIndexOf("#");
+      const deliveryKey = hash > 0 ? key.slice(0, hash) : key;
+      const content = rendered.get(deliveryKey);
+      if (content) {
+        rendered.delete(deliveryKey);
+        const personId = await log.personOf(channel, target.accountId);
+        if (personId) await log.recordOutbound(personId, channel, id, content);
+      }
+      return id;
     },
   };
+  const findSent = adapter.findSent?.bind(adapter);
+  if (findSent) wrapped.findSent = findSent;
   const edit = adapter.edit?.bind(adapter);
   if (edit) {
     wrapped.edit = async (target, platformIds, content) => {

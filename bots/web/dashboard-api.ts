@@ -5,7 +5,6 @@ import type { InboundPress } from "../../core/channels/port.js";
 import type { Clock } from "../../core/clock.js";
 import type { Familiar } from "../../core/familiar.js";
 import { asId } from "../../core/ids.js";
-import { taskKind } from "../../core/runtime/tasks.js";
 import { approvalCard } from "../../core/sentinel/approvals.js";
 import type { Store } from "../../core/storage/ports.js";
 import { channelNames, type AuditEvent, type Goal, type MemoryItem, type Task } from "../../core/storage/types.js";
@@ -24,7 +23,7 @@ const settingsPatch = z
     timeZone: z.string().refine(isValidTimeZone, "an IANA time zone such as Europe/Berlin").optional(),
     proactivity: z.enum(["off", "low", "normal", "high"]).optional(),
     quietHours: z.object({ from: hhmm, to: hhmm }).nullable().optional(),
-    digestTime: hhmm.optional(),
+    digestTime: hhmm.nullable().optional(),
     personaName: z.string().trim().max(40).nullable().optional(),
     personaStyle: z.string().trim().max(500).nullable().optional(),
   })
@@ -100,7 +99,7 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
       }),
     );
     // Reminders and wake-ups without a goal, so nothing scheduled is invisible.
-    const loose = q.after ? [] : (await store.tasks.listTasks({ personId: person.id, status: ["pending", "waiting"] }, { limit: 50 })).items.filter((t) => t.goalId === null && taskKind(t) !== "turn");
+    const loose = q.after ? [] : (await store.tasks.listTasks({ personId: person.id, status: ["pending", "waiting"] }, { limit: 50 })).items.filter((t) => t.goalId === null && t.kind !== "turn");
     res.json({ items, next: goals.next ?? null, tasks: loose.map(taskJson) });
   });
 
@@ -262,7 +261,7 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
   return router;
 }
 
-function settingsJson(p: { displayName: string; timeZone: string; locale: string; proactivity: string; quietHours: { from: string; to: string } | null; digestTime: string; paused: boolean; personaName: string | null; personaStyle: string | null }) {
+function settingsJson(p: { displayName: string; timeZone: string; locale: string; proactivity: string; quietHours: { from: string; to: string } | null; digestTime: string | null; paused: boolean; personaName: string | null; personaStyle: string | null }) {
   return { displayName: p.displayName, timeZone: p.timeZone, locale: p.locale, proactivity: p.proactivity, quietHours: p.quietHours, digestTime: p.digestTime, paused: p.paused, personaName: p.personaName, personaStyle: p.personaStyle };
 }
 

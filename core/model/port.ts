@@ -35,10 +35,5 @@ export interface ModelResponse {
  */
 export interface ModelClient {
   readonly model: string;
-  /**
-   * False while a switchable client has no model behind it (first run, before setup): callers treat
-   * the client as absent. Fixed clients leave it undefined (configured).
-   */
-  readonly configured?: boolean;
   complete(request: ModelRequest): Promise<ModelResponse>;
 }

@@ -6,8 +6,8 @@ import type { ModelClient, ModelRequest, ModelResponse } from "./port.js";
  * up in the browser (or changed there) is used by the very next request without a restart. The
  * composition root builds one and hands it to the core in place of a fixed client.
  *
- * While nothing is configured, `configured` is false (the runtime answers "no model configured"
- * instead of calling it) and `complete` throws ModelError `rejected`.
+ * While nothing is configured, `configured` is false (the composition root then hands the runtime
+ * no model, so it answers "no model configured") and `complete` throws ModelError `rejected`.
  *
  * @example
  * const model = new SwitchableModelClient(null);

@@ -228,7 +228,7 @@ describe("the web app in real Chromium", () => {
     // A proactive message while the tab is hidden: a notification and an unread count in the title.
     await mobile.evaluate("window.__setHidden(true)");
     await app.store.outbox.enqueueOutbound({ personId: identity.personId, deliveryKey: "test:proactive:1", text: "Reminder: water the plants", channel: "local" }, new Date());
-    await app.familiar.outbox.deliver(identity.personId);
+    app.familiar.outboxLoop.poke();
     await titleIs(mobile, "(1) Familiar");
     const notes: unknown = await mobile.evaluate("window.__notes");
     expect(notes).toEqual([{ title: "Familiar", body: "Reminder: water the plants" }]);

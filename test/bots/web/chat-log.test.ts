@@ -1,25 +1,35 @@
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { ChatLog, recordingAdapter } from "../../../bots/web/chat-log.js";
-import type { ChannelAdapter, ChannelTarget, InboundEvent, InboundSink, OutboundContent } from "../../../core/channels/port.js";
+import type { ChannelAdapter, ChannelTarget, InboundEvent, InboundSink, OutboundContent, OutboundPart } from "../../../core/channels/port.js";
 import { systemClock } from "../../../core/clock.js";
 import { openSqliteStore, type SqliteStore } from "../../../core/storage/sqlite/index.js";
 
 /** A messenger adapter that records what it was asked to do; `deliver` plays an inbound update. */
 function fakeMessenger() {
   let sink: InboundSink | null = null;
-  const sent: { target: ChannelTarget; content: OutboundContent }[] = [];
+  const sent: { target: ChannelTarget; part: OutboundPart }[] = [];
   const adapter: ChannelAdapter = {
     channel: "telegram",
+    resend: "at-most-once",
     start: async (s) => void (sink = s),
     stop: async () => undefined,
-    send: async (target, content) => {
-      sent.push({ target, content });
-      return { platformIds: [`tg-${sent.length}`] };
+    // Long messages come in two parts, as a platform with a small limit would split them.
+    render: (content) => (content.text.length > 20 ? [content.text.slice(0, 20), content.text.slice(20)] : [content.text]).map((plain, i, all) => ({ body: plain, plain, buttons: i === all.length - 1 && content.buttons.length > 0 })),
+    sendPart: async (target, part) => {
+      sent.push({ target, part });
+      return `tg-${sent.length}`;
     },
     edit: async () => undefined,
   };
   return { adapter, sent, deliver: (event: InboundEvent) => sink!(event) };
+}
+
+/** What the outbox does: render once, send each part with key `<deliveryKey>#<slot>`. */
+async function sendThrough(adapter: ChannelAdapter, target: ChannelTarget, content: OutboundContent): Promise<string[]> {
+  const ids: string[] = [];
+  for (const [i, part] of adapter.render(content, { style: "rich", scale: 1 }).entries()) ids.push(await adapter.sendPart(target, part, `${content.deliveryKey}#${i}`));
+  return ids;
 }
 
 describe("ChatLog and recordingAdapter", () => {
@@ -41,11 +51,13 @@ describe("ChatLog and recordingAdapter", () => {
     const hello: InboundEvent = { kind: "message", channel: "telegram", updateId: "u1", accountId: "42", address: "42", text: "hello <from> telegram", at: new Date() };
     await tg.deliver(hello);
     await tg.deliver(hello); // a redelivery is logged once
-    await recorded.send({ accountId: "42", address: "42" }, { text: "Approve?", buttons: [{ id: "b1", label: "Approve once" }] });
-    await recorded.edit!({ accountId: "42", address: "42" }, ["tg-1"], { text: "Approved.", buttons: [] });
+    const ana = { accountId: "42", address: "42" };
+    await sendThrough(recorded, ana, { text: "**Approve** fetching the page?", buttons: [{ id: "b1", label: "Approve once" }], deliveryKey: "approval:1" });
+    expect(tg.sent).toHaveLength(2);
+    await recorded.edit!(ana, ["tg-1", "tg-2"], { text: "Approved.", buttons: [] });
     // A stranger's message and an answer to them are not anyone's log.
     await tg.deliver({ ...hello, updateId: "u2", accountId: "99", address: "99" });
-    await recorded.send({ accountId: "99", address: "99" }, { text: "Your pairing code…", buttons: [] });
+    await sendThrough(recorded, { accountId: "99", address: "99" }, { text: "Your pairing code…", buttons: [], deliveryKey: "pair:99" });
 
     expect(seen).toHaveLength(3);
     const items = await log.page(person.id, undefined, 10);
