@@ -1,7 +1,7 @@
 import type { ChatMessage, ChatTool } from "../model/port.js";
 import type { Store } from "../storage/ports.js";
 import type { ConversationMessage, Goal, MemoryItem, Person, Task } from "../storage/types.js";
-import { persona, personLine } from "./persona.js";
+import { personaFor, personLine } from "./persona.js";
 import type { TokenCounter } from "./tokens.js";
 import { untrustedNotice, wrapUntrusted, type UntrustedContent } from "./untrusted.js";
 
@@ -96,7 +96,7 @@ export async function assembleContext(input: AssembleInput): Promise<AssembledCo
     .join(" ");
   const memory = await relevantMemory(store, person, memoryQuery, now);
 
-  const sections: string[] = [persona, personLine(person, now)];
+  const sections: string[] = [personaFor(person), personLine(person, now)];
   if (input.trigger) sections.push(`This activation was started by: ${input.trigger}`);
   const toolsTokens = input.tools.length ? (await tokens.count([JSON.stringify(input.tools)]))[0]! : 0;
 
