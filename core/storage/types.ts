@@ -265,6 +265,8 @@ export interface GrantConstraints {
   recipient?: string;
   /** Upper bound, in the currency's minor unit. */
   maxAmount?: number;
+  /** Digest of one described action (core/sentinel/action.ts): the grant covers that action only. */
+  action?: string;
 }
 
 export interface Grant {

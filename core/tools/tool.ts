@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { PersonId, TaskId } from "../ids.js";
+import type { ActionDescription } from "../sentinel/action.js";
 import type { ToolPolicy } from "../sentinel/types.js";
 import type { Json } from "../storage/types.js";
 
@@ -39,6 +40,8 @@ export interface ToolContext {
   tainted?: boolean;
   /** The chain of activations this call belongs to; session-scoped grants match it. */
   sessionId?: string;
+  /** The action Sentinel judged for a describing tool (ToolPolicy.describe); the tool acts only if it still matches. */
+  action?: ActionDescription;
 }
 
 /**
