@@ -7,6 +7,7 @@
  */
 import type {
   ApprovalId,
+  ArtifactId,
   GoalId,
   GrantId,
   HookId,
@@ -21,6 +22,9 @@ import type {
   Actor,
   ApprovalDecision,
   ApprovalRequest,
+  Artifact,
+  NewArtifact,
+  LocalAttachment,
   AuditEvent,
   ChannelName,
   ConversationMessage,
@@ -238,7 +242,7 @@ export interface NotificationRepository {
 
 /** The local web chat's mailbox: what Familiar said to each local user, with buttons. */
 export interface LocalMailboxRepository {
-  putLocalMessage(input: { id: string; user: string; text: string; buttons: Button[]; at: Date }): Promise<LocalMessage>;
+  putLocalMessage(input: { id: string; user: string; text: string; buttons: Button[]; attachments?: LocalAttachment[]; at: Date }): Promise<LocalMessage>;
   /** Replaces text and buttons of an earlier message (a card showing its outcome); bumps its seq. */
   editLocalMessage(id: string, patch: { text: string; buttons: Button[] }, now: Date): Promise<LocalMessage | null>;
   getLocalMessage(id: string): Promise<LocalMessage | null>;
@@ -255,6 +259,14 @@ export interface HookRepository {
   touchHook(id: HookId, now: Date): Promise<void>;
   /** Returns false when there was no such hook of that person. */
   deleteHook(personId: PersonId, id: HookId): Promise<boolean>;
+}
+
+/** Files Familiar made or downloaded for a person (their bytes live in the person's workspace). */
+export interface ArtifactRepository {
+  recordArtifact(input: NewArtifact): Promise<Artifact>;
+  getArtifact(id: ArtifactId): Promise<Artifact | null>;
+  /** The person's artifacts, newest first. */
+  listArtifacts(personId: PersonId, page?: PageRequest): Promise<Page<Artifact>>;
 }
 
 /** Status reported by `/healthz`. */
@@ -286,6 +298,7 @@ export interface Store {
   readonly notifications: NotificationRepository;
   readonly localMailbox: LocalMailboxRepository;
   readonly hooks: HookRepository;
+  readonly artifacts: ArtifactRepository;
   transaction<T>(fn: () => Promise<T>): Promise<T>;
   health(): Promise<StoreHealth>;
   close(): Promise<void>;

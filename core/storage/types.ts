@@ -8,6 +8,7 @@
  */
 import type {
   ApprovalId,
+  ArtifactId,
   AuditId,
   GoalId,
   GrantId,
@@ -355,6 +356,8 @@ export interface OutboxMessage {
   buttons: Button[];
   /** Set when this message edits an earlier one (an approval card showing its decision). */
   editOf: OutboxId | null;
+  /** Artifacts sent with the message as real attachments (photo, document), in order. */
+  attachments: ArtifactId[];
   status: OutboxStatus;
   attempts: number;
   nextAttemptAt: Date;
@@ -366,7 +369,7 @@ export interface OutboxMessage {
 }
 
 export type NewOutboxMessage = Pick<OutboxMessage, "personId" | "deliveryKey" | "text"> &
-  Partial<Pick<OutboxMessage, "channel" | "buttons" | "editOf">>;
+  Partial<Pick<OutboxMessage, "channel" | "buttons" | "editOf" | "attachments">>;
 
 // ---------------------------------------------------------------------------------------------
 // Notification filter decisions
@@ -397,7 +400,17 @@ export interface LocalMessage {
   user: string;
   text: string;
   buttons: Button[];
+  /** Files sent with the message (the page links to `/api/local/artifacts/:id`). */
+  attachments: LocalAttachment[];
   at: Date;
+}
+
+/** An attachment of a local chat message: enough to show it and fetch its bytes. */
+export interface LocalAttachment {
+  id: ArtifactId;
+  name: string;
+  mimeType: string;
+  size: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -417,3 +430,29 @@ export interface Hook {
 }
 
 export type NewHook = Pick<Hook, "personId" | "description" | "secretHash">;
+
+// ---------------------------------------------------------------------------------------------
+// Artifacts (files Familiar made or downloaded for the person)
+
+/**
+ * A file Familiar made or downloaded (a screenshot, a PDF, an itinerary, a report), kept in the
+ * person's workspace and sendable in chat as a real attachment. The bytes live in the workspace at
+ * `path`; the record holds what a list or a message needs.
+ */
+export interface Artifact {
+  id: ArtifactId;
+  personId: PersonId;
+  /** File name shown to the person, e.g. `screenshot-shop.example.png`. */
+  name: string;
+  /** MIME type, e.g. `image/png`, `application/pdf`. */
+  mimeType: string;
+  /** Size in bytes. */
+  size: number;
+  /** Workspace-relative path of the file, e.g. `artifacts/art_…-screenshot.png`. */
+  path: string;
+  /** Where it came from, in words: `screenshot of https://…`, `download from https://…`. */
+  source: string;
+  createdAt: Date;
+}
+
+export type NewArtifact = Omit<Artifact, "id">;

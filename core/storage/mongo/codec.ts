@@ -243,6 +243,7 @@ export function toOutbox(d: OutboxDoc): OutboxMessage {
     text: d.text,
     buttons: d.buttons.map((b) => ({ id: b.id, label: b.label })),
     editOf: optionalId("outbox", d.editOf),
+    attachments: (d.attachments ?? []).map((id) => asId("artifact", id)),
     status: d.status,
     attempts: d.attempts,
     nextAttemptAt: d.nextAttemptAt,
@@ -276,6 +277,7 @@ export function toLocalMessage(d: LocalMailboxDoc): LocalMessage {
     user: d.user,
     text: d.text,
     buttons: d.buttons.map((b) => ({ id: b.id, label: b.label })),
+    attachments: (d.attachments ?? []).map((a) => ({ id: asId("artifact", a.id), name: a.name, mimeType: a.mimeType, size: a.size })),
     at: d.at,
   };
 }

@@ -48,6 +48,7 @@ export const collectionNames = {
   notifications: "notifications",
   localMailbox: "local_mailbox",
   hooks: "hooks",
+  artifacts: "artifacts",
 } as const;
 
 export type CollectionKey = keyof typeof collectionNames;
@@ -213,6 +214,8 @@ export interface OutboxDoc {
   text: string;
   buttons: Button[];
   editOf: string | null;
+  /** Artifact ids (absent on rows written before attachments existed). */
+  attachments?: string[];
   status: OutboxStatus;
   attempts: number;
   nextAttemptAt: Date;
@@ -247,7 +250,20 @@ export interface LocalMailboxDoc {
   user: string;
   text: string;
   buttons: Button[];
+  /** Absent on rows written before attachments existed. */
+  attachments?: { id: string; name: string; mimeType: string; size: number }[];
   at: Date;
+}
+
+export interface ArtifactDoc {
+  _id: string;
+  personId: string;
+  name: string;
+  mimeType: string;
+  size: number;
+  path: string;
+  source: string;
+  createdAt: Date;
 }
 
 export interface HookDoc {
@@ -316,4 +332,5 @@ export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
     { key: { user: 1, seq: 1 }, name: "user_seq" },
   ],
   hooks: [{ key: { personId: 1, _id: 1 }, name: "person_created" }],
+  artifacts: [{ key: { personId: 1, createdAt: -1, _id: -1 }, name: "person_newest" }],
 };

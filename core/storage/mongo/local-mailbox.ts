@@ -3,7 +3,7 @@
  * store-wide counter, so a poller that remembers the highest seq it saw never misses a message or
  * an edit (an edit takes a new seq).
  */
-import type { Button, LocalMessage } from "../types.js";
+import type { Button, LocalAttachment, LocalMessage } from "../types.js";
 import type { LocalMailboxRepository } from "../ports.js";
 import type { CounterDoc, LocalMailboxDoc } from "./collections.js";
 import { toLocalMessage } from "./codec.js";
@@ -27,10 +27,11 @@ export class MongoLocalMailboxRepository implements LocalMailboxRepository {
     this.counters = openColl<CounterDoc>(db, "counters", "counter");
   }
 
-  putLocalMessage(input: { id: string; user: string; text: string; buttons: Button[]; at: Date }): Promise<LocalMessage> {
+  putLocalMessage(input: { id: string; user: string; text: string; buttons: Button[]; attachments?: LocalAttachment[]; at: Date }): Promise<LocalMessage> {
     return this.atomically(async () => {
       const seq = await nextCounterValue(this.counters, localMailboxCounter);
-      const doc: LocalMailboxDoc = { _id: input.id, seq, user: input.user, text: input.text, buttons: copyButtons(input.buttons), at: input.at };
+      const attachments = (input.attachments ?? []).map((a) => ({ id: a.id, name: a.name, mimeType: a.mimeType, size: a.size }));
+      const doc: LocalMailboxDoc = { _id: input.id, seq, user: input.user, text: input.text, buttons: copyButtons(input.buttons), attachments, at: input.at };
       await this.messages.insertOne(doc);
       return toLocalMessage(doc);
     });

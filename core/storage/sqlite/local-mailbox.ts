@@ -1,6 +1,6 @@
 import { DuplicateKeyError } from "../../errors.js";
 import type { LocalMailboxRepository } from "../ports.js";
-import type { Button, LocalMessage } from "../types.js";
+import type { Button, LocalAttachment, LocalMessage } from "../types.js";
 import { type Row, type SqliteContext, jsonText, ms, parseJson, toDate } from "./context.js";
 
 function toLocal(row: Row): LocalMessage {
@@ -10,6 +10,7 @@ function toLocal(row: Row): LocalMessage {
     user: row.user as string,
     text: row.text as string,
     buttons: parseJson<Button[]>(row.buttons),
+    attachments: parseJson<LocalAttachment[]>(row.attachments ?? "[]"),
     at: toDate(row.at),
   };
 }
@@ -20,13 +21,13 @@ const nextSeq = "(SELECT coalesce(max(seq), 0) + 1 FROM local_messages)";
 export class SqliteLocalMailboxRepository implements LocalMailboxRepository {
   constructor(private readonly ctx: SqliteContext) {}
 
-  putLocalMessage(input: { id: string; user: string; text: string; buttons: Button[]; at: Date }): Promise<LocalMessage> {
+  putLocalMessage(input: { id: string; user: string; text: string; buttons: Button[]; attachments?: LocalAttachment[]; at: Date }): Promise<LocalMessage> {
     return this.ctx.run(
       () =>
         toLocal(
           this.ctx
-            .stmt(`INSERT INTO local_messages (id, seq, user, text, buttons, at) VALUES (?, ${nextSeq}, ?, ?, ?, ?) RETURNING *`)
-            .get(input.id, input.user, input.text, jsonText(input.buttons), ms(input.at)) as Row,
+            .stmt(`INSERT INTO local_messages (id, seq, user, text, buttons, attachments, at) VALUES (?, ${nextSeq}, ?, ?, ?, ?, ?) RETURNING *`)
+            .get(input.id, input.user, input.text, jsonText(input.buttons), jsonText(input.attachments ?? []), ms(input.at)) as Row,
         ),
       { duplicate: (cause) => new DuplicateKeyError("local message", input.id, { cause }) },
     );
