@@ -91,7 +91,9 @@ export class NetworkGuard {
         return;
       }
       if (this.stopped.length < MAX_OBSERVED) this.stopped.push(observed);
-      await route.abort("blockedbyclient");
+      // A stopped form navigation answers 204, so the page stays as it was (no error page); other writes fail.
+      if (request.isNavigationRequest()) await route.fulfill({ status: 204, body: "" });
+      else await route.abort("blockedbyclient");
     } catch {
       // The page or context went away while the request was pending: nothing to do.
     }

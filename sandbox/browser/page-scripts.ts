@@ -68,7 +68,7 @@ export const ELEMENT_FACTS = String.raw`(el) => {
       else fields.push({ name: name, value: value && value.name ? value.name + " (" + value.size + " bytes)" : "(no file)", type: "file" });
     }
     const method = String((submits && el.getAttribute("formmethod")) || form.getAttribute("method") || "get").toUpperCase();
-    const action = String((submits && el.formAction) || form.action || location.href);
+    const action = String((submits && el.hasAttribute("formaction") && el.formAction) || form.action || location.href);
     const enctype = String((submits && el.getAttribute("formenctype")) || form.enctype || "application/x-www-form-urlencoded");
     formFacts = { method: method === "POST" ? "POST" : method === "DIALOG" ? "DIALOG" : "GET", action: action, enctype: enctype, label: text(form.getAttribute("aria-label") || form.getAttribute("name") || form.id || ""), fields: fields };
   }
