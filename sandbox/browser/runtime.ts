@@ -214,6 +214,8 @@ export class BrowserRuntime {
     const pending = this.opening.get(personId);
     if (pending) return pending;
     const opening = (async () => {
+      // Let `opening` register this person first, so the count below includes it.
+      await Promise.resolve();
       while (this.slots.size + this.opening.size > this.maxContexts) {
         const evicted = await this.evictIdle();
         if (!evicted) await new Promise<void>((resolve) => this.waiters.push(resolve));
