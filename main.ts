@@ -28,6 +28,10 @@ import { openSqliteStore } from "./core/storage/sqlite/index.js";
 import { createEmbeddedScheduler, createMongoScheduler } from "./jobs/index.js";
 import { webTools } from "./connectors/web/index.js";
 import { workspaceTools } from "./sandbox/workspace.js";
+import { WorkspaceArtifacts } from "./sandbox/artifacts.js";
+import { BrowserRuntime } from "./sandbox/browser/runtime.js";
+import { browserTools } from "./sandbox/browser/tools.js";
+import { artifactsRouter } from "./bots/dashboard/artifacts.js";
 import { EgressGuard } from "./core/sentinel/egress.js";
 import { SecretVault } from "./core/sentinel/vault.js";
 
@@ -102,7 +106,16 @@ export async function startApp(
     sentinel: { egress, vault },
     allowFrom: config.ALLOW_FROM,
   });
-  familiar.addTools([...webTools(egress), ...workspaceTools(dataDir)]);
+  const workspace = { quotaBytes: config.WORKSPACE_QUOTA_MB * 1024 * 1024 };
+  const artifacts = new WorkspaceArtifacts({ dataDir, repository: store.artifacts, clock, workspace });
+  // Chromium starts on the first browser tool call, not here.
+  const browser = new BrowserRuntime({ chromiumPath: config.CHROMIUM_PATH, dataDir, egress, logger, maxContexts: config.BROWSER_MAX_CONTEXTS, idleMs: config.BROWSER_IDLE_MS });
+  familiar.addTools([
+    ...webTools(egress),
+    ...workspaceTools(dataDir, workspace),
+    // A page readout gets about a quarter of the context budget (≈ 4 characters per token).
+    ...browserTools({ runtime: browser, artifacts, dataDir, scrub: (text) => vault.scrub(text), maxReadChars: config.CONTEXT_TOKEN_BUDGET }),
+  ]);
   const local = new LocalChannel(store.localMailbox, { clock });
   familiar.addChannel(local);
   options.configure?.(familiar);
@@ -128,6 +141,7 @@ export async function startApp(
   http.mount(pairingQrRouter(() => (whatsapp ? { state: whatsapp.state(), qr: whatsapp.currentQr() } : null), { allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE }));
   http.mount(dashboardRouter({ store, views: familiar.views, allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE }));
   http.mount(secretsRouter(vault, { allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE }));
+  http.mount(artifactsRouter({ store, source: artifacts, allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE }));
   http.mount(hooksRouter((id, secret, body) => familiar.handleHookEvent(id, secret, body)));
 
   await scheduler.start();
@@ -151,6 +165,7 @@ export async function startApp(
       const deadline = config.SHUTDOWN_DEADLINE_MS;
       await http.close();
       await familiar.stop(deadline);
+      await browser.close();
       await scheduler.drain(deadline);
       await store.close();
     })());
