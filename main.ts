@@ -28,7 +28,7 @@ import { openSqliteStore } from "./core/storage/sqlite/index.js";
 import { createEmbeddedScheduler, createMongoScheduler } from "./jobs/index.js";
 import { webTools } from "./connectors/web/index.js";
 import { workspaceTools } from "./sandbox/workspace.js";
-import { WorkspaceArtifacts } from "./sandbox/artifacts.js";
+import { WorkspaceArtifacts, artifactTools } from "./sandbox/artifacts.js";
 import { BrowserRuntime } from "./sandbox/browser/runtime.js";
 import { browserTools } from "./sandbox/browser/tools.js";
 import { artifactsRouter } from "./bots/dashboard/artifacts.js";
@@ -89,6 +89,8 @@ export async function startApp(
 
   const egress = new EgressGuard({ privateHostsAllowed: config.PRIVATE_HOSTS_ALLOWED });
   const vault = await SecretVault.open({ dataDir, ...(config.FAMILIAR_SECRET_KEY && { secretKey: config.FAMILIAR_SECRET_KEY }), addSecret });
+  const workspace = { quotaBytes: config.WORKSPACE_QUOTA_MB * 1024 * 1024 };
+  const artifacts = new WorkspaceArtifacts({ dataDir, repository: store.artifacts, clock, workspace });
   let url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
   const familiar = new Familiar({
     store,
@@ -105,9 +107,8 @@ export async function startApp(
     notificationJudgement: config.NOTIFY_MODEL_JUDGEMENT,
     sentinel: { egress, vault },
     allowFrom: config.ALLOW_FROM,
+    attachments: artifacts,
   });
-  const workspace = { quotaBytes: config.WORKSPACE_QUOTA_MB * 1024 * 1024 };
-  const artifacts = new WorkspaceArtifacts({ dataDir, repository: store.artifacts, clock, workspace });
   // Chromium starts on the first browser tool call, not here.
   const browser = new BrowserRuntime({ chromiumPath: config.CHROMIUM_PATH, dataDir, egress, logger, maxContexts: config.BROWSER_MAX_CONTEXTS, idleMs: config.BROWSER_IDLE_MS });
   familiar.addTools([
@@ -115,6 +116,7 @@ export async function startApp(
     ...workspaceTools(dataDir, workspace),
     // A page readout gets about a quarter of the context budget (≈ 4 characters per token).
     ...browserTools({ runtime: browser, artifacts, dataDir, scrub: (text) => vault.scrub(text), maxReadChars: config.CONTEXT_TOKEN_BUDGET }),
+    ...artifactTools({ store, clock, deliver: (personId) => familiar.outbox.deliver(personId) }),
   ]);
   const local = new LocalChannel(store.localMailbox, { clock });
   familiar.addChannel(local);
@@ -124,7 +126,16 @@ export async function startApp(
     { name: "store", check: async () => ({ ...(await store.health()) }) },
     { name: "scheduler", check: async () => ({ ok: scheduler.status().running, ...scheduler.status() }) },
   ]);
-  http.mount(localChatRouter(local, { allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE, logger }));
+  http.mount(
+    localChatRouter(local, {
+      allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE,
+      logger,
+      attachment: async (id) => {
+        const artifact = await store.artifacts.getArtifact(id);
+        return artifact ? artifacts.loadAttachment(artifact.personId, id) : null;
+      },
+    }),
+  );
   const messengers = await createMessengers(config, {
     http,
     logger,

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import type { ChannelAdapter, InboundEvent, InboundOutcome } from "./channels/port.js";
+import type { AttachmentSource, ChannelAdapter, InboundEvent, InboundOutcome } from "./channels/port.js";
 import type { Clock } from "./clock.js";
 import type { TokenCounter } from "./context/tokens.js";
 import { asId, type HookId, type PersonId } from "./ids.js";
@@ -57,6 +57,8 @@ export interface FamiliarDeps {
   sentinel: { egress: EgressGuard; vault?: SecretVault; policy?: Policy };
   /** Let the model judge whether a proactive message is worth sending (strict JSON; failures hold). */
   notificationJudgement?: boolean;
+  /** Where outbound attachments (artifacts) are read from. */
+  attachments?: AttachmentSource;
 }
 
 /**
@@ -91,6 +93,7 @@ export class Familiar {
       clock,
       logger,
       adapters: () => this.adapters,
+      ...(deps.attachments && { attachments: deps.attachments }),
       onRetryScheduled: async (personId, at) => {
         await scheduler.schedule({ name: outboxJobName, key: personId, data: { personId }, timing: { kind: "at", at } });
       },

@@ -4,7 +4,11 @@
  * (name, type, size, source) in the store, so they can be listed in the API and sent in chat as real
  * attachments.
  */
-import type { ArtifactId, PersonId } from "../core/ids.js";
+import { z } from "zod";
+import type { AttachmentSource, OutboundAttachment } from "../core/channels/port.js";
+import { asId, type ArtifactId, type PersonId } from "../core/ids.js";
+import type { OutboxRepository } from "../core/storage/ports.js";
+import { defineTool, type ToolDefinition } from "../core/tools/tool.js";
 import type { ArtifactRepository } from "../core/storage/ports.js";
 import type { Artifact } from "../core/storage/types.js";
 import type { Clock } from "../core/clock.js";
@@ -35,7 +39,7 @@ export interface ArtifactSource {
 }
 
 /** Artifacts in the person's workspace, recorded in the store. */
-export class WorkspaceArtifacts implements ArtifactSink, ArtifactSource {
+export class WorkspaceArtifacts implements ArtifactSink, ArtifactSource, AttachmentSource {
   constructor(
     private readonly deps: { dataDir: string; repository: ArtifactRepository; clock: Clock; workspace?: WorkspaceOptions },
   ) {}
@@ -64,6 +68,62 @@ export class WorkspaceArtifacts implements ArtifactSink, ArtifactSource {
     const bytes = await Workspace.of(this.deps.dataDir, personId, this.deps.workspace).readBytes(artifact.path);
     return { artifact, bytes };
   }
+
+  async loadAttachment(personId: PersonId, id: ArtifactId): Promise<OutboundAttachment | null> {
+    const loaded = await this.load(personId, id).catch(() => null);
+    return loaded ? { id, name: loaded.artifact.name, mimeType: loaded.artifact.mimeType, bytes: loaded.bytes } : null;
+  }
+}
+
+/**
+ * Artifact tools: `artifacts_list` (the person's files Familiar made or downloaded) and
+ * `send_artifact` (sends one or more to the person in chat as real attachments, through the outbox:
+ * once, even across crashes — the delivery key comes from the call's idempotency key). Both act
+ * only for the person the activation belongs to; an artifact of someone else is "not found".
+ */
+export function artifactTools(deps: {
+  store: { artifacts: ArtifactRepository; outbox: Pick<OutboxRepository, "enqueueOutbound"> };
+  clock: Clock;
+  /** Starts delivery of the person's outbox (the composition root passes the outbox's `deliver`). */
+  deliver: (personId: PersonId) => Promise<void>;
+}): ToolDefinition[] {
+  const list = defineTool({
+    name: "artifacts_list",
+    description: "List the files Familiar made or downloaded for the person (screenshots, downloads, reports), newest first, with their ids.",
+    parameters: z.object({ limit: z.number().int().min(1).max(50).optional() }),
+    sideEffect: false,
+    capability: "artifacts.read",
+    async execute(args, context) {
+      const page = await deps.store.artifacts.listArtifacts(context.personId, { limit: args.limit ?? 20 });
+      if (page.items.length === 0) return { ok: true, content: "(no artifacts yet)" };
+      return { ok: true, content: page.items.map((a) => `${a.id} — ${a.name} (${a.mimeType}, ${a.size} bytes, ${a.source}, ${a.createdAt.toISOString()})`).join("\n") };
+    },
+  });
+  const send = defineTool({
+    name: "send_artifact",
+    description: "Send artifacts (by id) to the person in this chat as real attachments (images as photos), with an optional short message.",
+    parameters: z.object({
+      artifact_ids: z.array(z.string().regex(/^art_[0-9a-f]{28}$/)).min(1).max(10),
+      text: z.string().max(1000).optional(),
+    }),
+    sideEffect: true,
+    capability: "artifacts.send",
+    async execute(args, context) {
+      const found = [];
+      for (const raw of args.artifact_ids) {
+        const artifact = await deps.store.artifacts.getArtifact(asId("artifact", raw));
+        if (artifact === null || artifact.personId !== context.personId) return { ok: false, code: "not_found", error: `There is no artifact ${raw}; nothing was sent. Use artifacts_list.` };
+        found.push(artifact);
+      }
+      await deps.store.outbox.enqueueOutbound(
+        { personId: context.personId, deliveryKey: `artifact:${context.idempotencyKey}`, text: args.text ?? "", attachments: found.map((a) => a.id) },
+        deps.clock.now(),
+      );
+      void deps.deliver(context.personId).catch(() => undefined);
+      return { ok: true, content: `Sending ${found.map((a) => a.name).join(", ")} to the person.` };
+    },
+  });
+  return [list, send] as unknown as ToolDefinition[];
 }
 
 /** A file name safe in the workspace and in messengers: no separators, controls or leading dots; ≤ 120 characters. */

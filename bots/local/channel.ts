@@ -100,6 +100,7 @@ export class LocalChannel implements ChannelAdapter {
         user: target.address,
         text: content.text,
         buttons: content.buttons,
+        attachments: (content.attachments ?? []).map((a) => ({ id: a.id, name: a.name, mimeType: a.mimeType, size: a.bytes.length })),
         at: this.clock.now(),
       });
     } catch (err) {

@@ -1,6 +1,6 @@
 import { autoRetry } from "@grammyjs/auto-retry";
 import express, { type Router } from "express";
-import { Bot, InlineKeyboard, webhookCallback } from "grammy";
+import { Bot, InlineKeyboard, InputFile, webhookCallback } from "grammy";
 import type { Update } from "grammy/types";
 import {
   DeliveryError,
@@ -9,7 +9,9 @@ import {
   type DeliveryReceipt,
   type InboundOutcome,
   type InboundSink,
+  type OutboundAttachment,
   type OutboundContent,
+  isPhoto,
 } from "../../core/channels/port.js";
 import type { Logger } from "../../core/log.js";
 import type { Button } from "../../core/storage/types.js";
@@ -158,7 +160,8 @@ export class TelegramChannel implements ChannelAdapter {
   async send(target: ChannelTarget, content: OutboundContent): Promise<DeliveryReceipt> {
     const keyboard = inlineKeyboard(content.buttons);
     const parts = renderTelegramHtml(content.text);
-    if (parts.length === 0) throw new DeliveryError("telegram: nothing to send: the text has no visible characters", true);
+    const attachments = content.attachments ?? [];
+    if (parts.length === 0 && attachments.length === 0) throw new DeliveryError("telegram: nothing to send: the text has no visible characters", true);
     const platformIds: string[] = [];
     for (const [index, html] of parts.entries()) {
       const last = index === parts.length - 1;
@@ -172,7 +175,24 @@ export class TelegramChannel implements ChannelAdapter {
         throw toDeliveryError(err, `sendMessage to chat ${target.address} (part ${index + 1} of ${parts.length}, ${platformIds.length} delivered)`);
       }
     }
+    // Files after the text that introduces them.
+    for (const file of attachments) platformIds.push(await this.sendFile(target, file));
     return { platformIds };
+  }
+
+  /**
+   * One attachment: photos with `sendPhoto` (Bot API: at most 10 MB; png/jpeg/gif/webp), anything
+   * else — and larger images — with `sendDocument` (at most 50 MB from bots).
+   */
+  private async sendFile(target: ChannelTarget, file: OutboundAttachment): Promise<string> {
+    const input = new InputFile(file.bytes, file.name);
+    const photo = isPhoto(file) && file.bytes.length <= 10 * 1024 * 1024;
+    try {
+      const message = photo ? await this.bot.api.sendPhoto(target.address, input) : await this.bot.api.sendDocument(target.address, input);
+      return String(message.message_id);
+    } catch (err) {
+      throw toDeliveryError(err, `${photo ? "sendPhoto" : "sendDocument"} ${file.name} to chat ${target.address}`);
+    }
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { ArtifactId, PersonId } from "../ids.js";
 import type { Button, ChannelName } from "../storage/types.js";
 
 /**
@@ -11,10 +12,36 @@ export interface ChannelTarget {
   address: string;
 }
 
-/** What Familiar says: markdown text plus optional buttons (rendered natively per platform). */
+/**
+ * A file sent with a message as a real attachment: adapters send images as photos (Telegram
+ * `sendPhoto`, inline images elsewhere) and everything else as documents/files.
+ */
+export interface OutboundAttachment {
+  id: ArtifactId;
+  /** File name shown to the person. */
+  name: string;
+  /** MIME type, e.g. `image/png`. */
+  mimeType: string;
+  bytes: Buffer;
+}
+
+/** Where the outbox reads attachment bytes (the person's artifacts). */
+export interface AttachmentSource {
+  /** The attachment, or null when it no longer exists (or is not the person's). */
+  loadAttachment(personId: PersonId, id: ArtifactId): Promise<OutboundAttachment | null>;
+}
+
+/** True for image types every messenger shows inline as a photo. */
+export function isPhoto(attachment: Pick<OutboundAttachment, "mimeType">): boolean {
+  return /^image\/(png|jpeg|gif|webp)$/.test(attachment.mimeType);
+}
+
+/** What Familiar says: markdown text plus optional buttons (rendered natively per platform) and attachments. */
 export interface OutboundContent {
   text: string;
   buttons: Button[];
+  /** Files to send with the text (after it), in order. Absent or empty: text only. */
+  attachments?: OutboundAttachment[];
   /**
    * The outbox row's unique delivery key. Adapters whose platform can deduplicate (the local
    * mailbox; APIs with idempotency keys) use it so a re-send after a crash between send and

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { DeliveryError, type ChannelAdapter } from "../channels/port.js";
+import { DeliveryError, type AttachmentSource, type ChannelAdapter, type OutboundAttachment } from "../channels/port.js";
 import type { Clock } from "../clock.js";
 import type { PersonId } from "../ids.js";
 import type { Logger } from "../log.js";
@@ -37,6 +37,8 @@ export class OutboxDelivery {
       onRetryScheduled: (personId: PersonId, at: Date) => Promise<void>;
       /** Called after each delivered message (audit, tests). */
       onDelivered?: (message: OutboxMessage) => void;
+      /** Reads the bytes of a message's attachments (artifacts); without it attachments are named in the text. */
+      attachments?: AttachmentSource;
     },
   ) {}
 
@@ -76,7 +78,9 @@ export class OutboxDelivery {
       return;
     }
     const target = { accountId: identity.accountId, address: identity.address };
-    const content = { text: message.text, buttons: message.buttons, deliveryKey: message.deliveryKey };
+    const { attachments, missing } = await this.loadAttachments(message);
+    const text = missing.length > 0 ? `${message.text}\n\n(${missing.length} attachment(s) no longer exist and were not sent.)` : message.text;
+    const content = { text, buttons: message.buttons, deliveryKey: message.deliveryKey, ...(attachments.length > 0 && { attachments }) };
     try {
       let platformIds: string[];
       if (message.editOf) {
@@ -115,6 +119,17 @@ export class OutboxDelivery {
       }
       await this.retry(message, (err as Error).message, err instanceof DeliveryError ? err.retryAfterMs : undefined);
     }
+  }
+
+  private async loadAttachments(message: OutboxMessage): Promise<{ attachments: OutboundAttachment[]; missing: string[] }> {
+    const attachments: OutboundAttachment[] = [];
+    const missing: string[] = [];
+    for (const id of message.attachments) {
+      const loaded = this.deps.attachments ? await this.deps.attachments.loadAttachment(message.personId, id).catch(() => null) : null;
+      if (loaded) attachments.push(loaded);
+      else missing.push(id);
+    }
+    return { attachments, missing };
   }
 
   private async retry(message: OutboxMessage, error: string, retryAfterMs?: number): Promise<void> {
