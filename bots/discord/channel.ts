@@ -1,5 +1,6 @@
 import {
   ActionRowBuilder,
+  AttachmentBuilder,
   ButtonBuilder,
   ButtonStyle,
   Client,
@@ -124,10 +125,12 @@ export class DiscordChannel implements ChannelAdapter {
   async send(target: ChannelTarget, content: OutboundContent): Promise<DeliveryReceipt> {
     const parts = renderDiscordMessages(content.text);
     const rows = buttonRows(content.buttons);
-    if (parts.length === 0 && rows.length === 0) return { platformIds: [] };
+    const files = content.attachments ?? [];
+    if (parts.length === 0 && rows.length === 0 && files.length === 0) return { platformIds: [] };
     const channel = await this.sendable(target.address);
     const platformIds: string[] = [];
-    const count = Math.max(parts.length, 1);
+    // Buttons without text still need one message; files alone need none before them.
+    const count = parts.length > 0 ? parts.length : rows.length > 0 ? 1 : 0;
     for (let i = 0; i < count; i++) {
       const last = i === count - 1;
       try {
@@ -139,6 +142,16 @@ export class DiscordChannel implements ChannelAdapter {
         platformIds.push(sent.id);
       } catch (err) {
         throw toDeliveryError(err, `send part ${i + 1}/${count} to channel ${target.address}`);
+      }
+    }
+    // Files as Discord attachments, up to 10 per message (Discord API: "Uploading Files").
+    for (let i = 0; i < files.length; i += 10) {
+      const batch = files.slice(i, i + 10);
+      try {
+        const sent = await channel.send({ files: batch.map((f) => new AttachmentBuilder(f.bytes, { name: f.name })), allowedMentions: { parse: [] } });
+        platformIds.push(sent.id);
+      } catch (err) {
+        throw toDeliveryError(err, `send ${batch.length} file(s) to channel ${target.address}`);
       }
     }
     return { platformIds };

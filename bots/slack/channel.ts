@@ -6,6 +6,7 @@ import {
   type ChannelTarget,
   type DeliveryReceipt,
   type InboundSink,
+  type OutboundAttachment,
   type OutboundContent,
 } from "../../core/channels/port.js";
 import type { Logger } from "../../core/log.js";
@@ -176,8 +177,27 @@ export class SlackChannel implements ChannelAdapter {
   async send(target: ChannelTarget, content: OutboundContent): Promise<DeliveryReceipt> {
     const channel = await this.resolveChannel(target.address);
     const platformIds: string[] = [];
-    for (const part of layoutMessage(content, this.limits)) platformIds.push(...(await this.postPart(channel, part)));
+    if (content.text.trim() !== "" || content.buttons.length > 0 || !content.attachments?.length) {
+      for (const part of layoutMessage(content, this.limits)) platformIds.push(...(await this.postPart(channel, part)));
+    }
+    for (const file of content.attachments ?? []) platformIds.push(await this.upload(channel, file));
     return { platformIds };
+  }
+
+  /**
+   * One attachment as a Slack file in the conversation (files.getUploadURLExternal → upload →
+   * files.completeUploadExternal, through the WebClient's `filesUploadV2`). Returns the file id.
+   */
+  private async upload(channel: string, file: OutboundAttachment): Promise<string> {
+    try {
+      const res = await this.app.client.filesUploadV2({ channel_id: channel, file: file.bytes, filename: file.name, title: file.name });
+      const id = res.files?.[0]?.files?.[0]?.id;
+      if (!id) throw new DeliveryError(`Slack file upload of ${file.name} returned no file id`, false);
+      return `file:${id}`;
+    } catch (err) {
+      if (err instanceof DeliveryError) throw err;
+      throw toDeliveryError("files.uploadV2", err, this.lastRetryAfterSec);
+    }
   }
 
   /**

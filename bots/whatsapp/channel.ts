@@ -9,6 +9,7 @@ import {
   type InboundEvent,
   type InboundSink,
   type OutboundContent,
+  isPhoto,
 } from "../../core/channels/port.js";
 import type { Logger } from "../../core/log.js";
 import { clientAuth, type WhatsAppAuthOption } from "./auth.js";
@@ -139,6 +140,11 @@ export class WhatsAppChannel implements ChannelAdapter {
     const platformIds: string[] = [];
     for (const [i, part] of parts.entries()) {
       platformIds.push(await this.call(() => client.sendMessage(target.address, part, { linkPreview: false }), `send part ${i + 1}/${parts.length} to ${target.address}`));
+    }
+    // Files as WhatsApp media: images as photos, anything else as a document.
+    for (const file of content.attachments ?? []) {
+      const media = this.library.createMedia(file.mimeType, file.bytes, file.name);
+      platformIds.push(await this.call(() => client.sendMessage(target.address, media, { sendMediaAsDocument: !isPhoto(file) }), `send ${file.name} to ${target.address}`));
     }
     if (content.buttons.length) {
       let pollId: string | null = null;
