@@ -50,7 +50,7 @@ describe("browser end to end: a screenshot reaches the person as a real attachme
     model = await startFakeOpenAI({ fallback: browsingModel(`${page.url}/slots`) });
     app = await startTestApp({ OPENAI_BASE_URL: model.url, PRIVATE_HOSTS_ALLOWED: page.hostPort });
     await app.say("ana", "show me the permit page");
-    const asked = await app.repliesUntil("ana", (ms) => ms.some((m) => m.buttons?.some((b) => b.label === "Approve once")));
+    const asked = await app.repliesUntil("ana", (ms) => ms.some((m) => m.buttons?.some((b) => b.label === "Approve once")), 60_000);
     expect(page.received).toHaveLength(0);
     const card = asked.find((m) => m.buttons?.some((b) => b.label === "Approve once"))!;
     expect(card.text).toContain("Open 127.0.0.1");
@@ -81,7 +81,7 @@ describe("browser end to end: a screenshot reaches the person as a real attachme
     model = await startFakeOpenAI({ fallback: browsingModel(`${page.url}/hoodie`) });
     app = await startTestApp({ TELEGRAM_BOT_TOKEN: fake.token, TELEGRAM_API_ROOT: fake.apiRoot, OPENAI_BASE_URL: model.url, ALLOW_FROM: `telegram:${ANA}`, PRIVATE_HOSTS_ALLOWED: page.hostPort });
     fake.push(updates.text(ANA, "send me a picture of the hoodie page"));
-    await fake.waitFor(() => fake!.messages.some((m) => m.replyMarkup?.inline_keyboard.flat().some((b) => b.text === "Approve once")), 20_000, "an approval card");
+    await fake.waitFor(() => fake!.messages.some((m) => m.replyMarkup?.inline_keyboard.flat().some((b) => b.text === "Approve once")), 60_000, "an approval card");
     const card = fake.messages.find((m) => m.replyMarkup?.inline_keyboard.flat().some((b) => b.text === "Approve once"))!;
     const data = card.replyMarkup!.inline_keyboard.flat().find((b) => b.text === "Approve once")!.callback_data!;
     fake.push(updates.press(ANA, data, { messageId: card.messageId }));
