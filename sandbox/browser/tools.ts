@@ -90,7 +90,7 @@ export function browserTools(options: BrowserToolOptions): ToolDefinition[] {
 
   /** After an action: what the page looks like now, plus what Sentinel stopped. */
   const afterAction = async (session: PersonBrowser, page: Page, done: string, stopped: ObservedWrite[] = [], clickedRef?: string, earlier: DeniedRequest[] = []): Promise<ToolResult> => {
-    await page.waitForLoadState("domcontentloaded", { timeout: 5_000 }).catch(() => undefined);
+    await page.waitForLoadState("domcontentloaded", { timeout: 3_000 }).catch(() => undefined);
     const denied = [...earlier, ...session.takeDenied()];
     const notes: string[] = [done];
     if (stopped.length > 0) {
@@ -130,7 +130,10 @@ export function browserTools(options: BrowserToolOptions): ToolDefinition[] {
         session.takeDenied();
         let status: number | null = null;
         try {
-          status = (await page.goto(args.url, { waitUntil: "domcontentloaded" }))?.status() ?? null;
+          // Wait for the response to commit, then (briefly) for the document: a page that starts a
+          // download or navigates again while loading must not hang the tool.
+          status = (await page.goto(args.url, { waitUntil: "commit" }))?.status() ?? null;
+          await Promise.race([page.waitForLoadState("domcontentloaded", { timeout: 8_000 }), page.waitForEvent("download", { timeout: 8_000 })]).catch(() => undefined);
         } catch (error) {
           const denied = session.takeDenied();
           if (denied.length > 0) return egressDenied(denied);

@@ -57,13 +57,15 @@ describe("browser downloads and uploads", () => {
   });
 
   it("a download the page starts by itself, or a plain click on a download link, is cancelled", async () => {
-    expect((await call("browser_open", { url: `${site.origin}/auto` })).ok).toBe(true);
+    const auto = await call("browser_open", { url: `${site.origin}/auto` });
+    expect(auto.ok).toBe(true);
     const page = await call("browser_open", { url: `${site.origin}/files` });
     const link = refOf(page.ok ? page.content : "", /link "Ticket PDF" \[ref=(\w+)\]/);
     await call("browser_click", { ref: link });
     await new Promise((r) => setTimeout(r, 1000));
     const downloads = Workspace.of(rig.dataDir, rig.personId);
     expect(await downloads.list()).not.toContain("downloads/");
+    expect((await rig.store.artifacts.listArtifacts(rig.personId)).items).toEqual([]);
   });
 
   it("browser_download asks, then saves the file into downloads/ as an artifact", async () => {
