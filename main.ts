@@ -117,7 +117,7 @@ export async function startApp(
     ...workspaceTools(dataDir, workspace),
     // A page readout gets about a quarter of the context budget (≈ 4 characters per token).
     ...browserTools({ runtime: browser, artifacts, dataDir, scrub: (text) => vault.scrub(text), maxReadChars: config.CONTEXT_TOKEN_BUDGET }),
-    ...artifactTools({ store, clock, deliver: async () => familiar.outboxLoop.poke() }),
+    ...artifactTools({ store, clock, deliver: async () => familiar.outboxLoop.poke(), offered: (personId) => browser.inUse(personId) || artifacts.hasArtifacts(personId) }),
   ]);
   registerJobs(
     scheduler,

@@ -40,9 +40,29 @@ export interface ArtifactSource {
 
 /** Artifacts in the person's workspace, recorded in the store. */
 export class WorkspaceArtifacts implements ArtifactSink, ArtifactSource, AttachmentSource {
+  /** Whether a person has artifacts, as last learnt (for offering the artifact tools). */
+  private readonly known = new Map<PersonId, boolean>();
+
   constructor(
     private readonly deps: { dataDir: string; repository: ArtifactRepository; clock: Clock; workspace?: WorkspaceOptions },
   ) {}
+
+  /**
+   * Whether the person has artifacts, from memory; the first question for a person starts a look-up
+   * in the store and answers false meanwhile (the next model request knows).
+   */
+  hasArtifacts(personId: PersonId): boolean {
+    const known = this.known.get(personId);
+    if (known !== undefined) return known;
+    this.known.set(personId, false);
+    void this.deps.repository.listArtifacts(personId, { limit: 1 }).then(
+      (page) => {
+        if (page.items.length > 0) this.known.set(personId, true);
+      },
+      () => this.known.delete(personId),
+    );
+    return false;
+  }
 
   async save(input: ArtifactInput): Promise<Artifact> {
     const ws = Workspace.of(this.deps.dataDir, input.personId, this.deps.workspace);
@@ -51,6 +71,7 @@ export class WorkspaceArtifacts implements ArtifactSink, ArtifactSource, Attachm
     const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
     const path = `${input.folder}/${stamp}-${base}`;
     await ws.write(path, input.bytes, { maxBytes: ws.quotaBytes });
+    this.known.set(input.personId, true);
     return this.deps.repository.recordArtifact({
       personId: input.personId,
       name: base,
@@ -86,10 +107,13 @@ export function artifactTools(deps: {
   clock: Clock;
   /** Starts delivery of the person's outbox (the composition root passes the outbox's `deliver`). */
   deliver: (personId: PersonId) => Promise<void>;
+  /** When the tools are offered (default always); see ToolDefinition.offered. */
+  offered?: (personId: PersonId) => boolean;
 }): ToolDefinition[] {
   const list = defineTool({
     name: "artifacts_list",
-    description: "List the files Familiar made or downloaded for the person (screenshots, downloads, reports), newest first, with their ids.",
+    ...(deps.offered && { offered: deps.offered }),
+    description: "List the person's artifacts (screenshots, downloads), newest first, with ids.",
     parameters: z.object({ limit: z.number().int().min(1).max(50).optional() }),
     sideEffect: false,
     capability: "artifacts.read",
@@ -101,7 +125,8 @@ export function artifactTools(deps: {
   });
   const send = defineTool({
     name: "send_artifact",
-    description: "Send artifacts (by id) to the person in this chat as real attachments (images as photos), with an optional short message.",
+    ...(deps.offered && { offered: deps.offered }),
+    description: "Send artifacts by id to the person as attachments, with an optional message.",
     parameters: z.object({
       artifact_ids: z.array(z.string().regex(/^art_[0-9a-f]{28}$/)).min(1).max(10),
       text: z.string().max(1000).optional(),

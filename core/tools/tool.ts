@@ -22,6 +22,13 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * for internal tools (goals, memory, wake-ups), which Sentinel allows and audits.
    */
   policy?: ToolPolicy;
+  /**
+   * Whether the tool is offered to the model for this person right now (default: always). For tool
+   * groups that only make sense in a state — the browser's page tools while the person's browser is
+   * open — so every plain turn does not pay their schemas' tokens. Synchronous and cheap (in-memory);
+   * asked before every model request. A call to a registered tool that is not offered still runs.
+   */
+  offered?: (personId: PersonId) => boolean;
   execute(args: z.infer<S>, context: ToolContext): Promise<ToolResult>;
 }
 

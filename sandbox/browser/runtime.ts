@@ -126,6 +126,11 @@ export class BrowserRuntime {
     return this.options.actionTimeoutMs ?? 20_000;
   }
 
+  /** True while the person's browser context is open (or opening): the page tools are offered then. */
+  inUse(personId: PersonId): boolean {
+    return this.slots.has(personId) || this.opening.has(personId);
+  }
+
   /** Open contexts right now. */
   get openContexts(): number {
     return this.slots.size;

@@ -35,7 +35,7 @@ export interface BrowserToolOptions {
   maxDownloadBytes?: number;
 }
 
-const ref = z.string().regex(/^[a-z0-9]{1,16}$/i).describe("Element reference from browser_read, e.g. e12");
+const ref = z.string().regex(/^[a-z0-9]{1,16}$/i).describe("e.g. e12");
 const untrusted = (url: string) => ({ source: `browser page ${url}` });
 
 /** The browser tools: open, read, click, type, select, screenshot, download, upload. */
@@ -43,6 +43,8 @@ export function browserTools(options: BrowserToolOptions): ToolDefinition[] {
   const { runtime } = options;
   const scrub: Scrub = options.scrub ?? ((s) => s);
   const maxChars = options.maxReadChars ?? 12_000;
+  // The page tools are offered while the person's browser is open (after browser_open); browser_open always.
+  const inUse = (personId: PersonId) => runtime.inUse(personId);
 
   /** Runs `fn` on the person's page; browser failures become structured tool errors. */
   const withPage = async (personId: PersonId, fn: (session: PersonBrowser, page: Page) => Promise<ToolResult>): Promise<ToolResult> => {
@@ -108,7 +110,7 @@ export function browserTools(options: BrowserToolOptions): ToolDefinition[] {
 
   const open = defineTool({
     name: "browser_open",
-    description: "Open a web page in the person's own browser (logins and cookies persist). Returns the page's text and element references.",
+    description: "Open a web page in the person's own browser (logins persist). Returns its text and element refs.",
     parameters: z.object({ url: z.string().min(1).max(4096).describe("Absolute http(s) URL") }),
     sideEffect: false,
     capability: "browser.browse",
@@ -149,8 +151,9 @@ export function browserTools(options: BrowserToolOptions): ToolDefinition[] {
 
   const read = defineTool({
     name: "browser_read",
-    description: "Read the page open in the browser: its text and an accessibility snapshot whose [ref=…] values identify elements.",
-    parameters: z.object({ part: z.number().int().min(1).max(100).optional().describe("Part of a long page, from 1") }),
+    offered: inUse,
+    description: "Read the open page: text and elements with [ref=…] ids.",
+    parameters: z.object({ part: z.number().int().min(1).max(100).optional() }),
     sideEffect: false,
     capability: "browser.read",
     async execute(args, context) {
@@ -169,7 +172,8 @@ export function browserTools(options: BrowserToolOptions): ToolDefinition[] {
 
   const click = defineTool({
     name: "browser_click",
-    description: "Click an element (by ref). Links open; a click that submits a form or sends data asks the person first.",
+    offered: inUse,
+    description: "Click an element by ref. Submitting or sending data asks the person first.",
     parameters: z.object({ ref }),
     sideEffect: true,
     capability: "browser.browse",
@@ -215,10 +219,11 @@ export function browserTools(options: BrowserToolOptions): ToolDefinition[] {
   const fill = (name: "browser_type" | "browser_select") =>
     defineTool({
       name,
+      offered: inUse,
       description:
         name === "browser_type"
-          ? "Type text into a field (by ref), replacing its content. For a password or key use {{secret:NAME}}: Sentinel types the secret only on the site it belongs to; you never see it."
-          : "Choose one or more options in a select element (by ref), by their label or value.",
+          ? "Type into a field by ref (replaces it). For a password use {{secret:NAME}}."
+          : "Choose options (labels or values) in a select by ref.",
       parameters: name === "browser_type" ? z.object({ ref, text: z.string().max(10_000) }) : z.object({ ref, values: z.array(z.string().max(500)).min(1).max(50) }),
       sideEffect: false,
       capability: "browser.browse",
@@ -262,7 +267,8 @@ export function browserTools(options: BrowserToolOptions): ToolDefinition[] {
 
   const screenshot = defineTool({
     name: "browser_screenshot",
-    description: "Take a screenshot of the page (password fields masked). It is saved as an artifact the person can be sent.",
+    offered: inUse,
+    description: "Screenshot the page (passwords masked); saved as an artifact.",
     parameters: z.object({ full_page: z.boolean().optional() }),
     sideEffect: false,
     capability: "browser.read",
@@ -293,7 +299,8 @@ export function browserTools(options: BrowserToolOptions): ToolDefinition[] {
 
   const download = defineTool({
     name: "browser_download",
-    description: "Download a file (from a link by ref, or from a URL) into the person's workspace folder downloads/. Asks the person first.",
+    offered: inUse,
+    description: "Download a file (link ref or URL) into the workspace's downloads/. Asks first.",
     parameters: z.object({ ref: ref.optional(), url: z.string().min(1).max(4096).optional() }).refine((a) => (a.ref === undefined) !== (a.url === undefined), "give either ref or url"),
     sideEffect: true,
     capability: "browser.download",
@@ -357,7 +364,8 @@ export function browserTools(options: BrowserToolOptions): ToolDefinition[] {
 
   const upload = defineTool({
     name: "browser_upload",
-    description: "Attach a file from the person's workspace to a file field (by ref). Asks the person first.",
+    offered: inUse,
+    description: "Attach a workspace file to a file field by ref. Asks first.",
     parameters: z.object({ ref, path: z.string().min(1).max(500) }),
     sideEffect: true,
     capability: "browser.upload",
