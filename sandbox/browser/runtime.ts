@@ -22,6 +22,7 @@
 import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import { z } from "zod";
 import type { PersonId } from "../../core/ids.js";
 import type { Logger } from "../../core/log.js";
 import { NetworkGuard } from "./network.js";
@@ -88,6 +89,8 @@ export interface PersonBrowser {
   lastUrl: string | null;
   /** A download may start (browser_download runs); any other download is cancelled. */
   downloadArmed: boolean;
+  /** The open page's URL, or null when no page is open. */
+  currentUrl(): string | null;
 }
 
 interface Slot {
@@ -124,6 +127,11 @@ export class BrowserRuntime {
 
   get actionTimeoutMs(): number {
     return this.options.actionTimeoutMs ?? 20_000;
+  }
+
+  /** The URL of the person's open page, without starting anything (null when the browser is not open for them). */
+  peekUrl(personId: PersonId): string | null {
+    return this.slots.get(personId)?.session.currentUrl() ?? null;
   }
 
   /** True while the person's browser context is open (or opening): the page tools are offered then. */
@@ -276,6 +284,7 @@ export class BrowserRuntime {
       lastUrl: saved?.lastUrl ?? null,
       downloadArmed: false,
       takeDenied: () => denied.splice(0),
+      currentUrl: () => (page && !page.isClosed() ? page.url() : null),
       page: async () => {
         if (page === null || page.isClosed()) {
           page = await context.newPage();
@@ -368,15 +377,27 @@ export class BrowserRuntime {
   }
 }
 
+type StorageState = Awaited<ReturnType<BrowserContext["storageState"]>>;
+
 interface SavedState {
-  storage: Awaited<ReturnType<BrowserContext["storageState"]>>;
+  storage: StorageState;
   lastUrl: string | null;
 }
 
+/** The saved profile: Playwright's storage state (cookies and origins checked for shape) and the last URL. */
+const savedStateSchema = z.object({
+  storage: z.custom<StorageState>(
+    (v) => z.object({ cookies: z.array(z.object({ name: z.string(), value: z.string(), domain: z.string(), path: z.string() }).loose()), origins: z.array(z.object({ origin: z.string() }).loose()) }).safeParse(v).success,
+    "not a browser storage state",
+  ),
+  lastUrl: z.string().nullable(),
+});
+
+/** The saved profile, or null when there is none or it is unreadable (the person starts with a fresh profile). */
 async function readState(file: string): Promise<SavedState | null> {
   try {
-    const parsed = JSON.parse(await readFile(file, "utf8")) as SavedState;
-    return parsed && typeof parsed === "object" && parsed.storage ? parsed : null;
+    const parsed = savedStateSchema.safeParse(JSON.parse(await readFile(file, "utf8")));
+    return parsed.success ? parsed.data : null;
   } catch {
     return null;
   }

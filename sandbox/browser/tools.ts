@@ -121,7 +121,8 @@ export function browserTools(options: BrowserToolOptions): ToolDefinition[] {
       exfiltrationArgs: [],
       describe: async (args, context) => {
         const { url } = z.object({ url: z.string() }).parse(args);
-        return describeWith(context.personId, async (_s, page) => describeOpen({ tool: "browser_open", pageUrl: page.url(), scrub }, url));
+        // No browser is started just to judge: the current page (if any) only labels the card.
+        return describeOpen({ tool: "browser_open", pageUrl: runtime.peekUrl(context.personId) ?? "", scrub }, url);
       },
     },
     async execute(args, context) {
