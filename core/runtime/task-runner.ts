@@ -17,7 +17,7 @@ import { parseCheckpoint, runtimeOf, toStored, type RuntimeState, type TaskCheck
 import type { DueSource } from "./due-loop.js";
 import { resumeDecidedApproval } from "./approvals.js";
 import type { ProactiveFlow } from "./proactive.js";
-import { answeredMessage, answerRange, handOverToWaitingTask } from "./turn.js";
+import { answeredMessage, answerRange, handOverToWaitingTask, unansweredFrom } from "./turn.js";
 import { initialTrigger, triggerText, type WakeupFlow } from "./wakeup.js";
 
 export interface TaskRunnerDeps {
@@ -37,11 +37,14 @@ export interface TaskRunnerDeps {
   outbox: { poke(): void };
   /** Wakes the task loop (a task became due). */
   poke: () => void;
-  /** Shows typing on the person's channel while a turn runs; returns the stop function. */
-  typing?: (person: Person) => () => void;
+  /** Shows typing on the channel the person wrote from while a turn runs; returns the stop function. */
+  typing?: (person: Person, channel: ConversationMessage["channel"]) => () => void;
   /** After a turn: fold older messages into the rolling summary (best effort). */
   summarize?: (person: Person, keepFromSeq: number) => Promise<void>;
 }
+
+/** Messages between the summary and the verbatim window before a summary update is worth a call (context/summary.ts folds at this size). */
+const SUMMARY_BATCH = 12;
 
 /** The DueSource of the task loop. */
 export class TaskRunner implements DueSource<ClaimedTask> {
@@ -103,17 +106,27 @@ export class TaskRunner implements DueSource<ClaimedTask> {
     const runtime: RuntimeState & { sessionId: string } = previous.open
       ? // Every resumption gets fresh idempotency keys (r<resumes>); a decided approval also starts a new round of output.
         { ...previous, trigger, resumes: previous.resumes + 1, sessionId: previous.sessionId ?? newSessionId(), ...(resumedByInput && { round: previous.round + 1, approvalId: null }) }
-      : { activation: previous.activation + 1, resumes: 0, open: true, round: 0, origin: trigger, trigger, horizonSeq: await store.conversation.lastSeq(person.id), sessionId: newSessionId() };
+      : {
+          activation: previous.activation + 1,
+          resumes: 0,
+          open: true,
+          round: 0,
+          origin: trigger,
+          trigger,
+          horizonSeq: await store.conversation.lastSeq(person.id),
+          hideUserFrom: answerRange(checkpoint, trigger) ? null : await unansweredFrom(store, person),
+          sessionId: newSessionId(),
+        };
     const saved = await store.tasks.saveCheckpoint({ taskId: task.id, owner, cursor: task.cursor, checkpoint: toStored(checkpoint, { runtime, input: null }), now: clock.now(), leaseMs });
     const origin = runtime.origin ?? trigger;
     const answer = answerRange(checkpoint, origin);
     const answered = answer ? await answeredMessage(store, person, answer) : null;
     const goal = task.goalId ? await store.goals.getGoal(task.goalId) : null;
-    // A crash resume tells background work it was interrupted; a turn's messages speak for themselves.
+    // A crash resume tells background work what it was doing and that it was interrupted.
     const crashResume = previous.open && !resumedByInput;
-    const told: Trigger = crashResume && trigger.kind !== "turn" && trigger.kind !== "reply" ? { kind: "recovery" } : trigger;
+    const told = triggerText(trigger, task, checkpoint, person);
     const observations = [origin, trigger].flatMap((t) => (t.kind === "event" ? t.observations : []));
-    const stopTyping = answer ? this.deps.typing?.(person) : undefined;
+    const stopTyping = answered ? this.deps.typing?.(person, answered.channel) : undefined;
     let outcome: ActivationOutcome;
     try {
       outcome = await runActivation(
@@ -124,9 +137,9 @@ export class TaskRunner implements DueSource<ClaimedTask> {
           goal,
           runtime,
           trigger,
-          triggerText: triggerText(told, task, checkpoint, person),
+          triggerText: told && crashResume ? `${told} — resumed after a restart interrupted it` : told,
           observations,
-          view: { horizonSeq: runtime.horizonSeq ?? Number.MAX_SAFE_INTEGER, answer },
+          view: { horizonSeq: runtime.horizonSeq ?? Number.MAX_SAFE_INTEGER, answer, hideUserFrom: runtime.hideUserFrom ?? null },
           originMessageId: answered?.id ?? null,
         },
       );
@@ -136,7 +149,9 @@ export class TaskRunner implements DueSource<ClaimedTask> {
     // Shutting down: the lease ends with the process and the activation resumes from its journal.
     if (outcome.result.kind === "aborted") return;
     await this.finish(task, checkpoint, runtime, outcome, person, answered);
-    if (answer && outcome.context.firstVerbatimSeq > 0) await this.deps.summarize?.(person, outcome.context.firstVerbatimSeq);
+    // Fold older turns into the rolling summary once enough of them fell out of the verbatim window.
+    const { firstVerbatimSeq, summaryUpToSeq } = outcome.context;
+    if (answer && firstVerbatimSeq - 1 - summaryUpToSeq >= SUMMARY_BATCH) await this.deps.summarize?.(person, firstVerbatimSeq);
   }
 
   /**
@@ -178,6 +193,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
       key,
       waitsFor: { approval: waitsForApproval, reply: requests.waitForReply },
       tainted: result.tainted,
+      mayHaveProposals: result.toolCalls.length > 0 || runtime.resumes > 0 || runtime.round > 0,
       goal: goal?.title ?? null,
     });
     await store.transaction(async () => {

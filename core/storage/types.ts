@@ -68,6 +68,10 @@ export interface Person {
   digestTime: string | null;
   /** All background work paused by the person (`/pause`). */
   paused: boolean;
+  /** The name Familiar goes by with this person (null: "Familiar"); set on the dashboard. */
+  personaName: string | null;
+  /** How Familiar should write to this person, in their words (null: the default style). */
+  personaStyle: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -76,7 +80,7 @@ export type NewPerson = Pick<Person, "displayName"> &
   Partial<Pick<Person, "timeZone" | "locale" | "proactivity" | "quietHours" | "digestTime">>;
 
 export type PersonSettingsPatch = Partial<
-  Pick<Person, "displayName" | "timeZone" | "locale" | "proactivity" | "quietHours" | "digestTime" | "paused">
+  Pick<Person, "displayName" | "timeZone" | "locale" | "proactivity" | "quietHours" | "digestTime" | "paused" | "personaName" | "personaStyle">
 >;
 
 /** One account of a person on one channel. (channel, accountId) is unique across all persons. */
@@ -494,6 +498,10 @@ export interface LocalMessage {
   /** Files sent with the message (the page links to `/api/local/artifacts/:id`). */
   attachments: LocalAttachment[];
   at: Date;
+  /** Who said it: Familiar (`assistant`, the default) or the person (`user`, in a person's chat log). */
+  role: "user" | "assistant";
+  /** Where it was said (the person's chat log keeps every channel); `local` for the web chat. */
+  channel: ChannelName;
 }
 
 /** An attachment of a local chat message: enough to show it and fetch its bytes. */
@@ -503,6 +511,9 @@ export interface LocalAttachment {
   mimeType: string;
   size: number;
 }
+
+/** What `putLocalMessage` takes: `role` defaults to `assistant`, `channel` to `local`, `attachments` to none. */
+export type NewLocalMessage = Omit<LocalMessage, "seq" | "role" | "channel" | "attachments"> & Partial<Pick<LocalMessage, "role" | "channel" | "attachments">>;
 
 // ---------------------------------------------------------------------------------------------
 // Inbound webhooks (event triggers)

@@ -75,6 +75,9 @@ export interface PersonDoc {
   quietHours: QuietHours | null;
   digestTime: string | null;
   paused: boolean;
+  /** Absent on documents written before the web app. */
+  personaName?: string | null;
+  personaStyle?: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -272,6 +275,9 @@ export interface LocalMailboxDoc {
   /** Absent on rows written before attachments existed. */
   attachments?: { id: string; name: string; mimeType: string; size: number }[];
   at: Date;
+  /** Absent on documents written before the web app: `assistant` and `local`. */
+  role?: "user" | "assistant";
+  channel?: ChannelName;
 }
 
 export interface ArtifactDoc {
