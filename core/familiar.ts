@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { ChannelAdapter, InboundEvent, InboundOutcome } from "./channels/port.js";
+import type { AttachmentSource, ChannelAdapter, InboundEvent, InboundOutcome } from "./channels/port.js";
 import type { Clock } from "./clock.js";
 import { updateRollingSummary } from "./context/summary.js";
 import type { TokenCounter } from "./context/tokens.js";
@@ -62,6 +62,8 @@ export interface FamiliarDeps {
   notificationJudgement?: boolean;
   /** How long processed platform update ids are kept for redelivery dedupe, ms (default 14 days). */
   inboundRetentionMs?: number;
+  /** Where outbound attachments (artifacts) are read from. */
+  attachments?: AttachmentSource;
 }
 
 /** Job names Familiar no longer uses (round 1 kept wake-ups and retries in Agenda); purged at start. */
@@ -101,7 +103,7 @@ export class Familiar {
     const model = typeof deps.model === "function" ? deps.model : () => deps.model as ModelClient | null;
     const adapters = () => this.adapters;
 
-    this.outbox = new OutboxDelivery({ store, clock, logger, owner, leaseMs, adapters });
+    this.outbox = new OutboxDelivery({ store, clock, logger, owner, leaseMs, adapters, ...(deps.attachments && { attachments: deps.attachments }) });
     this.outboxLoop = new DueLoop(this.outbox, { name: "outbox", clock, logger, maxInFlight: 8 });
     const outbox = this.outboxLoop;
     // The task loop is created below; these flows only need to wake it.
@@ -141,7 +143,7 @@ export class Familiar {
       proactive: new ProactiveFlow({ store, notifier: this.notifier }),
       outbox,
       poke: pokeTasks,
-      typing: (person) => this.startTyping(person.id),
+      typing: (person, channel) => this.startTyping(person.id, channel),
       summarize: (person, keepFromSeq) => this.summarize(person, keepFromSeq),
     });
     this.taskLoop = new DueLoop(this.tasks, { name: "tasks", clock, logger, maxInFlight: deps.maxConcurrentActivations ?? 16 });
@@ -311,16 +313,20 @@ export class Familiar {
     return creation;
   }
 
-  /** Starts a typing indicator on the person's most recent channel, renewed every 4 s until stopped. */
-  private startTyping(personId: PersonId): () => void {
+  /**
+   * Starts a typing indicator on `channel` (where the person wrote), renewed every 4 s until stopped.
+   * Channels without a typing indicator cost nothing.
+   */
+  private startTyping(personId: PersonId, channel: ChannelName): () => void {
+    const adapter = this.adapters.get(channel);
+    if (!adapter?.typing) return () => undefined;
+    const typing = adapter.typing.bind(adapter);
     let stopped = false;
     let timer: NodeJS.Timeout | null = null;
     const tick = async () => {
       if (stopped) return;
-      const [last] = await this.deps.store.conversation.listRecentMessages(personId, 1);
-      const adapter = last && this.adapters.get(last.channel);
-      const identity = adapter && (await this.deps.store.persons.listIdentities(personId)).find((i) => i.channel === last.channel);
-      if (adapter?.typing && identity && !stopped) await adapter.typing({ accountId: identity.accountId, address: identity.address });
+      const identity = (await this.deps.store.persons.listIdentities(personId)).find((i) => i.channel === channel);
+      if (identity && !stopped) await typing({ accountId: identity.accountId, address: identity.address });
       if (!stopped) timer = setTimeout(() => void tick().catch((err: unknown) => this.deps.logger.debug({ err, personId }, "typing indicator failed")), 4_000).unref();
     };
     void tick().catch((err: unknown) => this.deps.logger.debug({ err, personId }, "typing indicator failed"));
@@ -329,4 +335,5 @@ export class Familiar {
       if (timer) clearTimeout(timer);
     };
   }
+
 }
