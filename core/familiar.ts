@@ -145,6 +145,7 @@ export class Familiar {
       poke: pokeTasks,
       typing: (person, channel) => this.startTyping(person.id, channel),
       summarize: (person, keepFromSeq) => this.summarize(person, keepFromSeq),
+      setupUrl: () => `${deps.publicUrl().replace(/\/$/, "")}/setup`,
     });
     this.taskLoop = new DueLoop(this.tasks, { name: "tasks", clock, logger, maxInFlight: deps.maxConcurrentActivations ?? 16 });
     this.heartbeat = new Heartbeat({ store, clock, logger, owner, leaseMs });

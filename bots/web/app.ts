@@ -22,7 +22,8 @@ const here = dirname(fileURLToPath(import.meta.url));
  * sources (tests, tsx) that is `<repo>/dist/webui`; from the compiled `dist/bots/web`, `dist/webui`.
  */
 export function bundleDir(): string {
-  const candidates = [resolve(here, "../../dist/webui"), resolve(here, "../../webui")];
+  // Bundled server: dist/main.js or dist/chunks/*.js; sources: bots/web.
+  const candidates = [resolve(here, "webui"), resolve(here, "../webui"), resolve(here, "../../dist/webui"), resolve(here, "../../webui")];
   return candidates.find((dir) => existsSync(join(dir, "app.js"))) ?? candidates[0]!;
 }
 

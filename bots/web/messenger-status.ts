@@ -56,6 +56,7 @@ export class MessengerStatus {
 /** README.md of this install (next to package.json, from the sources or from `dist/`), or null. */
 export function readReadme(): string | null {
   const here = dirname(fileURLToPath(import.meta.url));
-  const file = [resolve(here, "../../README.md"), resolve(here, "../../../README.md")].find((f) => existsSync(f));
+  // From the sources (bots/web), the bundled server (dist/ or dist/chunks/) or an older dist/bots/web.
+  const file = [resolve(here, "../../README.md"), resolve(here, "../README.md"), resolve(here, "../../../README.md")].find((f) => existsSync(f));
   return file ? readFileSync(file, "utf8") : null;
 }

@@ -35,15 +35,15 @@ export function nextOccurrence(checkpoint: TaskCheckpoint, now: Date): Date | nu
 /** Why an activation produced no answer (field case M1: the person gets an honest line, never a placeholder). */
 export type NoAnswer = "empty" | "step_limit" | "error" | "no_model" | "aborted" | "reply";
 
-/** Short honest texts for turns that produced no answer. */
-export function failureText(kind: NoAnswer): string {
+/** Short honest texts for turns that produced no answer; `setupUrl` is where the setup page is. */
+export function failureText(kind: NoAnswer, setupUrl = "http://127.0.0.1:3000/setup"): string {
   switch (kind) {
     case "step_limit":
       return "I ran out of steps while working on that. Say “continue” if you want me to keep going.";
     case "error":
       return "I couldn't reach my language model just now, so I can't answer yet. Please try again in a moment.";
     case "no_model":
-      return "No model is configured yet, so I can't answer. Open Familiar's setup page in a browser (http://127.0.0.1:3000/setup on the Familiar machine) to choose one, or set OPENAI_API_KEY (or OPENAI_BASE_URL for a compatible server).";
+      return `No model is configured yet, so I can't answer. Open Familiar's setup page in a browser (${setupUrl} on the Familiar machine) to choose one, or set OPENAI_API_KEY (or OPENAI_BASE_URL for a compatible server).`;
     default:
       return "Sorry — I couldn't come up with an answer to that just now. Could you try again?";
   }

@@ -39,6 +39,8 @@ export interface TaskRunnerDeps {
   poke: () => void;
   /** Shows typing on the channel the person wrote from while a turn runs; returns the stop function. */
   typing?: (person: Person, channel: ConversationMessage["channel"]) => () => void;
+  /** Where the setup page is (told when no model is configured). */
+  setupUrl?: () => string;
   /** After a turn: fold older messages into the rolling summary (best effort). */
   summarize?: (person: Person, keepFromSeq: number) => Promise<void>;
 }
@@ -227,7 +229,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
     if (answer) {
       const answered = await answeredMessage(store, person, answer);
       await store.transaction(async () => {
-        await this.say(person, failureText("no_model"), `reply:${key}`, answered?.channel ?? null, null);
+        await this.say(person, failureText("no_model", this.deps.setupUrl?.()), `reply:${key}`, answered?.channel ?? null, null);
         await store.tasks.transitionTask({ taskId: task.id, owner: this.deps.owner, to: { status: "done", result: null }, now: clock.now() });
       });
       this.deps.outbox.poke();
