@@ -198,6 +198,7 @@ export function toGrant(d: GrantDoc): Grant {
     personId: asId("person", d.personId),
     capability: d.capability,
     constraints: { ...d.constraints },
+    pattern: d.pattern === undefined || d.pattern === null ? null : decodeJson(d.pattern),
     scope: { ...d.scope },
     grantedBy: { channel: d.grantedBy.channel, accountId: d.grantedBy.accountId },
     grantedAt: d.grantedAt,
@@ -243,6 +244,7 @@ export function toOutbox(d: OutboxDoc): OutboxMessage {
     text: d.text,
     buttons: d.buttons.map((b) => ({ id: b.id, label: b.label })),
     editOf: optionalId("outbox", d.editOf),
+    card: d.card === undefined || d.card === null ? null : decodeJson(d.card),
     status: d.status,
     attempts: d.attempts,
     nextAttemptAt: d.nextAttemptAt,
@@ -276,6 +278,7 @@ export function toLocalMessage(d: LocalMailboxDoc): LocalMessage {
     user: d.user,
     text: d.text,
     buttons: d.buttons.map((b) => ({ id: b.id, label: b.label })),
+    card: d.card === undefined || d.card === null ? null : decodeJson(d.card),
     at: d.at,
   };
 }

@@ -1,6 +1,6 @@
 import { DuplicateKeyError } from "../../errors.js";
 import type { LocalMailboxRepository } from "../ports.js";
-import type { Button, LocalMessage } from "../types.js";
+import type { Button, Json, LocalMessage } from "../types.js";
 import { type Row, type SqliteContext, jsonText, ms, parseJson, toDate } from "./context.js";
 
 function toLocal(row: Row): LocalMessage {
@@ -10,8 +10,13 @@ function toLocal(row: Row): LocalMessage {
     user: row.user as string,
     text: row.text as string,
     buttons: parseJson<Button[]>(row.buttons),
+    card: row.card === null || row.card === undefined ? null : parseJson<Json>(row.card),
     at: toDate(row.at),
   };
+}
+
+function cardText(card: Json | null | undefined): string | null {
+  return card === undefined || card === null ? null : jsonText(card);
 }
 
 const nextSeq = "(SELECT coalesce(max(seq), 0) + 1 FROM local_messages)";
@@ -20,24 +25,24 @@ const nextSeq = "(SELECT coalesce(max(seq), 0) + 1 FROM local_messages)";
 export class SqliteLocalMailboxRepository implements LocalMailboxRepository {
   constructor(private readonly ctx: SqliteContext) {}
 
-  putLocalMessage(input: { id: string; user: string; text: string; buttons: Button[]; at: Date }): Promise<LocalMessage> {
+  putLocalMessage(input: { id: string; user: string; text: string; buttons: Button[]; card?: Json | null; at: Date }): Promise<LocalMessage> {
     return this.ctx.run(
       () =>
         toLocal(
           this.ctx
-            .stmt(`INSERT INTO local_messages (id, seq, user, text, buttons, at) VALUES (?, ${nextSeq}, ?, ?, ?, ?) RETURNING *`)
-            .get(input.id, input.user, input.text, jsonText(input.buttons), ms(input.at)) as Row,
+            .stmt(`INSERT INTO local_messages (id, seq, user, text, buttons, card, at) VALUES (?, ${nextSeq}, ?, ?, ?, ?, ?) RETURNING *`)
+            .get(input.id, input.user, input.text, jsonText(input.buttons), cardText(input.card), ms(input.at)) as Row,
         ),
       { duplicate: (cause) => new DuplicateKeyError("local message", input.id, { cause }) },
     );
   }
 
   /** Keeps the message's original `at`. */
-  editLocalMessage(id: string, patch: { text: string; buttons: Button[] }, _now: Date): Promise<LocalMessage | null> {
+  editLocalMessage(id: string, patch: { text: string; buttons: Button[]; card?: Json | null }, _now: Date): Promise<LocalMessage | null> {
     return this.ctx.run(() => {
       const row = this.ctx
-        .stmt(`UPDATE local_messages SET text = ?, buttons = ?, seq = ${nextSeq} WHERE id = ? RETURNING *`)
-        .get(patch.text, jsonText(patch.buttons), id) as Row | undefined;
+        .stmt(`UPDATE local_messages SET text = ?, buttons = ?, card = ?, seq = ${nextSeq} WHERE id = ? RETURNING *`)
+        .get(patch.text, jsonText(patch.buttons), cardText(patch.card), id) as Row | undefined;
       return row ? toLocal(row) : null;
     });
   }
