@@ -21,6 +21,7 @@ import type { EgressGuard } from "./sentinel/egress.js";
 import type { Policy } from "./sentinel/policy.js";
 import { Sentinel } from "./sentinel/sentinel.js";
 import type { SecretVault } from "./sentinel/vault.js";
+import { SentinelClock, SessionTracker } from "./sentinel/time.js";
 import { SentinelViews } from "./sentinel/views.js";
 import type { Store } from "./storage/ports.js";
 import type { ChannelName, Person, Task } from "./storage/types.js";
@@ -95,7 +96,9 @@ export class Familiar {
         await scheduler.schedule({ name: outboxJobName, key: personId, data: { personId }, timing: { kind: "at", at } });
       },
     });
-    this.approvals = new ApprovalFlow({ store, clock, logger, outbox: this.outbox, scheduler, tasks: () => this.tasks });
+    // Sentinel's own time (never behind what it saw) and the person's session, shared by the facade and the desk.
+    const sentinelTime = { clock: new SentinelClock(store, () => clock.now()), sessions: new SessionTracker(store) };
+    this.approvals = new ApprovalFlow({ store, clock, logger, outbox: this.outbox, scheduler, tasks: () => this.tasks, sentinel: sentinelTime });
     this.sentinel = new Sentinel({
       store,
       egress: deps.sentinel.egress,
@@ -103,9 +106,9 @@ export class Familiar {
       ...(deps.sentinel.policy && { policy: deps.sentinel.policy }),
       logger,
       onApprovalRequested: this.approvals.requested,
-      now: () => clock.now(),
+      ...sentinelTime,
     });
-    this.views = new SentinelViews(store, () => clock.now());
+    this.views = new SentinelViews(store, sentinelTime);
     this.notifier = new Notifier({ store, clock, logger, outbox: this.outbox, scheduler, judge: deps.notificationJudgement ? deps.model : null });
     this.tasks = new TaskRuntime({
       store,

@@ -100,6 +100,7 @@ export class LocalChannel implements ChannelAdapter {
         user: target.address,
         text: content.text,
         buttons: content.buttons,
+        card: content.card ?? null,
         at: this.clock.now(),
       });
     } catch (err) {
@@ -129,7 +130,7 @@ export class LocalChannel implements ChannelAdapter {
     }
     let edited: LocalMessage | null;
     try {
-      edited = await this.mailbox.editLocalMessage(id, { text: content.text, buttons: content.buttons }, this.clock.now());
+      edited = await this.mailbox.editLocalMessage(id, { text: content.text, buttons: content.buttons, card: content.card ?? null }, this.clock.now());
     } catch (err) {
       throw new DeliveryError(`local chat: could not edit message ${id}`, false, { cause: err });
     }

@@ -5,6 +5,7 @@ import { z } from "zod";
 import type { InboundMessage, InboundOutcome, InboundPress } from "../../core/channels/port.js";
 import { systemClock, type Clock } from "../../core/clock.js";
 import type { Logger } from "../../core/log.js";
+import { parseCardView, type CardView } from "../../core/sentinel/card-view.js";
 import type { LocalMessage } from "../../core/storage/types.js";
 import { ALLOW_REMOTE_SETTING, checkExpressRequest } from "./access.js";
 import { LocalChannelNotStartedError, type LocalChannel } from "./channel.js";
@@ -70,6 +71,8 @@ export interface LocalMessageJson {
   text: string;
   /** Absent when the message has no buttons. */
   buttons?: { id: string; label: string }[];
+  /** An approval card's structured view (Sentinel's `CardView`); `text` is its markdown fallback. */
+  card?: CardView;
   /** ISO-8601 UTC. */
   at: string;
 }
@@ -251,5 +254,7 @@ function parse<S extends z.ZodType>(schema: S, input: unknown, res: Response): z
 function toJson(message: LocalMessage): LocalMessageJson {
   const json: LocalMessageJson = { id: message.id, text: message.text, at: message.at.toISOString() };
   if (message.buttons.length > 0) json.buttons = message.buttons.map((b) => ({ id: b.id, label: b.label }));
+  const card = parseCardView(message.card);
+  if (card) json.card = card;
   return json;
 }

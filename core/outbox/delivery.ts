@@ -3,6 +3,7 @@ import { DeliveryError, type ChannelAdapter } from "../channels/port.js";
 import type { Clock } from "../clock.js";
 import type { PersonId } from "../ids.js";
 import type { Logger } from "../log.js";
+import { parseCardView } from "../sentinel/card-view.js";
 import type { Store } from "../storage/ports.js";
 import type { ChannelName, Identity, OutboxMessage } from "../storage/types.js";
 
@@ -76,7 +77,8 @@ export class OutboxDelivery {
       return;
     }
     const target = { accountId: identity.accountId, address: identity.address };
-    const content = { text: message.text, buttons: message.buttons, deliveryKey: message.deliveryKey };
+    const card = parseCardView(message.card);
+    const content = { text: message.text, buttons: message.buttons, deliveryKey: message.deliveryKey, ...(card ? { card } : {}) };
     try {
       let platformIds: string[];
       if (message.editOf) {

@@ -3,7 +3,9 @@ import type { Clock } from "../clock.js";
 import type { Logger } from "../log.js";
 import type { OutboxDelivery } from "../outbox/delivery.js";
 import type { Scheduler } from "../scheduling/scheduler.js";
-import { ApprovalDesk, approvalCard, parseApprovalButtonId } from "../sentinel/approvals.js";
+import { ApprovalDesk, isApprovalButtonId, statusOf } from "../sentinel/approvals.js";
+import { ApprovalCards } from "../sentinel/card-issuer.js";
+import type { SentinelClock, SessionTracker } from "../sentinel/time.js";
 import type { Store } from "../storage/ports.js";
 import type { ApprovalRequest, Identity, Person } from "../storage/types.js";
 import type { TaskRuntime } from "./tasks.js";
@@ -21,56 +23,68 @@ export const approvalExpiryJobName = "approval.expire";
  */
 export class ApprovalFlow {
   private readonly desk: ApprovalDesk;
+  private readonly cards: ApprovalCards;
 
   constructor(
-    private readonly deps: { store: Store; clock: Clock; logger: Logger; outbox: OutboxDelivery; scheduler: Scheduler; tasks: () => TaskRuntime },
+    private readonly deps: {
+      store: Store;
+      clock: Clock;
+      logger: Logger;
+      outbox: OutboxDelivery;
+      scheduler: Scheduler;
+      tasks: () => TaskRuntime;
+      /** Sentinel's own time and session tracker (shared with the Sentinel facade). */
+      sentinel: { clock: SentinelClock; sessions: SessionTracker };
+    },
   ) {
-    this.desk = new ApprovalDesk(deps.store);
+    this.desk = new ApprovalDesk({ store: deps.store, clock: deps.sentinel.clock, sessions: deps.sentinel.sessions });
+    this.cards = new ApprovalCards({ store: deps.store, clock: deps.sentinel.clock });
   }
 
   /** Sentinel stored a request: send the card and schedule its expiry. */
   requested = async (request: ApprovalRequest): Promise<void> => {
-    const { store, clock, scheduler } = this.deps;
-    const card = approvalCard(request);
-    await store.outbox.enqueueOutbound({ personId: request.personId, deliveryKey: cardKey(request), text: card.text, buttons: card.buttons }, clock.now());
+    const { scheduler } = this.deps;
+    await this.cards.issue(request);
     await scheduler.schedule({ name: approvalExpiryJobName, key: request.id, data: { approvalId: request.id }, timing: { kind: "at", at: request.expiresAt } });
-    void this.deps.outbox.deliver(request.personId);
+    this.deliver(request);
   };
 
   /** Press handler for the inbound flow: null when the button is not an approval button. */
   press = async (press: InboundPress, person: Person | null, _identity: Identity | null): Promise<InboundOutcome | null> => {
-    if (!parseApprovalButtonId(press.buttonId)) return null;
+    if (!isApprovalButtonId(press.buttonId)) return null;
     const result = await this.desk.decidePress({
       buttonId: press.buttonId,
-      presser: { channel: press.channel, accountId: press.accountId, personId: person?.id ?? null },
-      now: this.deps.clock.now(),
+      presser: { channel: press.channel, accountId: press.accountId, personId: person?.id ?? null, address: press.address, messageRef: press.messageRef },
     });
     const request = result.request;
-    if (request && result.cardUpdate) await this.editCard(request, result.cardUpdate.text, `${result.outcome}`);
-    if (request && (result.outcome === "approved" || result.outcome === "denied")) {
-      const how = result.outcome === "approved" ? `approved (${result.grant?.scope.kind ?? "once"})` : "denied";
-      void this.resume(request, `the person ${how} the request "${request.summary}"`);
+    if (request && result.status) {
+      await this.cards.settle(request, result.status, result.outcome);
+      if (result.paused) await this.cards.tellPaused(request);
+      this.deliver(request);
     }
-    if (request && result.outcome === "expired") void this.resume(request, `the approval request "${request.summary}" expired without an answer`);
+    if (request && (result.outcome === "approved" || result.outcome === "denied")) {
+      const how = result.outcome === "approved" ? `approved (${result.grant?.scope.kind ?? "once"})` : result.paused ? "denied — and approvals for this task are now paused after repeated denials; do not try again" : "denied";
+      void this.resume(request, `the person ${how} the request "${request.summary}"`).catch((err: unknown) => this.deps.logger.error({ err, approvalId: request.id }, "resume after a decision failed"));
+    }
+    if (request && result.outcome === "expired") {
+      void this.resume(request, `the approval request "${request.summary}" expired without an answer`).catch((err: unknown) => this.deps.logger.error({ err, approvalId: request.id }, "resume after expiry failed"));
+    }
     return { status: "handled", notice: result.notice };
   };
 
-  /** The expiry job: marks due requests expired, edits their cards and tells their tasks. */
+  /** The expiry job: marks due requests expired (at Sentinel's time), edits their cards and tells their tasks. */
   async expire(): Promise<number> {
-    const expired = await this.deps.store.approvals.expireApprovals(this.deps.clock.now());
+    const expired = await this.deps.store.approvals.expireApprovals(await this.deps.sentinel.clock.now());
     for (const request of expired) {
-      await this.editCard(request, `⌛ Expired — not approved: ${request.summary}`, "expired");
+      await this.cards.settle(request, statusOf(request), "expired");
+      this.deliver(request);
       await this.resume(request, `the approval request "${request.summary}" expired without an answer`);
     }
     return expired.length;
   }
 
-  private async editCard(request: ApprovalRequest, text: string, outcome: string): Promise<void> {
-    const { store, clock } = this.deps;
-    // Enqueueing the card's key again returns the card row itself (idempotent by delivery key).
-    const card = await store.outbox.enqueueOutbound({ personId: request.personId, deliveryKey: cardKey(request), text, buttons: [] }, clock.now());
-    await store.outbox.enqueueOutbound({ personId: request.personId, deliveryKey: `${cardKey(request)}:${outcome}`, text, buttons: [], editOf: card.id }, clock.now());
-    void this.deps.outbox.deliver(request.personId);
+  private deliver(request: ApprovalRequest): void {
+    this.deps.outbox.deliver(request.personId).catch((err: unknown) => this.deps.logger.error({ err, approvalId: request.id }, "card delivery failed"));
   }
 
   private async resume(request: ApprovalRequest, trigger: string): Promise<void> {
@@ -80,8 +94,4 @@ export class ApprovalFlow {
     const turn = taskKind(task) === "turn";
     await this.deps.tasks().run(task.id, { trigger, from: "waiting", direct: turn, onlyIfWaitingFor: request.id });
   }
-}
-
-function cardKey(request: ApprovalRequest): string {
-  return `approval:${request.id}`;
 }

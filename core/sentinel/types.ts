@@ -22,7 +22,8 @@
  *   CaMeL's interpreter (we do not rewrite the model's plan into a program), but it needs no second
  *   model and fails closed: a tainted activation asks more, never less.
  */
-import type { Grant } from "../storage/types.js";
+import type { ActionDescriptor, ActionTarget } from "./descriptor.js";
+import type { ActiveGrant } from "./grants.js";
 
 /** What a tool declares to Sentinel. Tools without one are internal (goals, memory): allowed, still audited. */
 export interface ToolPolicy {
@@ -36,21 +37,18 @@ export interface ToolPolicy {
   exfiltrationArgs: string[];
   /** Payments, deletions, messages to other people: always asked unless a grant covers it. */
   hardToUndo?: boolean;
+  /**
+   * The action's verb: a fixed one (`{ fixed: "WRITE" }`, `{ fixed: "SUBMIT" }`) or the argument
+   * holding it (`{ arg: "method" }` for an HTTP method). Default: `READ` for reads, `WRITE` for writes.
+   */
+  method?: { fixed: string } | { arg: string; default?: string };
+  /** Argument paths holding workspace file paths (each becomes a `file` target of the action). */
+  fileArgs?: string[];
+  /** Argument paths holding header maps (names shown on cards; `{{secret:NAME}}` values as "🔒 NAME"). */
+  headerArgs?: string[];
+  /** Argument paths holding a payload shown decoded on cards (JSON pretty, form fields, base64/hex text). */
+  bodyArgs?: string[];
 }
-
-/**
- * A normalized destination of a call:
- * - `url`: an http(s) URL, by `origin` (`https://api.example.com:8443`) and `host` (hostname only);
- * - `recipient`: an email address or handle (lower-cased);
- * - `blocked`: a destination the egress guard refuses without looking further (non-http scheme,
- *   private or metadata address literal); `reason` says why;
- * - `other`: any other value, compared as is.
- */
-export type Destination =
-  | { kind: "url"; origin: string; host: string; url: string }
-  | { kind: "recipient"; value: string }
-  | { kind: "blocked"; value: string; reason: string; code: string }
-  | { kind: "other"; value: string };
 
 /** Everything `decide` looks at. */
 export interface DecisionInput {
@@ -59,29 +57,29 @@ export interface DecisionInput {
   /** `internal` for tools without a Sentinel policy. */
   access: "read" | "write" | "internal";
   hardToUndo: boolean;
-  destinations: Destination[];
+  /** What the call does (null for internal tools). */
+  action: ActionDescriptor | null;
+  /** The action's targets (empty for internal tools). */
+  destinations: ActionTarget[];
   /** True when the call has an argument that can carry data out, or a destination at all. */
   carriesData: boolean;
-  /** The person's active grants (`GrantRepository.listActiveGrants`). */
-  grants: readonly Grant[];
+  /** The person's grants usable now (scope checked: task alive, session live, not expired). */
+  grants: readonly ActiveGrant[];
   taskId: string | null;
-  /** The chain of activations this call belongs to (session grants match it). */
-  sessionId: string | null;
   /** Untrusted content entered this activation's context before this call. */
   tainted: boolean;
+  /** Sentinel's time (never earlier than any time it saw before: see `SentinelClock`). */
   now: Date;
 }
 
 /** Sentinel's answer for one call. */
 export type Effect = "allow" | "deny" | "ask";
 
-/** The result of `decide`: the effect, the rule that produced it, and the grants that covered the call. */
+/** The result of `decide`: the effect, the rule that produced it, and the grant that covered the call. */
 export interface Decision {
   effect: Effect;
   ruleId: string;
   reason: string;
-  /** The first covering grant (when the call is covered). */
-  grant?: Grant;
-  /** Every grant used to cover the call's destinations (once-grants among them are consumed on use). */
-  grants: Grant[];
+  /** The covering grant (when the call is covered and allowed because of it). */
+  grant?: ActiveGrant;
 }
