@@ -9,7 +9,7 @@ import type { GrantScope } from "../../../core/storage/types.js";
 
 const now = new Date("2025-06-01T12:00:00Z");
 const person = asId("person", "per_1") as PersonId;
-const url = (host: string, path = "/a"): ActionTarget => ({ kind: "url", scheme: "https", host, port: 443, path, href: `https://${host}${path}` });
+const url = (host: string, path = "/a", scheme: "http" | "https" = "https", port = 443): ActionTarget => ({ kind: "url", scheme, host, port, path, href: `${scheme}://${host}:${port}${path}` });
 const page = url("news.example");
 const outside = url("evil.example", "/x");
 let n = 0;
@@ -118,8 +118,8 @@ describe("grant patterns in decisions", () => {
   it("a read grant covers any path on its origin, never another port or scheme", () => {
     const g = granted(action());
     expect(decide(input({ action: action({ targets: [url("news.example", "/other/page")] }), grants: [g] })).effect).toBe("allow");
-    expect(decide(input({ action: action({ targets: [{ ...url("news.example"), port: 8443 }] }), grants: [g] })).effect).toBe("ask");
-    expect(decide(input({ action: action({ targets: [{ ...url("news.example"), scheme: "http", port: 80 }] }), grants: [g] })).effect).toBe("ask");
+    expect(decide(input({ action: action({ targets: [url("news.example", "/a", "https", 8443)] }), grants: [g] })).effect).toBe("ask");
+    expect(decide(input({ action: action({ targets: [url("news.example", "/a", "http", 80)] }), grants: [g] })).effect).toBe("ask");
   });
 
   it("a file grant covers that file only", () => {
