@@ -5,6 +5,7 @@ import type { TokenCounter } from "./context/tokens.js";
 import { asId, type HookId, type PersonId } from "./ids.js";
 import { AccessControl } from "./inbound/access.js";
 import { CommandRegistry, registerCoreCommands } from "./inbound/commands.js";
+import { Door } from "./inbound/door.js";
 import { InboundHandler, type PressHandler } from "./inbound/handler.js";
 import { registerSentinelCommands } from "./inbound/sentinel-commands.js";
 import { registerSettingsCommands } from "./inbound/settings-commands.js";
@@ -54,6 +55,10 @@ export interface FamiliarDeps {
   maxConcurrentActivations?: number;
   /** ALLOW_FROM: `channel:accountId` entries that may talk without pairing. */
   allowFrom?: readonly string[];
+  /** OWNER: `channel:accountId` entries of the install's owner (default: the first ALLOW_FROM entry). */
+  owners?: readonly string[];
+  /** The local web chat serves only this machine, so its users count as the owner. */
+  localChatIsOwner?: boolean;
   /** Sentinel's parts: every tool call passes its policy, grants and approvals (required in production). */
   sentinel: { egress: EgressGuard; vault?: SecretVault; policy?: Policy };
   /** Let the model judge whether a proactive message is worth sending (strict JSON; failures hold). */
@@ -142,7 +147,10 @@ export class Familiar {
     registerCoreCommands(this.commands, { store, clock });
     registerSettingsCommands(this.commands, { store, clock, resumeDue: (personId) => this.resumeDue(personId) });
     registerSentinelCommands(this.commands, this.views);
-    this.access = new AccessControl({ store, clock, logger, allowFrom: deps.allowFrom ?? [], channel: (name) => this.adapters.get(name) });
+    const owners = deps.owners?.length ? deps.owners : (deps.allowFrom ?? []).slice(0, 1);
+    const door = new Door({ store, clock, owners, localIsOwner: deps.localChatIsOwner ?? true });
+    door.registerCommands(this.commands);
+    this.access = new AccessControl({ store, clock, logger, allowFrom: deps.allowFrom ?? [], channel: (name) => this.adapters.get(name), door });
     this.access.registerCommands(this.commands);
     this.pressHandlers.push(this.approvals.press);
     this.inbound = new InboundHandler({
@@ -154,6 +162,7 @@ export class Familiar {
       onMessage: (person) => void this.turns.requestTurn(person.id),
       answer: (person, event, text) => this.answer(person, event, text),
       pressHandlers: () => this.pressHandlers,
+      admit: (event, person) => door.admits(event, person),
     });
     const personOf = (data: Record<string, unknown>) => asId("person", String(data.personId));
     const taskOf = (data: Record<string, unknown>) => asId("task", String(data.taskId));

@@ -54,7 +54,7 @@ export class ApprovalFlow {
     if (!isApprovalButtonId(press.buttonId)) return null;
     const result = await this.desk.decidePress({
       buttonId: press.buttonId,
-      presser: { channel: press.channel, accountId: press.accountId, personId: person?.id ?? null, address: press.address, messageRef: press.messageRef },
+      presser: { channel: press.channel, accountId: press.accountId, personId: person?.id ?? null, address: press.address, messageRef: press.messageRef, ...(press.groupId !== undefined && { groupId: press.groupId }) },
     });
     const request = result.request;
     if (request && result.status) {

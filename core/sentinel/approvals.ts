@@ -61,6 +61,8 @@ export interface Presser {
   address: string;
   /** The message the pressed button was on (platform id), if the platform says. */
   messageRef: string | null;
+  /** Set when the press came from a group chat (cards are only ever sent to the person's own chat). */
+  groupId?: string;
 }
 
 /** What a press did. `status` (when set) is the card's new outcome line (its buttons are gone). */
@@ -169,11 +171,13 @@ export class ApprovalDesk {
 
   /** The press came from the chat and the message the card was delivered to. */
   private async fromTheCard(outboxId: OutboxId | null, presser: Presser): Promise<boolean> {
-    if (outboxId === null || presser.messageRef === null) return false;
+    if (outboxId === null || presser.messageRef === null || presser.groupId !== undefined) return false;
     const card = await this.deps.store.outbox.getOutbound(outboxId);
     const delivered = card?.delivered;
     if (!delivered) return false;
-    return delivered.channel === presser.channel && delivered.address === presser.address && delivered.platformIds.includes(presser.messageRef);
+    // A card sent to a user id (Slack and Telegram open the person's own DM by it) is pressed in that DM.
+    const sameChat = delivered.address === presser.address || delivered.address === presser.accountId;
+    return delivered.channel === presser.channel && sameChat && delivered.platformIds.includes(presser.messageRef);
   }
 
   /** The grant scope of a choice at `now`; null when it does not apply (no task). The press is activity. */

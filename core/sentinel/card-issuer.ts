@@ -5,6 +5,7 @@
  * buttons that map to nothing; `settle` edits the card to show the outcome without buttons;
  * `tellPaused` tells the person, once, that a task's approvals were paused after repeated denials.
  */
+import { z } from "zod";
 import type { Store } from "../storage/ports.js";
 import type { ApprovalChoiceKind, ApprovalRequest, OutboxMessage } from "../storage/types.js";
 import { approvalButtonId, newButtonToken } from "./approvals.js";
@@ -13,6 +14,9 @@ import { buildApprovalCard, decidedCard } from "./card.js";
 import { renderCardMarkdown, type CardView } from "./card-view.js";
 import { parseApprovalDetails } from "./request.js";
 import type { SentinelClock } from "./time.js";
+
+/** A conversation turn's task (its "task" is answering one message). */
+const turnTask = z.object({ type: z.literal("turn") });
 
 /** The outbox delivery key of a request's card. */
 export function cardDeliveryKey(request: Pick<ApprovalRequest, "id">): string {
@@ -105,7 +109,7 @@ export class ApprovalCards {
     return buildApprovalCard(request.id, details, {
       person: { timeZone: person?.timeZone ?? "UTC", locale: person?.locale ?? "en-US" },
       buttonIds,
-      taskTitle: task?.title ?? null,
+      taskTitle: task === null ? null : turnTask.safeParse(task.checkpoint).success ? null : task.title,
       now: tokens !== null ? now : request.createdAt,
       expiresAt: request.expiresAt,
     });

@@ -80,16 +80,25 @@ export function verbatimInline(text: string): string {
  * decision once made. Buttons travel separately (native per messenger).
  */
 export function renderCardMarkdown(card: CardView): string {
-  const headline = card.headline.map((p) => (p.code ? verbatimInline(p.text) : p.strong ? `**${p.text}**` : p.text)).join("");
+  const e = escapeMarkdown;
+  const headline = card.headline.map((p) => (p.code ? verbatimInline(p.text) : p.strong ? `**${e(p.text)}**` : e(p.text))).join("");
   const lines: string[] = [`🔐 ${headline}`];
-  for (const notice of card.notices) lines.push(`${notice.tone === "warning" ? "⚠️" : "ℹ️"} ${notice.text}`);
+  for (const notice of card.notices) lines.push(`${notice.tone === "warning" ? "⚠️" : "ℹ️"} ${e(notice.text)}`);
   for (const f of card.fields) {
-    const more = f.hidden > 0 ? ` (${f.hidden.toLocaleString("en-US")} more characters not shown)` : "";
-    if (f.format === "block") lines.push(`**${f.label}**${more}:`, verbatimBlock(f.value));
-    else if (f.format === "code") lines.push(`**${f.label}:** ${verbatimInline(f.value)}${more}`);
-    else lines.push(`**${f.label}:** ${f.value}${more}`);
+    const more = f.hidden > 0 ? ` ${e(`(${f.hidden.toLocaleString("en-US")} more characters not shown)`)}` : "";
+    if (f.format === "block") lines.push(`**${e(f.label)}**${more}:`, verbatimBlock(f.value));
+    else if (f.format === "code") lines.push(`**${e(f.label)}:** ${verbatimInline(f.value)}${more}`);
+    else lines.push(`**${e(f.label)}:** ${e(f.value)}${more}`);
   }
-  if (card.scopes.length > 0 && card.status === null) lines.push(...card.scopes.map((s) => `• ${s}`));
-  if (card.status !== null) lines.push(card.status.text);
+  if (card.scopes.length > 0 && card.status === null) lines.push(...card.scopes.map((s) => `• ${e(s)}`));
+  if (card.status !== null) lines.push(e(card.status.text));
   return lines.join("\n");
+}
+
+/**
+ * Backslash-escapes CommonMark punctuation (and `:` / `@`, so no URL or address turns into a link),
+ * so text on a card renders as exactly these characters on every messenger.
+ */
+export function escapeMarkdown(text: string): string {
+  return text.replace(/[\\`*_{}[\]()#+\-.!|<>~:@]/g, "\\$&");
 }

@@ -45,9 +45,9 @@ export function requestFields(summary: ActionSummary): CardField[] {
     const field = cut(`Body (${body.label}, ${body.length.toLocaleString("en-US")} characters)`, body.text || "(empty)", "block", BUDGET.body);
     // Content beyond what Sentinel kept for the full view counts as not shown too.
     fields.push(body.text.length < body.length && body.label === "text" ? { ...field, hidden: field.hidden + (body.length - body.text.length) } : field);
-    if (body.decoded.length > 0) fields.push(cut("Encoded values, decoded", body.decoded.join("\n"), "block", BUDGET.decoded));
   }
   if (summary.headers.length > 0) fields.push(cut("Headers", summary.headers.join("\n"), "block", BUDGET.headers));
+  if (summary.decoded.length > 0) fields.push(cut("Encoded values, decoded", summary.decoded.join("\n"), "block", BUDGET.decoded));
   let otherLeft: number = BUDGET.otherTotal;
   for (const o of summary.other) {
     const budget = Math.max(0, Math.min(BUDGET.other, otherLeft));
@@ -106,7 +106,7 @@ export interface CardContext {
   person: Pick<Person, "timeZone" | "locale">;
   /** The button id of each offered choice. */
   buttonIds: Partial<Record<ApprovalChoiceKind, string>>;
-  /** The task's title (for the "This task" explanation). */
+  /** The task's title (for the "This task" explanation); null for a conversation turn. */
   taskTitle: string | null;
   now: Date;
   expiresAt: Date;
@@ -133,7 +133,7 @@ export function buildApprovalCard(approvalId: string, details: ApprovalDetails, 
   const pattern = patternFor(details.action, "payload");
   if (wider.length > 0 && pattern !== null) {
     scopes.push(`${wider.map((c) => CHOICE_LABELS[c].replace(/ \(.*\)$/, "")).join(", ")} cover only: ${describePattern(pattern)}.`);
-    if (wider.includes("task")) scopes.push(`This task: until ${context.taskTitle ? `“${context.taskTitle}”` : "this task"} is finished.`);
+    if (wider.includes("task")) scopes.push(context.taskTitle ? `This task: until “${context.taskTitle}” is finished.` : "This task: until I have finished answering this message.");
     if (wider.includes("session")) scopes.push(`This session: until you have been away for ${SESSION_IDLE_MS / 3_600_000} hours.`);
     if (wider.includes("until")) {
       const until = new Date(context.now.getTime() + 24 * 3_600_000);

@@ -152,11 +152,13 @@ export function methodInWords(method: string): string {
   return verb === undefined ? method : `${verb} (${method})`;
 }
 
-/** `api.example.com/notes`, with `:port` only when it is not the scheme's default. */
+/**
+ * `api.example.com/notes`: host, `:port` only when it is not the scheme's default, path; plain
+ * (unencrypted) http is said in words, since a grant for https does not cover it.
+ */
 export function hostPath(t: { scheme: "http" | "https"; host: string; port: number; path: string }, withPath = true): string {
   const port = (t.scheme === "https" && t.port === 443) || (t.scheme === "http" && t.port === 80) ? "" : `:${t.port}`;
-  const scheme = t.scheme === "http" ? "http://" : "";
-  return `${scheme}${t.host}${port}${withPath ? t.path : ""}`;
+  return `${t.host}${port}${withPath ? t.path : ""}${t.scheme === "http" ? " (plain http)" : ""}`;
 }
 
 function targetPatternWords(p: TargetPattern): string {

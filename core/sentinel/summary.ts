@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { valuesAt, type ActionDescriptor } from "./descriptor.js";
 import { hostPath, methodInWords } from "./patterns.js";
-import { decodeBody, hostForDisplay, visible } from "./readable.js";
+import { decodeBody, decodeLayers, hostForDisplay, visible } from "./readable.js";
 import type { ToolPolicy } from "./types.js";
 
 const SECRET_ONLY = /^\s*(?:Bearer\s+|Basic\s+|Token\s+)?\{\{secret:([A-Za-z0-9_.-]{1,64})\}\}\s*$/i;
@@ -20,10 +20,10 @@ export const actionSummarySchema = z.object({
   /** Short form for the headline: `api.example.com/notes`, `the file notes.txt`. */
   where: z.string(),
   targets: z.array(z.object({ label: z.string(), value: z.string(), lookalike: z.boolean() })),
-  body: z
-    .object({ field: z.string(), label: z.string(), text: z.string(), decoded: z.array(z.string()), length: z.number().int().min(0) })
-    .nullable(),
+  body: z.object({ field: z.string(), label: z.string(), text: z.string(), length: z.number().int().min(0) }).nullable(),
   headers: z.array(z.string()),
+  /** Values anywhere in the request (body, headers, other arguments) that decode to text: `where: base64 → "…"`. */
+  decoded: z.array(z.string()),
   other: z.array(z.object({ name: z.string(), value: z.string() })),
   /** Hidden or direction-changing characters made visible anywhere in the request. */
   hidden: z.number().int().min(0),
@@ -38,12 +38,13 @@ function keep(text: string): string {
   return text.length > MAX_KEPT ? text.slice(0, MAX_KEPT) : text;
 }
 
-function headerLine(name: string, value: unknown): { line: string; hidden: number } {
+function headerLine(name: string, value: unknown): { line: string; hidden: number; decoded: string | null } {
   const raw = typeof value === "string" ? value : JSON.stringify(value) ?? "";
   const only = SECRET_ONLY.exec(raw);
-  if (only) return { line: `${name}: 🔒 ${only[1]}`, hidden: 0 };
+  if (only) return { line: `${name}: 🔒 ${only[1]}`, hidden: 0, decoded: null };
   const shown = visible(raw.replace(SECRET_ANY, (_m, secret: string) => `🔒 ${secret}`));
-  return { line: `${name}: ${shown.text}`, hidden: shown.hidden };
+  const layers = decodeLayers(raw.replace(/^\s*(?:Bearer|Basic|Token)\s+/i, ""));
+  return { line: `${name}: ${shown.text}`, hidden: shown.hidden, decoded: layers ? `header ${name}: ${layers.encodings.join(" → ")} → ${JSON.stringify(layers.text)}` : null };
 }
 
 /** Builds the summary of one call (see module doc). Secret values never appear: only references. */
@@ -72,13 +73,14 @@ export function summariseAction(policy: ToolPolicy, args: unknown, action: Actio
   });
   const first = action.targets[0];
   const where =
-    first === undefined ? action.tool : first.kind === "url" ? hostPath(first) : first.kind === "file" ? `the file ${first.path}` : first.kind === "recipient" ? first.address : first.kind === "other" ? first.value : first.value;
+    first === undefined ? action.tool : first.kind === "url" ? hostPath(first).replace(/ \(plain http\)$/, "") : first.kind === "file" ? `the file ${first.path}` : first.kind === "recipient" ? first.address : first.kind === "other" ? first.value : first.value;
 
   const top = (path: string) => path.split(".")[0]!.replace(/\[\]$/, "");
   const used = new Set<string>([...policy.destinationArgs, ...(policy.fileArgs ?? []), ...(policy.headerArgs ?? []), ...(policy.bodyArgs ?? [])].map(top));
   if (policy.method && "arg" in policy.method) used.add(top(policy.method.arg));
 
   const headers: string[] = [];
+  const decoded: string[] = [];
   let contentType: string | undefined;
   for (const path of policy.headerArgs ?? []) {
     for (const map of valuesAt(args, path)) {
@@ -88,6 +90,7 @@ export function summariseAction(policy: ToolPolicy, args: unknown, action: Actio
         const h = headerLine(see(name), value);
         hidden += h.hidden;
         headers.push(h.line);
+        if (h.decoded !== null) decoded.push(see(h.decoded));
       }
     }
   }
@@ -97,8 +100,9 @@ export function summariseAction(policy: ToolPolicy, args: unknown, action: Actio
     const value = valuesAt(args, path)[0];
     if (value === undefined) continue;
     const raw = scrub(typeof value === "string" ? value : JSON.stringify(value, null, 2) ?? "");
-    const decoded = decodeBody(raw, contentType);
-    body = { field: path, label: decoded.label, text: keep(see(decoded.text)), decoded: decoded.decoded.map(see), length: decoded.length };
+    const shown = decodeBody(raw, contentType);
+    body = { field: path, label: shown.label, text: keep(see(shown.text)), length: shown.length };
+    decoded.push(...shown.decoded.map(see));
     break;
   }
 
@@ -106,8 +110,11 @@ export function summariseAction(policy: ToolPolicy, args: unknown, action: Actio
   if (args !== null && typeof args === "object" && !Array.isArray(args)) {
     for (const [name, value] of Object.entries(args)) {
       if (used.has(name) || value === undefined) continue;
-      other.push({ name: see(name), value: keep(see(typeof value === "string" ? value : JSON.stringify(value) ?? "")) });
+      const raw = typeof value === "string" ? scrub(value) : JSON.stringify(value) ?? "";
+      other.push({ name: see(name), value: keep(see(raw)) });
+      const layers = typeof value === "string" ? decodeLayers(raw) : null;
+      if (layers) decoded.push(see(`${name}: ${layers.encodings.join(" → ")} → ${JSON.stringify(layers.text)}`));
     }
   }
-  return { tool: action.tool, method: action.method, methodWords: methodInWords(action.method), where: see(where), targets, body, headers, other, hidden };
+  return { tool: action.tool, method: action.method, methodWords: methodInWords(action.method), where: see(where), targets, body, headers, decoded, other, hidden };
 }

@@ -118,9 +118,8 @@ describe("approval cards", () => {
     }
     const choice = await store.sentinel.getApprovalChoice(buttons["Always"]!.slice(3));
     expect(choice).toMatchObject({ approvalId: request.id, choice: "always" });
-    // The markdown text of the card (what messengers show) says what the wider choices cover.
-    const row = await store.outbox.enqueueOutbound({ personId: ada, deliveryKey: `approval:${request.id}`, text: "" }, now);
-    expect(row.text).toContain("POST requests to api.example.com/notes (any body or query)");
+    // The card says what the wider choices cover.
+    expect(card.scopes.join("\n")).toContain("POST requests to api.example.com/notes (any body or query)");
   });
 
   it("offer no “This task” without a task", async () => {
@@ -160,7 +159,7 @@ describe("presses", () => {
     const second = await ask(note({ url: "https://api.example.com/other" }), { taskId: null });
     const b = await issue(second);
     // Card A's "Always" pressed on card B's message, from another chat, or with no message at all.
-    for (const presser of [adaAt(b.messageRef), adaAt(a.messageRef, { address: "-100999" }), adaAt(a.messageRef, { channel: "slack" }), adaAt(a.messageRef, { messageRef: null })]) {
+    for (const presser of [adaAt(b.messageRef), adaAt(a.messageRef, { groupId: "-100999" }), adaAt(a.messageRef, { channel: "slack" }), adaAt(a.messageRef, { messageRef: null })]) {
       expect(await desk.decidePress({ buttonId: a.buttons["Always"]!, presser })).toMatchObject({ outcome: "wrong_place" });
     }
     expect((await store.approvals.getApprovalRequest(first.id))!.status).toBe("pending");
