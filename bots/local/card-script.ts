@@ -74,7 +74,7 @@ export const cardCss = `.msg.card-msg{max-width:100%;width:100%}
 .card code,.card pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.9em;overflow-wrap:anywhere;word-break:break-word}
 .card code{background:rgba(127,127,127,.14);padding:1px 4px;border-radius:4px}
 .card pre{margin:0;white-space:pre-wrap;background:rgba(127,127,127,.12);padding:8px;border-radius:8px;max-height:45vh;overflow-y:auto;overflow-x:hidden}
-.card-notices{list-style:none;margin:0;padding:0;display:flex;flex-direction:column;gap:4px}
+.card .card-notices{list-style:none;margin:0;padding:0;display:flex;flex-direction:column;gap:4px}
 .card-notices li{font-size:13px;padding:6px 8px;border-radius:8px;background:rgba(127,127,127,.1)}
 .card-notices li.warning{background:rgba(214,120,0,.14)}
 .card-fields{margin:0;display:flex;flex-direction:column;gap:6px}
@@ -84,7 +84,7 @@ export const cardCss = `.msg.card-msg{max-width:100%;width:100%}
 .card-hidden{display:block;font-size:12px;color:var(--danger)}
 .card-full summary{cursor:pointer;color:var(--accent);font-size:13px}
 .card-full pre{margin-top:6px}
-.card-scopes{margin:0;padding-left:1.2em;font-size:13px;color:var(--muted)}
+.card .card-scopes{margin:0;padding-left:1.2em;font-size:13px;color:var(--muted)}
 .card-status{margin:0;font-weight:600}
 .card-msg .buttons button{white-space:normal;text-align:left}
 .card-msg .buttons button.danger{border-color:var(--danger);color:var(--danger)}
