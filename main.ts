@@ -101,6 +101,8 @@ export async function startApp(
     notificationJudgement: config.NOTIFY_MODEL_JUDGEMENT,
     sentinel: { egress, vault },
     allowFrom: config.ALLOW_FROM,
+    owners: config.OWNER,
+    localChatIsOwner: !config.LOCAL_CHAT_ALLOW_REMOTE,
   });
   familiar.addTools([...webTools(egress), ...workspaceTools(dataDir)]);
   const local = new LocalChannel(store.localMailbox, { clock });

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer } from "../fakes/openai-server.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { lastTool, recordingServer } from "../helpers/e2e.js";
@@ -59,12 +60,17 @@ describe("the approval card in the web chat at 360 px (real Chromium)", () => {
     await page.waitForSelector(".card-msg .buttons button");
 
     // Nothing sticks out to the right, in the page or inside the card.
-    const layout = await page.evaluate(() => {
-      const width = document.documentElement.clientWidth;
-      const card = document.querySelector(".card-msg")!;
-      const overflowing = [...card.querySelectorAll("*")].filter((el) => el.getBoundingClientRect().right > width + 0.5).map((el) => el.tagName + "." + el.className);
-      return { width, scrollWidth: document.documentElement.scrollWidth, chatScroll: document.querySelector(".chat")!.scrollWidth, overflowing };
-    });
+    // Evaluated in the page (a string: this project's TypeScript has no DOM types), parsed on return.
+    const layout = z
+      .object({ width: z.number(), scrollWidth: z.number(), chatScroll: z.number(), overflowing: z.array(z.string()) })
+      .parse(
+        await page.evaluate(`(() => {
+          const width = document.documentElement.clientWidth;
+          const card = document.querySelector(".card-msg");
+          const overflowing = [...card.querySelectorAll("*")].filter((el) => el.getBoundingClientRect().right > width + 0.5).map((el) => el.tagName + "." + el.className);
+          return { width, scrollWidth: document.documentElement.scrollWidth, chatScroll: document.querySelector(".chat").scrollWidth, overflowing };
+        })()`),
+      );
     expect(layout.width).toBe(360);
     expect(layout.scrollWidth).toBeLessThanOrEqual(360);
     expect(layout.chatScroll).toBeLessThanOrEqual(360);
@@ -85,7 +91,7 @@ describe("the approval card in the web chat at 360 px (real Chromium)", () => {
     const cardHeight = await page.$eval(".card-msg", (el) => el.getBoundingClientRect().height);
     await page.setViewportSize({ width: 360, height: Math.ceil(cardHeight) + 260 });
     await page.$eval(".card-msg", (el) => el.scrollIntoView({ block: "end" }));
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    expect(z.number().parse(await page.evaluate("document.documentElement.scrollWidth"))).toBeLessThanOrEqual(360);
     await page.screenshot({ path: SCREENSHOT });
     expect(existsSync(SCREENSHOT)).toBe(true);
 

@@ -13,7 +13,7 @@ import { isWake, recordingServer as pageServer, sleep } from "../helpers/e2e.js"
  */
 
 const BOT_TOKEN = "xoxb-1111-2222-e2ebotsecret";
-const SIGNING_SECRET = "e2e-signing-secret-0123456789abcdef";
+const SIGNING_SECRET = "e2e-Sg7f3kQ9xZ2mP8vL4rT6wN1yH5";
 const GROUP = "CGROUP1";
 /** Slack's own deadline for acknowledging an event or an interaction (Events API: 3 seconds). */
 const SLACK_ACK_DEADLINE_MS = 3_000;
