@@ -9,6 +9,7 @@ import type { MongoClient } from "mongodb";
 import { dashboardRouter } from "./bots/dashboard/routes.js";
 import { secretsRouter } from "./bots/dashboard/secrets.js";
 import { hooksRouter } from "./bots/hooks/routes.js";
+import type { Refusal } from "./bots/http/body.js";
 import { HttpServer } from "./bots/http/server.js";
 import { LocalChannel } from "./bots/local/channel.js";
 import { pairingQrRouter } from "./bots/local/pairing-qr.js";
@@ -114,10 +115,16 @@ export async function startApp(
     { name: "scheduler", check: async () => ({ ok: scheduler.status().running, ...scheduler.status() }) },
   ]);
   http.mount(localChatRouter(local, { allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE, logger }));
+  // Requests refused at the door (bad signature, too large, too deep) go to the audit log.
+  const onRefused = (refusal: Refusal) =>
+    void store.audit
+      .appendAudit({ personId: null, kind: "inbound.refused", summary: `${refusal.source}: refused a request (${refusal.reason})`, data: { ...refusal } })
+      .catch((err: unknown) => logger.error({ err, refusal }, "could not audit a refused request"));
   const messengers = await createMessengers(config, {
     http,
     logger,
     dataDir,
+    onRefused,
     ...(mongoClient && { mongoClient }),
     onWhatsAppQr: () => logger.info(`WhatsApp pairing: scan the QR printed above, or open ${url}/whatsapp`),
     onWhatsAppInvalid: (reason) => {
@@ -130,7 +137,7 @@ export async function startApp(
   http.mount(pairingQrRouter(() => (whatsapp ? { state: whatsapp.state(), qr: whatsapp.currentQr() } : null), { allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE }));
   http.mount(dashboardRouter({ store, views: familiar.views, allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE }));
   http.mount(secretsRouter(vault, { allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE }));
-  http.mount(hooksRouter((id, secret, body) => familiar.handleHookEvent(id, secret, body)));
+  http.mount(hooksRouter((id, secret, body) => familiar.handleHookEvent(id, secret, body), { onRefused }));
 
   await scheduler.start();
   const channels = await familiar.start();

@@ -10,6 +10,7 @@ import type { LocalMessage } from "../../core/storage/types.js";
 import { ALLOW_REMOTE_SETTING, checkExpressRequest } from "./access.js";
 import { LocalChannelNotStartedError, type LocalChannel } from "./channel.js";
 import { servePage } from "./page.js";
+import { boundedJson } from "../http/body.js";
 
 /** Longest long-poll a client may ask for with `wait` (ms); larger values are clamped. */
 export const MAX_WAIT_MS = 25_000;
@@ -125,7 +126,7 @@ export function localChatRouter(channel: LocalChannel, options: LocalChatRouterO
   router.use("/local", guard);
   router.get("/local/:asset", (req, res, next) => servePage(req.params.asset)(req, res, next));
 
-  router.use("/api/local", guard, express.json({ limit: "64kb" }));
+  router.use("/api/local", guard, ...boundedJson({ limit: 64 * 1024, source: "local" }));
 
   router.post("/api/local/messages", async (req, res) => {
     const body = parse(postMessageSchema, req.body, res);

@@ -84,7 +84,6 @@ export class AccessControl {
     if (event.kind !== "message") return null;
     const linked = await this.tryLink(event);
     if (linked) return null;
-    if (event.groupId !== undefined) return null; // pairing happens in a direct chat, never in a group
     await this.offerPairing(event);
     return null;
   };
