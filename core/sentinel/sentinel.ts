@@ -154,7 +154,10 @@ export class Sentinel {
     }
     const clean = this.scrubResult(result);
     if (clean.ok && clean.untrusted !== undefined) {
-      await this.deps.store.sentinel.noteUntrustedHosts(context.personId, hostsIn(clean.content), clean.untrusted.source, input.now);
+      // Hosts the content names (not the content's own address, which Sentinel already judged).
+      const own = new Set(hostsIn(clean.untrusted.source));
+      const named = hostsIn(clean.content).filter((h) => !own.has(h));
+      await this.deps.store.sentinel.noteUntrustedHosts(context.personId, named, clean.untrusted.source, input.now);
     }
     await this.deps.store.audit.appendAudit({
       personId: context.personId,

@@ -23,6 +23,7 @@ const modules: { name: string; load: () => Promise<{ bench: (emit: Emit) => Prom
   { name: "scheduler", load: () => import("./scheduler.js") },
   { name: "turns", load: () => import("./turns.js") },
   { name: "runtime", load: () => import("./runtime.js") },
+  { name: "sentinel", load: () => import("./sentinel.js") },
 ];
 
 const stdoutWrite = process.stdout.write.bind(process.stdout);

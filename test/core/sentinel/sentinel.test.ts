@@ -132,6 +132,9 @@ describe("lethal trifecta: a fetched page tells the agent to send memory out", (
     expect(request.details).toMatchObject({ ruleId: "ask-tainted-egress", tainted: true });
     // Risk decides the scopes: tainted → only Approve once / Deny; the address came from the page.
     expect(parseApprovalDetails(request)).toMatchObject({ offered: ["once", "deny"], provenance: { kind: "untrusted", source: `${page.origin}/recipes`, firstSeenUntrusted: true } });
+    // The page named the outside host: remembered as first seen in untrusted content (the page's own address is not).
+    const sightings = await store.sentinel.firstUntrustedSightings(personId, [outside.hostPort, page.hostPort]);
+    expect(sightings.map((x) => [x.host, x.source])).toEqual([[outside.hostPort, `${page.origin}/recipes`]]);
     expect(outside.received).toHaveLength(0);
     await store.approvals.decideApproval({ id: request.id, decision: { kind: "deny" }, by: ada, now: new Date() });
 
