@@ -1,6 +1,7 @@
 /**
- * Sentinel's vocabulary: what a tool declares about itself (`ToolPolicy`), where a call goes
- * (`Destination`), and what Sentinel decides (`Decision`).
+ * Sentinel's vocabulary: what a tool declares about itself (`ToolPolicy`), what `decide` looks at
+ * (`DecisionInput`, built around the call's action descriptor — descriptor.ts) and what Sentinel
+ * decides (`Decision`).
  *
  * Design notes — what we took from two pieces of prior work:
  *
