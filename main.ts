@@ -21,12 +21,13 @@ import type { Config } from "./core/config/schema.js";
 import { createTokenCounter } from "./core/context/tokens.js";
 import { ConfigError } from "./core/errors.js";
 import { Familiar } from "./core/familiar.js";
+import { asId } from "./core/ids.js";
 import { createLogger, type Logger } from "./core/log.js";
 import { OpenAIModelClient } from "./core/model/openai.js";
 import type { Scheduler } from "./core/scheduling/scheduler.js";
 import type { Store } from "./core/storage/ports.js";
 import { openSqliteStore } from "./core/storage/sqlite/index.js";
-import { createEmbeddedScheduler, createMongoScheduler } from "./jobs/index.js";
+import { createEmbeddedScheduler, createMongoScheduler, registerJobs, scheduleHousekeeping } from "./jobs/index.js";
 import { webTools } from "./connectors/web/index.js";
 import { workspaceTools } from "./sandbox/workspace.js";
 import { EgressGuard } from "./core/sentinel/egress.js";
@@ -70,8 +71,8 @@ export async function startApp(
     mongoClient = mongo.client;
     scheduler = await createMongoScheduler({ client: mongo.client, logger });
   } else {
-    store = openSqliteStore({ path: join(dataDir, "familiar.db") });
-    scheduler = await createEmbeddedScheduler({ path: join(dataDir, "jobs.db"), logger });
+    store = openSqliteStore({ path: join(dataDir, "familiar.db"), clock });
+    scheduler = await createEmbeddedScheduler({ path: join(dataDir, "jobs.db"), logger, soleOwner: true });
   }
 
   const model =
@@ -106,6 +107,15 @@ export async function startApp(
     localChatIsOwner: !config.LOCAL_CHAT_ALLOW_REMOTE,
   });
   familiar.addTools([...webTools(egress), ...workspaceTools(dataDir)]);
+  registerJobs(
+    scheduler,
+    {
+      expireApprovals: () => familiar.approvals.expire(),
+      sendDigest: (personId) => familiar.notifier.sendDigest(asId("person", personId)),
+      pruneInbound: (before) => store.inbound.pruneProcessedUpdates(before),
+    },
+    { logger, now: () => clock.now() },
+  );
   const local = new LocalChannel(store.localMailbox, { clock });
   familiar.addChannel(local);
   options.configure?.(familiar);
@@ -140,6 +150,7 @@ export async function startApp(
   http.mount(hooksRouter((id, secret, body) => familiar.handleHookEvent(id, secret, body), { onRefused }));
 
   await scheduler.start();
+  await scheduleHousekeeping(scheduler);
   const channels = await familiar.start();
   const port = await http.listen(config.HOST, config.PORT);
   url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`;

@@ -11,7 +11,7 @@ const PER_MESSAGE_OVERHEAD = 4;
 const RECENT_FETCH = 200;
 
 export interface AssembleInput {
-  store: Store;
+  store: Pick<Store, "conversation" | "goals" | "memory">;
   tokens: TokenCounter;
   person: Person;
   now: Date;
@@ -25,6 +25,29 @@ export interface AssembleInput {
   trigger?: string | null;
   /** Fresh outside content for this activation; placed as untrusted data and taints the activation. */
   observations?: UntrustedContent[];
+  /**
+   * What of the conversation this activation may see: nothing after `horizonSeq` (fixed when the
+   * activation started, so a resumed activation never adopts later messages), and no message of the
+   * person after `answer.toSeq` (those belong to their own turn). The person's messages being
+   * answered (`answer`) come last, after anything said since they were written.
+   */
+  view?: ConversationView;
+}
+
+/** See {@link AssembleInput.view}. */
+export interface ConversationView {
+  horizonSeq: number;
+  answer: { fromSeq: number; toSeq: number } | null;
+}
+
+/** The conversation as one activation sees it (see {@link AssembleInput.view}). */
+export function visibleMessages(messages: readonly ConversationMessage[], view: ConversationView | undefined): ConversationMessage[] {
+  if (!view) return [...messages];
+  const { horizonSeq, answer } = view;
+  const seen = messages.filter((m) => m.seq <= horizonSeq && !(m.role === "user" && answer && m.seq > answer.toSeq));
+  if (!answer) return seen;
+  const answering = (m: ConversationMessage) => m.role === "user" && m.seq >= answer.fromSeq && m.seq <= answer.toSeq;
+  return [...seen.filter((m) => !answering(m)), ...seen.filter(answering)];
 }
 
 export interface AssembledContext {
@@ -54,13 +77,14 @@ export async function assembleContext(input: AssembleInput): Promise<AssembledCo
   const { store, tokens, person, now, budget } = input;
   const cap = (share: number) => Math.floor(budget * share);
 
-  const [summary, recent, goalsPage] = await Promise.all([
+  const [summary, fetched, goalsPage] = await Promise.all([
     store.conversation.getSummary(person.id),
     store.conversation.listRecentMessages(person.id, RECENT_FETCH),
     store.goals.listGoals(person.id, { status: ["active"] }, { limit: 50 }),
   ]);
+  const recent = visibleMessages(fetched, input.view);
   const summaryUpToSeq = summary?.upToSeq ?? 0;
-  const lastSeq = recent.at(-1)?.seq ?? 0;
+  const lastSeq = recent.reduce((max, m) => Math.max(max, m.seq), 0);
 
   const memoryQuery = recent
     .filter((m) => m.role === "user")
@@ -98,6 +122,7 @@ export async function assembleContext(input: AssembleInput): Promise<AssembledCo
   let firstVerbatimSeq = lastSeq + 1;
   for (let i = unsummarized.length - 1; i >= 0; i--) {
     const m = unsummarized[i]!;
+    // Reordering (the messages being answered come last) means the window's oldest seq is a minimum.
     const n = (await tokens.countCached(m.id, m.text)) + PER_MESSAGE_OVERHEAD;
     if (recentUsed + n > recentCap) {
       if (window.length === 0) {
@@ -111,7 +136,7 @@ export async function assembleContext(input: AssembleInput): Promise<AssembledCo
     }
     window.unshift(toChat(m, m.text));
     recentUsed += n;
-    firstVerbatimSeq = m.seq;
+    firstVerbatimSeq = Math.min(firstVerbatimSeq, m.seq);
   }
   used += recentUsed;
 
@@ -125,7 +150,7 @@ export async function assembleContext(input: AssembleInput): Promise<AssembledCo
   };
 }
 
-async function relevantMemory(store: Store, person: Person, query: string, now: Date): Promise<MemoryItem[]> {
+async function relevantMemory(store: Pick<Store, "memory">, person: Person, query: string, now: Date): Promise<MemoryItem[]> {
   const found = query.trim() ? await store.memory.searchMemory(person.id, query, { limit: 12, now }) : [];
   if (found.length >= 6) return found;
   // Few matches: add the newest items so stable facts (name, family) stay in view.

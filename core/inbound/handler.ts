@@ -20,7 +20,7 @@ export interface InboundDeps {
   logger: Logger;
   commands: CommandRegistry;
   unknownSender: UnknownSenderPolicy;
-  /** A new user message was recorded: start (or queue) a turn. */
+  /** A new user message was recorded and bound to a turn: look for due work now. */
   onMessage: (person: Person, messageId: string) => void;
   /** Sends a direct answer (command output, press feedback) on the event's channel. */
   answer: (person: Person, event: InboundEvent, text: string) => Promise<void>;
@@ -30,11 +30,12 @@ export interface InboundDeps {
 }
 
 /**
- * The inbound flow: dedupe on the platform's update id (durable, in the same transaction as the
- * message append, so a crash cannot lose a message or let a redelivery through) → resolve the
- * person → commands are answered directly → other text is appended to the person's one
- * conversation and a turn is requested. Adapters call `handle` and acknowledge the platform as soon
- * as it resolves; slow work (the turn) happens after.
+ * The inbound flow, message → turn: dedupe on the platform's update id, append to the person's one
+ * conversation and bind the message to a turn task — all three in one transaction, so a crash can
+ * neither lose a message, leave it without a turn, nor let a redelivery through. Commands are
+ * answered directly. The person writing again clears an "unreachable" mark on their account, and the
+ * reply address follows the chat they last wrote from. Adapters call `handle` and acknowledge the
+ * platform as soon as it resolves; the turn runs afterwards (the task loop claims it).
  */
 export class InboundHandler {
   constructor(private readonly deps: InboundDeps) {}
@@ -61,7 +62,8 @@ export class InboundHandler {
       await store.inbound.markUpdateProcessed(event.channel, event.updateId, clock.now());
       return { status: "ignored" };
     }
-    const { person } = resolved;
+    const { person, identity } = resolved;
+    await this.touchIdentity(identity, event);
 
     const command = this.deps.commands.parse(event.text);
     if (command) {
@@ -80,7 +82,7 @@ export class InboundHandler {
     return { status: "accepted" };
   }
 
-  /** Dedupe and append atomically; returns the new message id, or null for a duplicate. */
+  /** Dedupe, append and bind to a turn atomically; returns the new message id, or null for a duplicate. */
   private async record(event: InboundMessage, person: Person): Promise<string | null> {
     const { store, clock } = this.deps;
     return store.transaction(async () => {
@@ -93,8 +95,15 @@ export class InboundHandler {
         taskId: null,
         at: event.at,
       });
+      await store.tasks.bindTurnMessage({ personId: person.id, seq: message.seq, now: clock.now() });
       return message.id;
     });
+  }
+
+  /** The person wrote from this account: it is reachable again, at the chat they wrote from. */
+  private async touchIdentity(identity: Identity, event: InboundEvent): Promise<void> {
+    if (!identity.unreachable && identity.address === event.address) return;
+    await this.deps.store.persons.recordIdentitySeen({ channel: identity.channel, accountId: identity.accountId, address: event.address, now: this.deps.clock.now() });
   }
 
   private async press(event: InboundPress, person: Person | null, identity: Identity | null): Promise<InboundOutcome> {

@@ -1,15 +1,14 @@
 import type { InboundOutcome, InboundPress } from "../channels/port.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log.js";
-import type { OutboxDelivery } from "../outbox/delivery.js";
 import type { Scheduler } from "../scheduling/scheduler.js";
 import { ApprovalDesk, isApprovalButtonId, statusOf } from "../sentinel/approvals.js";
 import { ApprovalCards } from "../sentinel/card-issuer.js";
 import type { SentinelClock, SessionTracker } from "../sentinel/time.js";
 import type { Store } from "../storage/ports.js";
 import type { ApprovalRequest, Identity, Person } from "../storage/types.js";
-import type { TaskRuntime } from "./tasks.js";
-import { taskKind } from "./tasks.js";
+import type { ApprovalId } from "../ids.js";
+import type { Trigger } from "./checkpoint.js";
 
 /** Job that expires an approval request at its deadline and tells the waiting task. */
 export const approvalExpiryJobName = "approval.expire";
@@ -30,9 +29,11 @@ export class ApprovalFlow {
       store: Store;
       clock: Clock;
       logger: Logger;
-      outbox: OutboxDelivery;
+      /** Wakes the outbox's delivery loop (a card or its update was queued). */
+      outbox: { poke(): void };
       scheduler: Scheduler;
-      tasks: () => TaskRuntime;
+      /** Wakes the task loop (a waiting task became due). */
+      tasks: { poke(): void };
       /** Sentinel's own time and session tracker (shared with the Sentinel facade). */
       sentinel: { clock: SentinelClock; sessions: SessionTracker };
     },
@@ -41,12 +42,11 @@ export class ApprovalFlow {
     this.cards = new ApprovalCards({ store: deps.store, clock: deps.sentinel.clock });
   }
 
-  /** Sentinel stored a request: send the card and schedule its expiry. */
+  /** Sentinel stored a request: send the card (its buttons stored with it) and schedule its expiry. */
   requested = async (request: ApprovalRequest): Promise<void> => {
-    const { scheduler } = this.deps;
     await this.cards.issue(request);
-    await scheduler.schedule({ name: approvalExpiryJobName, key: request.id, data: { approvalId: request.id }, timing: { kind: "at", at: request.expiresAt } });
-    this.deliver(request);
+    await this.deps.scheduler.schedule({ name: approvalExpiryJobName, key: request.id, data: { approvalId: request.id }, timing: { kind: "at", at: request.expiresAt } });
+    this.deps.outbox.poke();
   };
 
   /** Press handler for the inbound flow: null when the button is not an approval button. */
@@ -59,15 +59,12 @@ export class ApprovalFlow {
     const request = result.request;
     if (request && result.status) {
       await this.cards.settle(request, result.status, result.outcome);
+      // After repeated denials in one task its approvals pause; the person is told once.
       if (result.paused) await this.cards.tellPaused(request);
-      this.deliver(request);
+      this.deps.outbox.poke();
     }
-    if (request && (result.outcome === "approved" || result.outcome === "denied")) {
-      const how = result.outcome === "approved" ? `approved (${result.grant?.scope.kind ?? "once"})` : result.paused ? "denied — and approvals for this task are now paused after repeated denials; do not try again" : "denied";
-      void this.resume(request, `the person ${how} the request "${request.summary}"`).catch((err: unknown) => this.deps.logger.error({ err, approvalId: request.id }, "resume after a decision failed"));
-    }
-    if (request && result.outcome === "expired") {
-      void this.resume(request, `the approval request "${request.summary}" expired without an answer`).catch((err: unknown) => this.deps.logger.error({ err, approvalId: request.id }, "resume after expiry failed"));
+    if (request && (result.outcome === "approved" || result.outcome === "denied" || result.outcome === "expired")) {
+      await this.resume(request);
     }
     return { status: "handled", notice: result.notice };
   };
@@ -77,21 +74,30 @@ export class ApprovalFlow {
     const expired = await this.deps.store.approvals.expireApprovals(await this.deps.sentinel.clock.now());
     for (const request of expired) {
       await this.cards.settle(request, statusOf(request), "expired");
-      this.deliver(request);
-      await this.resume(request, `the approval request "${request.summary}" expired without an answer`);
+      await this.resume(request);
     }
+    if (expired.length > 0) this.deps.outbox.poke();
     return expired.length;
   }
 
-  private deliver(request: ApprovalRequest): void {
-    this.deps.outbox.deliver(request.personId).catch((err: unknown) => this.deps.logger.error({ err, approvalId: request.id }, "card delivery failed"));
+  /** The waiting task is due again, with the decision as its input (first resume wins). */
+  private async resume(request: ApprovalRequest): Promise<void> {
+    if (await resumeDecidedApproval(this.deps, request.id)) this.deps.tasks.poke();
   }
+}
 
-  private async resume(request: ApprovalRequest, trigger: string): Promise<void> {
-    if (!request.taskId) return;
-    const task = await this.deps.store.tasks.getTask(request.taskId);
-    if (!task) return;
-    const turn = taskKind(task) === "turn";
-    await this.deps.tasks().run(task.id, { trigger, from: "waiting", direct: turn, onlyIfWaitingFor: request.id });
-  }
+/**
+ * Resumes the task of a decided (or expired) approval request: it becomes due again with the decision
+ * as its input. Called on the press, on expiry, and by the runtime right after an activation released
+ * its task to wait — the person may have answered while the activation was still running. A request
+ * still pending, or a task no longer waiting for it, changes nothing (first resume wins).
+ */
+export async function resumeDecidedApproval(deps: { store: Pick<Store, "approvals" | "tasks">; clock: Clock }, approvalId: ApprovalId): Promise<boolean> {
+  const request = await deps.store.approvals.getApprovalRequest(approvalId);
+  if (!request?.taskId || request.status === "pending") return false;
+  const outcome = request.status === "approved" ? "approved" : request.status === "denied" ? "denied" : "expired";
+  const scope = request.decision?.kind === "approve" ? request.decision.scope : null;
+  const input: Trigger = { kind: "approval", approvalId: request.id, outcome, summary: request.summary, scope };
+  const resumed = await deps.store.tasks.resumeWaitingTask({ taskId: request.taskId, wait: { kind: "approval", approvalId: request.id }, input, now: deps.clock.now() });
+  return resumed !== null;
 }

@@ -37,7 +37,7 @@ export async function bench(emit: Emit): Promise<void> {
     const egress = new EgressGuard();
     const person = await store.persons.createPerson({ displayName: "Bench" });
     await store.conversation.appendMessage({ personId: person.id, role: "user", channel: "local", text: "hi", taskId: null });
-    const task = await store.tasks.createTask({ personId: person.id, title: "bench" });
+    const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "bench" });
     for (let i = 0; i < 50; i++) {
       const action = describeAction(post, post.policy!, { url: `https://api${i}.example/notes`, method: "POST", body: "x" }, egress);
       await store.grants.recordGrant({ personId: person.id, capability: "web.request", constraints: {}, pattern: patternFor(action, "payload"), scope: { kind: "always" }, grantedBy: { channel: "local", accountId: "b" } });
@@ -55,7 +55,7 @@ export async function bench(emit: Emit): Promise<void> {
     const askedTimes: number[] = [];
     for (let i = 0; i < 200; i++) {
       // A new task each time, so the fatigue rules (one card per task) do not short-cut the path.
-      const t = await store.tasks.createTask({ personId: person.id, title: `t${i}` });
+      const t = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: `t${i}` });
       await store.approvals.expireApprovals(new Date(Date.now() + 365 * 86_400_000)); // keep under the per-person cap
       const t0 = performance.now();
       await exec(post, { url: `https://new${i}.example/x`, method: "POST", body: "y" }, { ...ctx(10_000 + i), taskId: t.id });

@@ -40,7 +40,7 @@ export class SqliteConversationRepository implements ConversationRepository {
               `INSERT INTO messages (id, person_id, seq, role, channel, text, task_id, at)
                VALUES (?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE person_id = ?), ?, ?, ?, ?, ?) RETURNING *`,
             )
-            .get(id, input.personId, input.personId, input.role, input.channel, input.text, input.taskId, ms(input.at ?? new Date())) as Row,
+            .get(id, input.personId, input.personId, input.role, input.channel, input.text, input.taskId, ms(input.at ?? this.ctx.clock.now())) as Row,
         ),
       { duplicate: (cause) => new DuplicateKeyError("message", id, { cause }), references: { entity: "person", id: input.personId } },
     );
@@ -89,7 +89,7 @@ export class SqliteConversationRepository implements ConversationRepository {
   }
 
   saveSummary(summary: Omit<ConversationSummary, "updatedAt">, expectedUpToSeq: number | null): Promise<boolean> {
-    const now = Date.now();
+    const now = this.ctx.nowMs();
     return this.ctx.run(
       () => {
         const result =

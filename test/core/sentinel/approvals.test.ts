@@ -60,7 +60,7 @@ beforeEach(async () => {
   store = openSqliteStore({ path: join(dir, "familiar.db") });
   ada = (await store.persons.createPerson({ displayName: "Ada" })).id;
   bob = (await store.persons.createPerson({ displayName: "Bob" })).id;
-  taskId = (await store.tasks.createTask({ personId: ada, title: "Pay the invoice" })).id;
+  taskId = (await store.tasks.createTask({ kind: "wakeup", personId: ada, title: "Pay the invoice" })).id;
   now = new Date("2026-03-02T10:00:00Z");
   requested = [];
   ran = [];
@@ -267,10 +267,10 @@ describe("no approval fatigue", () => {
 
   it("at most three pending cards per person: the fourth ask is not shown", async () => {
     for (let i = 0; i < 3; i++) {
-      const t = (await store.tasks.createTask({ personId: ada, title: `t${i}` })).id;
+      const t = (await store.tasks.createTask({ kind: "wakeup", personId: ada, title: `t${i}` })).id;
       await ask(note({ body: `n${i}` }), { taskId: t });
     }
-    const t4 = (await store.tasks.createTask({ personId: ada, title: "t4" })).id;
+    const t4 = (await store.tasks.createTask({ kind: "wakeup", personId: ada, title: "t4" })).id;
     expect(await sentinel.wrap()(postNote, note({ body: "n4" }), ctx({ taskId: t4 }))).toMatchObject({ ok: false, code: "approval_deferred" });
     expect(requested).toHaveLength(3);
     expect(ran).toHaveLength(0);
