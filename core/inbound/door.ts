@@ -3,8 +3,9 @@
  * each group chat.
  *
  * - **Owner**: persons with an identity listed in OWNER (`telegram:123,slack:U0ABC,local:me`); when
- *   OWNER is not set, the first ALLOW_FROM entry. The local web chat on this machine (loopback only,
- *   LOCAL_CHAT_ALLOW_REMOTE off) is the owner too: whoever sits at the machine runs it.
+ *   OWNER is not set, the first ALLOW_FROM entry. A local chat name used on this machine (loopback
+ *   only, LOCAL_CHAT_ALLOW_REMOTE off) is the owner too: whoever sits at the machine runs it. The web
+ *   app's accounts for people who signed in from elsewhere (named by their person id) are not.
  * - **Admins**: persons the owner marks with `/admin add <channel:account>`; they may approve
  *   pairings and manage group member lists. Nobody else may.
  * - **Groups**: being paired (or allowed) in a DM does not make anyone a member of a group. In an
@@ -29,6 +30,11 @@ export interface DoorDeps {
   localIsOwner: boolean;
 }
 
+/** The web app names the local account of a person who signed in with a link by the person id. */
+function isPersonId(accountId: string): boolean {
+  return /^per_[0-9a-z]+$/i.test(accountId);
+}
+
 /** Parses `channel:id` (the id may contain colons); null when the channel is unknown. */
 function parseEntry(entry: string): { channel: ChannelName; id: string } | null {
   const i = entry.indexOf(":");
@@ -49,7 +55,7 @@ export class Door {
   /** True when the person is the install's owner. */
   async isOwner(personId: PersonId): Promise<boolean> {
     const identities = await this.deps.store.persons.listIdentities(personId);
-    return identities.some((i) => this.owners.has(`${i.channel}:${i.accountId}`) || (i.channel === "local" && this.deps.localIsOwner));
+    return identities.some((i) => this.owners.has(`${i.channel}:${i.accountId}`) || (i.channel === "local" && this.deps.localIsOwner && !isPersonId(i.accountId)));
   }
 
   /** True for the owner and admins. */

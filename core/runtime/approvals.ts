@@ -69,6 +69,11 @@ export class ApprovalFlow {
     return { status: "handled", notice: result.notice };
   };
 
+  /** The delivered card of a pending request, for the web app's list of approvals (see `ApprovalCards.delivered`). */
+  deliveredCard(request: ApprovalRequest) {
+    return this.cards.delivered(request);
+  }
+
   /** The expiry job: marks due requests expired (at Sentinel's time), edits their cards and tells their tasks. */
   async expire(): Promise<number> {
     const expired = await this.deps.store.approvals.expireApprovals(await this.deps.sentinel.clock.now());

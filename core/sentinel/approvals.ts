@@ -15,6 +15,7 @@
  * so "approved" is reported only when the grant exists. Every refused press is audited.
  */
 import { randomBytes } from "node:crypto";
+import { chatLogId } from "../channels/chat-log-id.js";
 import type { OutboxId, PersonId, TaskId } from "../ids.js";
 import type { Store } from "../storage/ports.js";
 import type { ApprovalChoiceKind, ApprovalRequest, ChannelName, Grant, GrantScope } from "../storage/types.js";
@@ -177,7 +178,10 @@ export class ApprovalDesk {
     if (!delivered) return false;
     // A card sent to a user id (Slack and Telegram open the person's own DM by it) is pressed in that DM.
     const sameChat = delivered.address === presser.address || delivered.address === presser.accountId;
-    return delivered.channel === presser.channel && sameChat && delivered.platformIds.includes(presser.messageRef);
+    if (delivered.channel === presser.channel && sameChat && delivered.platformIds.includes(presser.messageRef)) return true;
+    // The web app shows the person's own chat log, where each delivered card has a copy named by
+    // (channel, platform id): a press there, signed in as the request's owner, is a press on the card.
+    return presser.channel === "local" && delivered.platformIds.some((id) => chatLogId("out", delivered.channel, id) === presser.messageRef);
   }
 
   /** The grant scope of a choice at `now`; null when it does not apply (no task). The press is activity. */

@@ -5,18 +5,15 @@
  * buttons that map to nothing; `settle` edits the card to show the outcome without buttons;
  * `tellPaused` tells the person, once, that a task's approvals were paused after repeated denials.
  */
-import { z } from "zod";
 import type { Store } from "../storage/ports.js";
-import type { ApprovalChoiceKind, ApprovalRequest, OutboxMessage } from "../storage/types.js";
+import type { ApprovalChoiceKind, ApprovalRequest, Button, OutboxMessage } from "../storage/types.js";
+import { chatLogId } from "../channels/chat-log-id.js";
 import { approvalButtonId, newButtonToken } from "./approvals.js";
 import { MAX_DENIALS_PER_TASK } from "./asking.js";
 import { buildApprovalCard, decidedCard } from "./card.js";
-import { renderCardMarkdown, type CardView } from "./card-view.js";
+import { parseCardView, renderCardMarkdown, type CardView } from "./card-view.js";
 import { parseApprovalDetails } from "./request.js";
 import type { SentinelClock } from "./time.js";
-
-/** A conversation turn's task (its "task" is answering one message). */
-const turnTask = z.object({ type: z.literal("turn") });
 
 /** The outbox delivery key of a request's card. */
 export function cardDeliveryKey(request: Pick<ApprovalRequest, "id">): string {
@@ -68,6 +65,20 @@ export class ApprovalCards {
     await store.outbox.enqueueOutbound({ personId: request.personId, deliveryKey: `${cardDeliveryKey(request)}:${outcome}`, text, buttons: [], card, editOf: original.id }, now);
   }
 
+  /**
+   * The card of a pending request as it was delivered, for another view of it (the web app's list
+   * of approvals): its view, its buttons, and the reference a press from the web app carries (the
+   * card's copy in the person's chat log — see `chatLogId`). Null until the card was delivered.
+   */
+  async delivered(request: ApprovalRequest): Promise<{ text: string; card: CardView | null; buttons: Button[]; pressRef: string } | null> {
+    const { store } = this.deps;
+    const outboxId = (await store.sentinel.listApprovalChoices(request.id)).find((c) => c.outboxId !== null)?.outboxId;
+    const row = outboxId ? await store.outbox.getOutbound(outboxId) : null;
+    const last = row?.delivered?.platformIds.at(-1);
+    if (!row?.delivered || last === undefined) return null;
+    return { text: row.text, card: parseCardView(row.card), buttons: row.buttons, pressRef: chatLogId("out", row.delivered.channel, last) };
+  }
+
   /** Tells the person once (per task and pause) that the task's approvals are paused. */
   async tellPaused(request: ApprovalRequest): Promise<void> {
     if (request.taskId === null) return;
@@ -109,7 +120,7 @@ export class ApprovalCards {
     return buildApprovalCard(request.id, details, {
       person: { timeZone: person?.timeZone ?? "UTC", locale: person?.locale ?? "en-US" },
       buttonIds,
-      taskTitle: task === null ? null : turnTask.safeParse(task.checkpoint).success ? null : task.title,
+      taskTitle: task === null || task.kind === "turn" ? null : task.title,
       now: tokens !== null ? now : request.createdAt,
       expiresAt: request.expiresAt,
     });

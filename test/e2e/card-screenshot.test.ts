@@ -1,20 +1,18 @@
 /**
  * The approval card in the web chat, in real Chromium (Debian's, driven by playwright-core) at a
- * phone's 360 px width: a new user opens the page, the card for a long, encoded request arrives,
- * nothing overflows to the right, a screenshot is written to `test-results/approval-card-360.png`,
- * and the person approves it with a tap.
+ * phone's 360 px width: a new user signs in on this machine, the card for a long, encoded request
+ * arrives drawn from Sentinel's structured view, nothing overflows to the right, a screenshot is
+ * written to `test-artifacts/webapp/approval-card-360.png`, and the person approves it with a tap.
  */
-import { existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { chromium, type Browser } from "playwright-core";
-import { afterEach, describe, expect, it } from "vitest";
+import { existsSync } from "node:fs";
+import type { Browser } from "playwright-core";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { buildWebUi } from "../../webui/build.mjs";
 import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer } from "../fakes/openai-server.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
+import { launchChromium, newContext, screenshot } from "../helpers/browser.js";
 import { lastTool, recordingServer } from "../helpers/e2e.js";
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-export const SCREENSHOT = join(process.cwd(), "test-results", "approval-card-360.png");
 
 describe("the approval card in the web chat at 360 px (real Chromium)", () => {
   let browser: Browser | null = null;
@@ -22,6 +20,9 @@ describe("the approval card in the web chat at 360 px (real Chromium)", () => {
   let model: FakeOpenAIServer | null = null;
   let outside: Awaited<ReturnType<typeof recordingServer>> | null = null;
 
+  beforeAll(async () => {
+    await buildWebUi();
+  }, 60_000);
   afterEach(async () => {
     await browser?.close();
     await app?.close();
@@ -30,7 +31,6 @@ describe("the approval card in the web chat at 360 px (real Chromium)", () => {
   });
 
   it("fits the screen without horizontal overflow, says what will be sent, and takes a tap", async () => {
-    expect(existsSync(CHROMIUM), `Chromium is needed at ${CHROMIUM} (apt-get install -y chromium; .ci/run installs it)`).toBe(true);
     outside = await recordingServer(() => ({ status: 200, body: "saved", type: "text/plain" }));
     const longPath = `/v1/notes/${"segment-".repeat(12)}end?ref=${"x".repeat(80)}`;
     const body = JSON.stringify({ title: "Groceries", items: ["milk", "eggs"], blob: Buffer.from("Ana's PIN is 4921").toString("base64"), note: "hi \u202Eevil\u202C" });
@@ -47,17 +47,16 @@ describe("the approval card in the web chat at 360 px (real Chromium)", () => {
     });
     app = await startTestApp({ OPENAI_BASE_URL: model.url, PRIVATE_HOSTS_ALLOWED: outside.hostPort });
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-    });
-    const page = await browser.newPage({ viewport: { width: 360, height: 800 }, deviceScaleFactor: 2 });
+    browser = await launchChromium();
+    const page = await (await newContext(browser, "phone")).newPage();
     await page.goto(app.url);
+    await page.fill("#name", "ana");
+    await page.click("button[type=submit]");
+    await page.waitForURL("**/chat");
     await page.fill("#text", "save my grocery note");
-    await page.press("#text", "Enter");
-    await page.waitForSelector(".card", { timeout: 20_000 });
-    await page.waitForSelector(".card-msg .buttons button");
+    await page.click(".composer button[type=submit]");
+    await page.waitForSelector(".approval-card", { timeout: 20_000 });
+    await page.waitForSelector(".msg.approval .card-buttons button");
 
     // Nothing sticks out to the right, in the page or inside the card.
     // Evaluated in the page (a string: this project's TypeScript has no DOM types), parsed on return.
@@ -66,9 +65,10 @@ describe("the approval card in the web chat at 360 px (real Chromium)", () => {
       .parse(
         await page.evaluate(`(() => {
           const width = document.documentElement.clientWidth;
-          const card = document.querySelector(".card-msg");
+          const card = document.querySelector(".msg.approval");
           const overflowing = [...card.querySelectorAll("*")].filter((el) => el.getBoundingClientRect().right > width + 0.5).map((el) => el.tagName + "." + el.className);
-          return { width, scrollWidth: document.documentElement.scrollWidth, chatScroll: document.querySelector(".chat").scrollWidth, overflowing };
+          const scroller = document.querySelector(".scroller");
+          return { width, scrollWidth: document.documentElement.scrollWidth, chatScroll: scroller ? scroller.scrollWidth : 0, overflowing };
         })()`),
       );
     expect(layout.width).toBe(360);
@@ -77,28 +77,27 @@ describe("the approval card in the web chat at 360 px (real Chromium)", () => {
     expect(layout.overflowing).toEqual([]);
 
     // It says what will be sent, in full and decoded.
-    const cardText = await page.textContent(".card");
+    const cardText = await page.textContent(".approval-card");
     expect(cardText).toContain("Familiar wants to send data to");
     // The full destination; a run of 80 equal characters is shown as one plus its count.
     expect(cardText).toContain(`${outside.url}${longPath.replace("x".repeat(80), "x⟨×80⟩")}`);
     expect(cardText).toContain(`"Ana's PIN is 4921"`);
     expect(cardText).toContain("⟦U+202E⟧");
-    const labels = await page.$$eval(".card-msg .buttons button", (bs) => bs.map((b) => b.textContent));
+    const labels = await page.$$eval(".msg.approval .card-buttons button", (bs) => bs.map((b) => b.textContent));
     expect(labels).toEqual(["Approve once", "This task", "This session (ends after 2 h away)", "For 24 h", "Always", "Deny"]);
 
-    mkdirSync(join(process.cwd(), "test-results"), { recursive: true });
     // The whole card on one phone-width screen: as tall as the card needs, still 360 px wide.
-    const cardHeight = await page.$eval(".card-msg", (el) => el.getBoundingClientRect().height);
-    await page.setViewportSize({ width: 360, height: Math.ceil(cardHeight) + 260 });
-    await page.$eval(".card-msg", (el) => el.scrollIntoView({ block: "end" }));
+    const cardHeight = await page.$eval(".msg.approval", (el) => el.getBoundingClientRect().height);
+    await page.setViewportSize({ width: 360, height: Math.ceil(cardHeight) + 320 });
+    await page.$eval(".msg.approval", (el) => el.scrollIntoView({ block: "end" }));
     expect(z.number().parse(await page.evaluate("document.documentElement.scrollWidth"))).toBeLessThanOrEqual(360);
-    await page.screenshot({ path: SCREENSHOT });
-    expect(existsSync(SCREENSHOT)).toBe(true);
+    const shot = await screenshot(page, "approval-card-360");
+    expect(existsSync(shot)).toBe(true);
 
     // A tap approves it once: the card shows the decision, the request runs once.
-    await page.click('.card-msg .buttons button:has-text("Approve once")');
-    await page.waitForSelector(".card-status", { timeout: 15_000 });
-    expect(await page.textContent(".card-status")).toContain("Approved once");
+    await page.click('.msg.approval .card-buttons button:has-text("Approve once")');
+    await page.waitForSelector(".approval-card .ac-status", { timeout: 15_000 });
+    expect(await page.textContent(".approval-card .ac-status")).toContain("Approved once");
     await page.waitForSelector("text=Saved your note.", { timeout: 15_000 });
     expect(outside.received).toHaveLength(1);
   }, 90_000);

@@ -64,6 +64,8 @@ export function toPerson(d: PersonDoc): Person {
     quietHours: d.quietHours === null ? null : { from: d.quietHours.from, to: d.quietHours.to },
     digestTime: d.digestTime ?? null,
     paused: d.paused,
+    personaName: d.personaName ?? null,
+    personaStyle: d.personaStyle ?? null,
     createdAt: d.createdAt,
     updatedAt: d.updatedAt,
   };
@@ -303,5 +305,7 @@ export function toLocalMessage(d: LocalMailboxDoc): LocalMessage {
     buttons: d.buttons.map((b) => ({ id: b.id, label: b.label })),
     card: d.card === undefined || d.card === null ? null : decodeJson(d.card),
     at: d.at,
+    role: d.role ?? "assistant",
+    channel: d.channel ?? "local",
   };
 }

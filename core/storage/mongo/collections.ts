@@ -82,6 +82,9 @@ export interface PersonDoc {
   quietHours: QuietHours | null;
   digestTime: string | null;
   paused: boolean;
+  /** Absent on documents written before the web app. */
+  personaName?: string | null;
+  personaStyle?: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -330,6 +333,9 @@ export interface LocalMailboxDoc {
   /** The structured card as JSON text (absent or null: a plain message). */
   card?: string | null;
   at: Date;
+  /** Absent on documents written before the web app: `assistant` and `local`. */
+  role?: "user" | "assistant";
+  channel?: ChannelName;
 }
 
 export interface HookDoc {

@@ -4,7 +4,7 @@
  * `sentinel_clock` document raised with `$max`) and first untrusted host sightings
  * (`untrusted_hosts`, `_id` = person|host, inserted with `$setOnInsert`).
  */
-import { asId, type PersonId } from "../../ids.js";
+import { asId, type ApprovalId, type PersonId } from "../../ids.js";
 import type { SentinelStateRepository } from "../ports.js";
 import type { ApprovalChoice, HostSighting, SentinelSession } from "../types.js";
 import type { ApprovalChoiceDoc, SentinelClockDoc, SentinelSessionDoc, UntrustedHostDoc } from "./collections.js";
@@ -35,6 +35,11 @@ export class MongoSentinelStateRepository implements SentinelStateRepository {
     const d = await this.choices.findOne({ _id: token });
     if (d === null) return null;
     return { token: d._id, approvalId: asId("approval", d.approvalId), choice: d.choice, outboxId: d.outboxId === null ? null : asId("outbox", d.outboxId), createdAt: d.createdAt };
+  }
+
+  async listApprovalChoices(approvalId: ApprovalId): Promise<ApprovalChoice[]> {
+    const docs = await this.choices.find({ approvalId }, { sort: { createdAt: 1, _id: 1 } });
+    return docs.map((d) => ({ token: d._id, approvalId: asId("approval", d.approvalId), choice: d.choice, outboxId: d.outboxId === null ? null : asId("outbox", d.outboxId), createdAt: d.createdAt }));
   }
 
   async getSession(personId: PersonId): Promise<SentinelSession | null> {

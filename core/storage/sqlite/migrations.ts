@@ -122,6 +122,16 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX notifications_by_monitor ON notifications (person_id, monitor_subject, at) WHERE monitor_subject IS NOT NULL;`);
     },
   },
+  {
+    version: 30,
+    name: "web app: persona per person, chat log sides and channels",
+    up(db) {
+      db.exec(`ALTER TABLE persons ADD COLUMN persona_name TEXT;
+      ALTER TABLE persons ADD COLUMN persona_style TEXT;
+      ALTER TABLE local_messages ADD COLUMN role TEXT NOT NULL DEFAULT 'assistant' CHECK (role IN ('user', 'assistant'));
+      ALTER TABLE local_messages ADD COLUMN channel TEXT NOT NULL DEFAULT 'local';`);
+    },
+  },
 ];
 
 /** What `migrate` did. */

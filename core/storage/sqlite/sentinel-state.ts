@@ -1,5 +1,5 @@
 import { DuplicateKeyError } from "../../errors.js";
-import { asId, type PersonId } from "../../ids.js";
+import { asId, type ApprovalId, type PersonId } from "../../ids.js";
 import type { SentinelStateRepository } from "../ports.js";
 import type { ApprovalChoice, ApprovalChoiceKind, HostSighting, SentinelSession } from "../types.js";
 import { type Row, type SqliteContext, ms, toDate } from "./context.js";
@@ -46,6 +46,10 @@ export class SqliteSentinelStateRepository implements SentinelStateRepository {
       const row = this.ctx.stmt("SELECT * FROM approval_choices WHERE token = ?").get(token) as Row | undefined;
       return row ? toChoice(row) : null;
     });
+  }
+
+  listApprovalChoices(approvalId: ApprovalId): Promise<ApprovalChoice[]> {
+    return this.ctx.run(() => (this.ctx.stmt("SELECT * FROM approval_choices WHERE approval_id = ? ORDER BY rowid").all(approvalId) as Row[]).map(toChoice));
   }
 
   getSession(personId: PersonId): Promise<SentinelSession | null> {
