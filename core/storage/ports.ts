@@ -246,7 +246,7 @@ export interface SentinelStateRepository {
   /** Stores the buttons of one card. @throws DuplicateKeyError when a token exists already. */
   recordApprovalChoices(choices: Omit<ApprovalChoice, "createdAt">[], now: Date): Promise<void>;
   getApprovalChoice(token: string): Promise<ApprovalChoice | null>;
-  /** The buttons of one request's card, in the order they were stored. */
+  /** The buttons of one request's card (in no particular order). */
   listApprovalChoices(approvalId: ApprovalId): Promise<ApprovalChoice[]>;
   getSession(personId: PersonId): Promise<SentinelSession | null>;
   /** Creates or replaces the person's session row. */

@@ -204,7 +204,7 @@ export function authorizationContract(ctx: ContractContext): void {
       expect(await store.sentinel.getApprovalChoice("tok-once")).toEqual({ token: "tok-once", approvalId: request.id, choice: "once", outboxId: card.id, createdAt: at(2) });
       expect((await store.sentinel.getApprovalChoice("tok-deny"))?.outboxId).toBeNull();
       expect(await store.sentinel.getApprovalChoice("tok-missing")).toBeNull();
-      expect((await store.sentinel.listApprovalChoices(request.id)).map((c) => [c.token, c.choice])).toEqual([["tok-once", "once"], ["tok-deny", "deny"]]);
+      expect((await store.sentinel.listApprovalChoices(request.id)).map((c) => [c.token, c.choice]).sort()).toEqual([["tok-deny", "deny"], ["tok-once", "once"]]);
       expect(await store.sentinel.listApprovalChoices(asId("approval", "apr_missing"))).toEqual([]);
       await expect(store.sentinel.recordApprovalChoices([{ token: "tok-once", approvalId: request.id, choice: "always", outboxId: null }], at(3))).rejects.toMatchObject({ code: "DUPLICATE" });
       expect((await store.sentinel.getApprovalChoice("tok-once"))?.choice).toBe("once");
