@@ -146,8 +146,8 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
         const slots = level === 0 ? [[String(i), part] as const] : this.reRender(adapter, part, message, level).map((p, j) => [`${i}-${j}`, p] as const);
         try {
           const sentHere: string[] = [];
-          for (const [key, p] of slots) {
-            const id = await this.sendSlot(message, adapter, target, progress, key, p);
+          for (const [j, [key, p]] of slots.entries()) {
+            const id = await this.sendSlot(message, adapter, target, progress, key, p, i === parts.length - 1 && j === slots.length - 1);
             if (id !== null) sentHere.push(id);
           }
           ids.push(...sentHere);
@@ -180,7 +180,7 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
    * Sends one part unless it went out already; settles a part cut short by a crash first. Returns its
    * platform id, or null for a part given up as uncertain.
    */
-  private async sendSlot(message: OutboxMessage, adapter: ChannelAdapter, target: Target, progress: DeliveryProgress, key: string, part: OutboundPart): Promise<string | null> {
+  private async sendSlot(message: OutboxMessage, adapter: ChannelAdapter, target: Target, progress: DeliveryProgress, key: string, part: OutboundPart, last: boolean): Promise<string | null> {
     const already = progress.sent[key];
     if (already !== undefined) return already;
     if (progress.uncertain.includes(key)) return null;
@@ -214,7 +214,8 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
       progress.inflight = null;
     }
     progress.sent[key] = id;
-    await this.save(message, progress);
+    // The last part needs no save of its own: marking the row delivered records every id.
+    if (!last) await this.save(message, progress);
     return id;
   }
 

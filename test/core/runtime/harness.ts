@@ -16,7 +16,7 @@ import type { ChatMessage, ModelClient, ModelRequest, ModelResponse } from "../.
 import type { Scheduler } from "../../../core/scheduling/scheduler.js";
 import { EgressGuard } from "../../../core/sentinel/egress.js";
 import { openSqliteStore } from "../../../core/storage/sqlite/index.js";
-import type { SqliteStore } from "../../../core/storage/sqlite/store.js";
+import type { Store } from "../../../core/storage/ports.js";
 import type { ToolDefinition } from "../../../core/tools/tool.js";
 
 export class FakeClock implements Clock {
@@ -105,7 +105,7 @@ export class RecordingChannel implements ChannelAdapter {
 /** One "process": a Familiar on the shared store file. */
 export interface Proc {
   familiar: Familiar;
-  store: SqliteStore;
+  store: Store;
   channel: RecordingChannel;
   /** Like SIGKILL: its loops stop, pending model calls never return, nothing is cleaned up. */
   kill(): Promise<void>;
@@ -121,8 +121,9 @@ export class RuntimeHarness {
     private readonly tools: ToolDefinition[] = [],
   ) {}
 
-  async start(options: { graceMs?: number } = {}): Promise<Proc> {
-    const store = openSqliteStore({ path: join(this.dir, "familiar.db"), clock: this.clock });
+  async start(options: { graceMs?: number; wrapStore?: (store: Store) => Store } = {}): Promise<Proc> {
+    const sqlite = openSqliteStore({ path: join(this.dir, "familiar.db"), clock: this.clock });
+    const store = options.wrapStore ? options.wrapStore(sqlite) : sqlite;
     let dead = false;
     const never = new Promise<never>(() => undefined);
     // A dead process's model calls never come back (it cannot act on an answer any more).
