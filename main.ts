@@ -31,6 +31,10 @@ import { openSqliteStore } from "./core/storage/sqlite/index.js";
 import { createEmbeddedScheduler, createMongoScheduler, registerJobs, scheduleHousekeeping } from "./jobs/index.js";
 import { webTools } from "./connectors/web/index.js";
 import { workspaceTools } from "./sandbox/workspace.js";
+import { WorkspaceArtifacts, artifactTools } from "./sandbox/artifacts.js";
+import { BrowserRuntime } from "./sandbox/browser/runtime.js";
+import { browserTools } from "./sandbox/browser/tools.js";
+import { artifactsRouter } from "./bots/dashboard/artifacts.js";
 import { EgressGuard } from "./core/sentinel/egress.js";
 import { SecretVault } from "./core/sentinel/vault.js";
 import { ChatLog, recordingAdapter } from "./bots/web/chat-log.js";
@@ -103,6 +107,8 @@ export async function startApp(
         ? clientFor({ ...stored, apiKey: setup.apiKey() }, config.MODEL_TIMEOUT_MS)
         : null,
   );
+  const workspace = { quotaBytes: config.WORKSPACE_QUOTA_MB * 1024 * 1024 };
+  const artifacts = new WorkspaceArtifacts({ dataDir, repository: store.artifacts, clock, workspace });
   let url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
   const familiar = new Familiar({
     store,
@@ -122,8 +128,17 @@ export async function startApp(
     allowFrom: config.ALLOW_FROM,
     owners: config.OWNER,
     localChatIsOwner: !config.LOCAL_CHAT_ALLOW_REMOTE,
+    attachments: artifacts,
   });
-  familiar.addTools([...webTools(egress), ...workspaceTools(dataDir)]);
+  // Chromium starts on the first browser tool call, not here.
+  const browser = new BrowserRuntime({ chromiumPath: config.CHROMIUM_PATH, dataDir, egress, logger, maxContexts: config.BROWSER_MAX_CONTEXTS, idleMs: config.BROWSER_IDLE_MS });
+  familiar.addTools([
+    ...webTools(egress),
+    ...workspaceTools(dataDir, workspace),
+    // A page readout gets about a quarter of the context budget (≈ 4 characters per token).
+    ...browserTools({ runtime: browser, artifacts, dataDir, scrub: (text) => vault.scrub(text), maxReadChars: config.CONTEXT_TOKEN_BUDGET }),
+    ...artifactTools({ store, clock, deliver: async () => familiar.outboxLoop.poke(), offered: (personId) => browser.inUse(personId) || artifacts.hasArtifacts(personId) }),
+  ]);
   registerJobs(
     scheduler,
     {
@@ -207,7 +222,16 @@ export async function startApp(
     }),
   );
   // The old JSON APIs have no sign-in: they stay on this machine even when the web app is opened up.
-  http.mount(localChatRouter(local, { allowRemote: false, logger }));
+  http.mount(
+    localChatRouter(local, {
+      allowRemote: false,
+      logger,
+      attachment: async (id) => {
+        const artifact = await store.artifacts.getArtifact(id);
+        return artifact ? artifacts.loadAttachment(artifact.personId, id) : null;
+      },
+    }),
+  );
   const messengers = await createMessengers(messengerSetup.effectiveConfig(), messengerDeps);
   for (const adapter of messengers.adapters) familiar.addChannel(recordingAdapter(adapter, chatLog));
   const whatsapp = messengers.whatsapp;
@@ -215,6 +239,7 @@ export async function startApp(
   http.mount(pairingQrRouter(() => (whatsapp ? { state: whatsapp.state(), qr: whatsapp.currentQr() } : null), { allowRemote: false }));
   http.mount(dashboardRouter({ store, views: familiar.views, allowRemote: false }));
   http.mount(secretsRouter(vault, { allowRemote: false }));
+  http.mount(artifactsRouter({ store, source: artifacts, allowRemote: false }));
   http.mount(hooksRouter((id, secret, body) => familiar.handleHookEvent(id, secret, body), { onRefused }));
 
   await scheduler.start();
@@ -243,6 +268,7 @@ export async function startApp(
       chatLog.releaseAll();
       await http.close();
       await familiar.stop(deadline);
+      await browser.close();
       await scheduler.drain(deadline);
       await store.close();
     })());

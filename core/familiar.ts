@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { ChannelAdapter, InboundEvent, InboundOutcome } from "./channels/port.js";
+import type { AttachmentSource, ChannelAdapter, InboundEvent, InboundOutcome } from "./channels/port.js";
 import type { Clock } from "./clock.js";
 import { updateRollingSummary } from "./context/summary.js";
 import type { TokenCounter } from "./context/tokens.js";
@@ -68,6 +68,8 @@ export interface FamiliarDeps {
   notificationJudgement?: boolean;
   /** How long processed platform update ids are kept for redelivery dedupe, ms (default 14 days). */
   inboundRetentionMs?: number;
+  /** Where outbound attachments (artifacts) are read from. */
+  attachments?: AttachmentSource;
 }
 
 /** Job names Familiar no longer uses (round 1 kept wake-ups and retries in Agenda); purged at start. */
@@ -107,7 +109,7 @@ export class Familiar {
     const model = typeof deps.model === "function" ? deps.model : () => deps.model as ModelClient | null;
     const adapters = () => this.adapters;
 
-    this.outbox = new OutboxDelivery({ store, clock, logger, owner, leaseMs, adapters });
+    this.outbox = new OutboxDelivery({ store, clock, logger, owner, leaseMs, adapters, ...(deps.attachments && { attachments: deps.attachments }) });
     this.outboxLoop = new DueLoop(this.outbox, { name: "outbox", clock, logger, maxInFlight: 8 });
     const outbox = this.outboxLoop;
     // The task loop is created below; these flows only need to wake it.

@@ -1,4 +1,4 @@
-import { DeliveryError, type ChannelAdapter, type ChannelTarget, type OutboundContent, type OutboundPart, type RenderOptions } from "../channels/port.js";
+import { DeliveryError, filePart, type AttachmentSource, type ChannelAdapter, type ChannelTarget, type OutboundContent, type OutboundPart, type RenderOptions } from "../channels/port.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log.js";
 import type { DueSource } from "../runtime/due-loop.js";
@@ -42,6 +42,8 @@ export interface OutboxDeliveryDeps {
   leaseMs: number;
   /** Called after each delivered message (audit, tests). */
   onDelivered?: (message: OutboxMessage) => void;
+  /** Reads the bytes of a message's attachments (artifacts); without it they are named as gone. */
+  attachments?: AttachmentSource;
 }
 
 /**
@@ -138,7 +140,7 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
       const edited = await this.tryEdit(message, adapter, target, content);
       if (edited) return edited;
     }
-    const parts = adapter.render(content, renderLevels[0]!);
+    const parts = [...adapter.render(content, renderLevels[0]!), ...(await this.fileParts(message, adapter))];
     const ids: string[] = [];
     for (const [i, part] of parts.entries()) {
       for (;;) {
@@ -170,6 +172,20 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
       }
     }
     return ids;
+  }
+
+  /**
+   * One part per attachment, after the text: the file, or — when it no longer exists — a line
+   * saying so (so the parts keep their positions across retries and restarts).
+   */
+  private async fileParts(message: OutboxMessage, adapter: ChannelAdapter): Promise<OutboundPart[]> {
+    const parts: OutboundPart[] = [];
+    for (const id of message.attachments) {
+      const file = this.deps.attachments ? await this.deps.attachments.loadAttachment(message.personId, id).catch(() => null) : null;
+      if (file) parts.push(filePart(file));
+      else parts.push(...adapter.render({ text: "(An attached file no longer exists, so it was not sent.)", buttons: [] }, renderLevels[0]!).slice(0, 1));
+    }
+    return parts;
   }
 
   private reRender(adapter: ChannelAdapter, part: OutboundPart, message: OutboxMessage, level: number): OutboundPart[] {

@@ -105,11 +105,12 @@ export async function gateAsk(store: AskStore, input: { personId: PersonId; task
 }
 
 /** The choices a card offers, and why wider scopes are withheld (null: they are not). */
-export function offeredChoices(input: { taskId: TaskId | null; tainted: boolean; provenance: Provenance; summary: ActionSummary; seen: readonly SeenContent[] }): {
+export function offeredChoices(input: { taskId: TaskId | null; tainted: boolean; provenance: Provenance; summary: ActionSummary; seen: readonly SeenContent[]; onceOnly?: boolean }): {
   offered: ApprovalChoiceKind[];
   restriction: string | null;
 } {
   if (!cardFits(input.summary)) return { offered: ["deny"], restriction: null };
+  if (input.onceOnly === true) return { offered: ["once", "deny"], restriction: "This can only be approved once, for exactly this." };
   if (input.tainted) {
     const from = input.seen.at(-1)?.source;
     return { offered: ["once", "deny"], restriction: `Only “Approve once” is offered: Familiar read outside content${from ? ` (${from})` : ""} before it prepared this request.` };
@@ -131,6 +132,8 @@ export async function requestDetails(
     taskId: TaskId | null;
     action: ActionDescriptor;
     summary: ActionSummary;
+    /** A described action that may only ever be approved once, exactly (a purchase). */
+    onceOnly?: boolean;
     ruleId: string;
     reason: string;
     tainted: boolean;

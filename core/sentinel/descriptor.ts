@@ -274,3 +274,20 @@ export function describeTarget(t: ActionTarget): string {
       return `${t.value} (blocked: ${t.reason})`;
   }
 }
+
+/**
+ * The descriptor of a call a describing tool described (ToolPolicy.describe, action.ts): its
+ * capability, method and destinations, and the tool's own digest of what shapes the effect (the
+ * page, the element, the fields), so "Approve once" covers exactly that action on that page.
+ */
+export function describedAction(tool: { name: string }, described: { capability: string; access: "read" | "write"; method: string; destinations: string[]; digest: string }, egress: UrlPrecheck): ActionDescriptor {
+  const targets: ActionTarget[] = [];
+  const seen = new Set<string>();
+  for (const value of described.destinations) {
+    const t = classifyTarget(value, egress);
+    if (seen.has(targetKey(t))) continue;
+    seen.add(targetKey(t));
+    targets.push(t);
+  }
+  return { v: 1, tool: tool.name, capability: described.capability, access: described.access, method: described.method.toUpperCase(), targets, digest: described.digest };
+}

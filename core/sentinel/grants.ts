@@ -70,9 +70,14 @@ async function taskAlive(store: Pick<Store, "grants" | "tasks" | "audit">, grant
 /**
  * The live grant that covers `action` in `context`, or null. Longer-lived grants are preferred, so
  * a once-grant is only spent when nothing else covers the call. A task grant covers only calls of
- * its own task.
+ * its own task; with `exactOnly` (a purchase) only a grant bound to this very action does.
  */
-export function coveringGrant(grants: readonly ActiveGrant[], action: ActionDescriptor, context: Pick<GrantContext, "taskId">): ActiveGrant | null {
-  const usable = grants.filter((g) => (g.grant.scope.kind !== "task" || g.grant.scope.taskId === context.taskId) && patternCovers(g.pattern, action));
+export function coveringGrant(grants: readonly ActiveGrant[], action: ActionDescriptor, context: Pick<GrantContext, "taskId"> & { exactOnly?: boolean }): ActiveGrant | null {
+  const usable = grants.filter(
+    (g) =>
+      (g.grant.scope.kind !== "task" || g.grant.scope.taskId === context.taskId) &&
+      (context.exactOnly !== true || g.pattern.digest !== null) &&
+      patternCovers(g.pattern, action),
+  );
   return usable.find((g) => g.grant.scope.kind !== "once") ?? usable[0] ?? null;
 }

@@ -125,7 +125,7 @@ const precedence: readonly Effect[] = ["deny", "ask", "allow"];
  * grant is returned (the caller consumes a once-grant atomically before executing).
  */
 export function decide(input: DecisionInput, policy: Policy = defaultPolicy): Decision {
-  const grant = input.action === null ? null : coveringGrant(input.grants, input.action, input);
+  const grant = input.action === null ? null : coveringGrant(input.grants, input.action, { taskId: input.taskId, ...(input.exactOnly !== undefined && { exactOnly: input.exactOnly }) });
   const granted = grant !== null;
   const matching = policy.filter((rule) => ruleMatches(rule, input, granted));
   for (const effect of precedence) {

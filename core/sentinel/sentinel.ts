@@ -24,12 +24,13 @@ import type { Store } from "../storage/ports.js";
 import type { ApprovalRequest, Json } from "../storage/types.js";
 import type { FollowUp, FollowUpVerdict, ToolContext, ToolDefinition, ToolResult } from "../tools/tool.js";
 import { gateAsk, requestDetails } from "./asking.js";
-import { carriesData, classifyTarget, describeAction, describeTarget, type ActionDescriptor, type UrlPrecheck } from "./descriptor.js";
+import { ActionUnavailableError, type ActionDescription } from "./action.js";
+import { carriesData, classifyTarget, describeAction, describedAction, describeTarget, type ActionDescriptor, type UrlPrecheck } from "./descriptor.js";
 import { EgressDeniedError, EgressFailedError, SecretError } from "./errors.js";
 import { liveGrants, type ActiveGrant } from "./grants.js";
 import { decide, defaultPolicy, type Policy } from "./policy.js";
 import { hostsIn, type SeenContent } from "./provenance.js";
-import { summariseAction } from "./summary.js";
+import { summariseAction, summariseDescribed } from "./summary.js";
 import { SentinelClock, SessionTracker } from "./time.js";
 import type { Decision, DecisionInput } from "./types.js";
 import type { SecretVault } from "./vault.js";
@@ -123,14 +124,25 @@ export class Sentinel {
     };
   }
 
-  /** Judges a call without running it (what `wrap` does first). */
-  async check(tool: ToolDefinition, args: unknown, context: ToolContext): Promise<{ decision: Decision; input: DecisionInput }> {
-    const input = await this.decisionInput(tool, args, context);
-    return { decision: decide(input, this.policy), input };
+  /**
+   * Judges a call without running it (what `wrap` does first). For a describing tool the action it
+   * would perform is returned too. @throws ActionUnavailableError when a describing tool has nothing to act on
+   */
+  async check(tool: ToolDefinition, args: unknown, context: ToolContext): Promise<{ decision: Decision; input: DecisionInput; described: ActionDescription | null }> {
+    const { input, described } = await this.decisionInput(tool, args, context);
+    return { decision: decide(input, this.policy), input, described };
   }
 
   private async execute(inner: ExecuteTool, tool: ToolDefinition, args: unknown, context: ToolContext, state: ActivationState): Promise<ToolResult> {
-    const { decision, input } = await this.check(tool, args, context);
+    let checked: Awaited<ReturnType<Sentinel["check"]>>;
+    try {
+      checked = await this.check(tool, args, context);
+    } catch (error) {
+      // A describing tool with nothing to act on (no page open, an unknown element): told as is.
+      if (error instanceof ActionUnavailableError) return { ok: false, code: error.code, error: this.deps.vault ? this.deps.vault.scrub(error.message) : error.message };
+      throw error;
+    }
+    const { decision, input, described } = checked;
     let final = decision;
     let runArgs = args;
     if (final.effect !== "deny") {
@@ -144,11 +156,12 @@ export class Sentinel {
     if (final.effect === "deny") {
       return { ok: false, code: "denied", error: `Sentinel denied ${tool.name}: ${final.reason} (rule ${final.ruleId}). It did not run; do not retry it.` };
     }
-    if (final.effect === "ask") return this.ask(tool, args, context, input, final, state);
+    if (final.effect === "ask") return this.ask(tool, args, context, input, final, state, described);
 
     let result: ToolResult;
     try {
-      result = await inner(tool, runArgs, { ...context, authorizeFollowUp: (followUp) => this.followUp(tool, followUp, context) });
+      const run: ToolContext = { ...context, authorizeFollowUp: (followUp) => this.followUp(tool, followUp, context), ...(described ? { action: described } : {}) };
+      result = await inner(tool, runArgs, run);
     } catch (error) {
       result = errorResult(tool, error);
     }
@@ -169,27 +182,31 @@ export class Sentinel {
     return clean;
   }
 
-  private async decisionInput(tool: ToolDefinition, args: unknown, context: ToolContext): Promise<DecisionInput> {
+  private async decisionInput(tool: ToolDefinition, args: unknown, context: ToolContext): Promise<{ input: DecisionInput; described: ActionDescription | null }> {
     const policy = tool.policy;
     const now = await this.clock.now();
-    const action = policy ? describeAction(tool, policy, args, this.deps.egress) : null;
+    // A describing tool (the browser) says what the call would do now; others are read from their arguments.
+    const described = policy?.describe ? await policy.describe(args, context) : null;
+    const action = described ? describedAction(tool, described, this.deps.egress) : policy ? describeAction(tool, policy, args, this.deps.egress) : null;
     let grants: ActiveGrant[] = [];
     if (policy) {
       const session = await this.sessions.refresh(context.personId, now);
       grants = await liveGrants(this.deps.store, context.personId, { taskId: context.taskId, sessionId: session?.sessionId ?? null, now });
     }
-    return {
-      capability: policy?.capability ?? tool.capability,
-      access: policy?.access ?? "internal",
-      hardToUndo: policy?.hardToUndo === true,
+    const input: DecisionInput = {
+      capability: described?.capability ?? policy?.capability ?? tool.capability,
+      access: described?.access ?? policy?.access ?? "internal",
+      hardToUndo: described ? described.hardToUndo : policy?.hardToUndo === true,
       action,
       destinations: action?.targets ?? [],
-      carriesData: policy && action ? carriesData(policy, args, action.targets) : false,
+      carriesData: described ? described.carriesData || (action?.targets.length ?? 0) > 0 : policy && action ? carriesData(policy, args, action.targets) : false,
       grants,
       taskId: context.taskId,
       tainted: context.tainted === true,
+      ...(described?.onceOnly ? { exactOnly: true } : {}),
       now,
     };
+    return { input, described };
   }
 
   /**
@@ -258,7 +275,7 @@ export class Sentinel {
     return current.effect === "allow" ? { effect: "ask", ruleId: "default", reason: "Grants kept being used concurrently; asking." } : current;
   }
 
-  private async ask(tool: ToolDefinition, args: unknown, context: ToolContext, input: DecisionInput, decision: Decision, state: ActivationState): Promise<ToolResult> {
+  private async ask(tool: ToolDefinition, args: unknown, context: ToolContext, input: DecisionInput, decision: Decision, state: ActivationState, described: ActionDescription | null = null): Promise<ToolResult> {
     const { store } = this.deps;
     const action = input.action;
     const policy = tool.policy;
@@ -269,12 +286,13 @@ export class Sentinel {
       return gate.result;
     }
     const scrub = (s: string) => (this.deps.vault ? this.deps.vault.scrub(s) : s);
-    const summary = summariseAction(policy, args, action, scrub);
+    const summary = described ? summariseDescribed(described, action, scrub) : summariseAction(policy, args, action, scrub);
     const details = await requestDetails(store, {
       personId: context.personId,
       taskId: context.taskId,
       action,
       summary,
+      onceOnly: described?.onceOnly === true,
       ruleId: decision.ruleId,
       reason: decision.reason,
       tainted: input.tainted,

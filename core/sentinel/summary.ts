@@ -118,3 +118,39 @@ export function summariseAction(policy: ToolPolicy, args: unknown, action: Actio
   }
   return { tool: action.tool, method: action.method, methodWords: methodInWords(action.method), where: see(where), targets, body, headers, decoded, other, hidden };
 }
+
+/**
+ * The readable summary of a described action (a browser click or form, action.ts): the tool's own
+ * sentence, the page, the fields that will be sent (passwords masked, secrets as references) and a
+ * purchase's merchant, amount and items — all neutralised, nothing left out.
+ */
+export function summariseDescribed(
+  described: { summary: string; page: string | null; fields: { name: string; value: string }[]; purchase: { amount: string | null; merchant: string; items: string[] } | null },
+  action: ActionDescriptor,
+  scrub: (s: string) => string = (s) => s,
+): ActionSummary {
+  let hidden = 0;
+  const see = (s: string) => {
+    const v = visible(scrub(s));
+    hidden += v.hidden;
+    return v.text;
+  };
+  const targets = action.targets.map((t) => ({ label: t.kind === "url" ? "Destination" : "Target", value: see(t.kind === "url" ? t.href : t.kind === "file" ? t.path : t.kind === "recipient" ? t.address : t.value), lookalike: t.kind === "url" && hostForDisplay(t.host).lookalike }));
+  const first = action.targets[0];
+  const where = first?.kind === "url" ? hostPath(first).replace(/ \(plain http\)$/, "") : (described.page ?? action.tool);
+  const other: { name: string; value: string }[] = [{ name: "What will happen", value: see(described.summary) }];
+  if (described.page) other.push({ name: "On the page", value: see(described.page) });
+  if (described.purchase) {
+    other.push({ name: "💳 Purchase", value: see(`${described.purchase.merchant}: ${described.purchase.amount ?? "amount not shown on the page"}`) });
+    if (described.purchase.items.length > 0) other.push({ name: "Items", value: see(described.purchase.items.join("; ")) });
+  }
+  const decoded: string[] = [];
+  const lines = described.fields.map((f) => {
+    const layers = decodeLayers(f.value);
+    if (layers) decoded.push(see(`${f.name}: ${layers.encodings.join(" → ")} → ${JSON.stringify(layers.text)}`));
+    return `${f.name || "(unnamed)"}: ${f.value === "" ? "(empty)" : f.value}`;
+  });
+  const text = lines.join("\n");
+  const body = lines.length > 0 ? { field: "fields", label: `fields that will be sent: ${lines.length}`, text: keep(see(text)), length: text.length } : null;
+  return { tool: action.tool, method: action.method, methodWords: methodInWords(action.method), where: see(where), targets, body, headers: [], decoded, other, hidden };
+}

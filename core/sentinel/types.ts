@@ -23,6 +23,8 @@
  *   CaMeL's interpreter (we do not rewrite the model's plan into a program), but it needs no second
  *   model and fails closed: a tainted activation asks more, never less.
  */
+import type { ToolContext } from "../tools/tool.js";
+import type { ActionDescription } from "./action.js";
 import type { ActionDescriptor, ActionTarget } from "./descriptor.js";
 import type { ActiveGrant } from "./grants.js";
 
@@ -49,6 +51,15 @@ export interface ToolPolicy {
   headerArgs?: string[];
   /** Argument paths holding a payload shown decoded on cards (JSON pretty, form fields, base64/hex text). */
   bodyArgs?: string[];
+  /**
+   * For tools whose effect depends on outside state (a web page): describes the exact action the
+   * call would perform now (`core/sentinel/action.ts`). When present, Sentinel derives the action
+   * descriptor from the description (method, destinations, its digest) instead of the argument
+   * paths above, shows it on the card and binds "Approve once" to its digest; the tool receives it
+   * as `context.action` and must refuse to act if its effect no longer has that digest. Throws
+   * `ActionUnavailableError` when there is nothing to describe.
+   */
+  describe?: (args: unknown, context: ToolContext) => Promise<ActionDescription>;
 }
 
 /** Everything `decide` looks at. */
@@ -69,6 +80,8 @@ export interface DecisionInput {
   taskId: string | null;
   /** Untrusted content entered this activation's context before this call. */
   tainted: boolean;
+  /** Only a grant bound to this very action (an "Approve once") covers the call, whatever else exists (purchases). */
+  exactOnly?: boolean;
   /** Sentinel's time (never earlier than any time it saw before: see `SentinelClock`). */
   now: Date;
 }

@@ -24,6 +24,7 @@ const modules: { name: string; load: () => Promise<{ bench: (emit: Emit) => Prom
   { name: "turns", load: () => import("./turns.js") },
   { name: "store-calls", load: () => import("./store-calls.js") },
   { name: "runtime", load: () => import("./runtime.js") },
+  { name: "browser", load: () => import("./browser.js") },
   { name: "sentinel", load: () => import("./sentinel.js") },
 ];
 

@@ -31,6 +31,16 @@ export interface FakeMessage {
   at: number;
 }
 
+/** A file the fake received with sendPhoto / sendDocument (multipart/form-data, as grammY sends InputFile). */
+export interface FakeFile {
+  method: "sendPhoto" | "sendDocument";
+  chatId: string;
+  messageId: number;
+  /** The multipart field's file name. */
+  name: string;
+  bytes: Buffer;
+}
+
 /** A Bot API error answer (`ok: false`). */
 export interface ApiErrorAnswer {
   error_code: number;
@@ -51,6 +61,7 @@ export const TEXT_LIMIT = 4096;
 export class FakeTelegramApi {
   readonly calls: RecordedCall[] = [];
   readonly messages: FakeMessage[] = [];
+  readonly files: FakeFile[] = [];
   webhook: { url: string; secretToken: string | null; allowedUpdates: unknown } | null = null;
   private queue: Update[] = [];
   private nextUpdateId = 1000;
@@ -125,7 +136,8 @@ export class FakeTelegramApi {
 
   private async serve(req: Request, res: Response): Promise<void> {
     const method = String(req.params.method);
-    const payload = (req.body ?? {}) as Record<string, unknown>;
+    const upload = /^multipart\/form-data/i.test(req.headers["content-type"] ?? "") ? await readMultipart(req) : null;
+    const payload = upload ? upload.fields : ((req.body ?? {}) as Record<string, unknown>);
     this.calls.push({ method, payload, at: Date.now() });
     const answer = (result: unknown) => res.json({ ok: true, result });
     const refuse = (error: ApiErrorAnswer) => res.status(error.error_code).json({ ok: false, ...error });
@@ -155,6 +167,17 @@ export class FakeTelegramApi {
         return void answer(true);
       case "sendChatAction":
         return void answer(true);
+      case "sendPhoto":
+      case "sendDocument": {
+        // Bot API: photo ≤ 10 MB, document ≤ 50 MB when sent by a bot.
+        const field = method === "sendPhoto" ? "photo" : "document";
+        const file = upload?.files.get(String(payload[field] ?? "").replace(/^attach:\/\//, "")) ?? upload?.files.get(field);
+        if (!file) return void refuse({ error_code: 400, description: `Bad Request: there is no ${field} in the request` });
+        if (file.bytes.length > (method === "sendPhoto" ? 10 : 50) * 1024 * 1024) return void refuse({ error_code: 400, description: "Bad Request: file is too big" });
+        const messageId = this.nextMessageId++;
+        this.files.push({ method, chatId: chatId ?? "", messageId, name: file.name, bytes: file.bytes });
+        return void answer({ message_id: messageId, date: Math.floor(Date.now() / 1000), chat: { id: Number(chatId), type: "private" } });
+      }
       default:
         return void refuse({ error_code: 404, description: "Not Found" });
     }
@@ -263,3 +286,34 @@ export const updates = {
     } as Omit<Update, "update_id">;
   },
 };
+
+/** Parses a multipart/form-data request (grammY's InputFile uploads) into string fields and files. */
+async function readMultipart(req: Request): Promise<{ fields: Record<string, unknown>; files: Map<string, { name: string; bytes: Buffer }> }> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const body = Buffer.concat(chunks);
+  const boundary = /boundary="?([^";]+)"?/i.exec(String(req.headers["content-type"]))?.[1];
+  const fields: Record<string, unknown> = {};
+  const files = new Map<string, { name: string; bytes: Buffer }>();
+  if (!boundary) return { fields, files };
+  const delimiter = Buffer.from(`--${boundary}`);
+  let at = body.indexOf(delimiter);
+  while (at !== -1) {
+    const next = body.indexOf(delimiter, at + delimiter.length);
+    if (next === -1) break;
+    const part = body.subarray(at + delimiter.length, next);
+    at = next;
+    const headEnd = part.indexOf("\r\n\r\n");
+    if (headEnd === -1) continue;
+    const head = part.subarray(0, headEnd).toString("utf8");
+    let content = part.subarray(headEnd + 4);
+    if (content.subarray(-2).toString() === "\r\n") content = content.subarray(0, -2);
+    const name = /name="([^"]*)"/i.exec(head)?.[1];
+    if (name === undefined) continue;
+    // grammY writes `filename=name` unquoted; browsers quote it.
+    const filename = /filename="([^"]*)"/i.exec(head)?.[1] ?? /filename=([^;\r\n]*)/i.exec(head)?.[1];
+    if (filename !== undefined) files.set(name, { name: filename, bytes: Buffer.from(content) });
+    else fields[name] = content.toString("utf8");
+  }
+  return { fields, files };
+}

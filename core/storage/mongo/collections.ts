@@ -61,6 +61,7 @@ export const collectionNames = {
   untrustedHosts: "untrusted_hosts",
   personRoles: "person_roles",
   groupMembers: "group_members",
+  artifacts: "artifacts",
 } as const;
 
 export type CollectionKey = keyof typeof collectionNames;
@@ -284,6 +285,8 @@ export interface OutboxDoc {
   editOf: string | null;
   /** The structured card as JSON text (absent or null: a plain message). */
   card?: string | null;
+  /** Artifact ids (absent on rows written before attachments existed). */
+  attachments?: string[];
   status: OutboxStatus;
   attempts: number;
   nextAttemptAt: Date;
@@ -332,10 +335,23 @@ export interface LocalMailboxDoc {
   buttons: Button[];
   /** The structured card as JSON text (absent or null: a plain message). */
   card?: string | null;
+  /** Absent on rows written before attachments existed. */
+  attachments?: { id: string; name: string; mimeType: string; size: number }[];
   at: Date;
   /** Absent on documents written before the web app: `assistant` and `local`. */
   role?: "user" | "assistant";
   channel?: ChannelName;
+}
+
+export interface ArtifactDoc {
+  _id: string;
+  personId: string;
+  name: string;
+  mimeType: string;
+  size: number;
+  path: string;
+  source: string;
+  createdAt: Date;
 }
 
 export interface HookDoc {
@@ -416,4 +432,5 @@ export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
   untrustedHosts: [],
   personRoles: [],
   groupMembers: [{ key: { channel: 1, groupId: 1, addedAt: 1, _id: 1 }, name: "group_added" }],
+  artifacts: [{ key: { personId: 1, createdAt: -1, _id: -1 }, name: "person_newest" }],
 };

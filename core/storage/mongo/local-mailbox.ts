@@ -38,6 +38,7 @@ export class MongoLocalMailboxRepository implements LocalMailboxRepository {
         text: input.text,
         buttons: copyButtons(input.buttons),
         card: cardText(input.card),
+        attachments: (input.attachments ?? []).map((a) => ({ id: a.id, name: a.name, mimeType: a.mimeType, size: a.size })),
         at: input.at,
         role: input.role ?? "assistant",
         channel: input.channel ?? "local",

@@ -49,6 +49,7 @@ export class MongoOutboxRepository implements OutboxRepository {
       buttons: (input.buttons ?? []).map((b) => ({ id: b.id, label: b.label })),
       editOf: input.editOf ?? null,
       card: input.card === undefined || input.card === null ? null : encodeJson(input.card),
+      attachments: [...(input.attachments ?? [])],
       status: "queued",
       attempts: 0,
       nextAttemptAt: now,

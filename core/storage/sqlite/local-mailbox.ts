@@ -1,6 +1,6 @@
 import { DuplicateKeyError } from "../../errors.js";
 import type { LocalMailboxRepository } from "../ports.js";
-import type { Button, ChannelName, Json, LocalMessage, NewLocalMessage } from "../types.js";
+import type { Button, ChannelName, Json, LocalAttachment, LocalMessage, NewLocalMessage } from "../types.js";
 import { type Row, type SqliteContext, jsonText, ms, parseJson, toDate } from "./context.js";
 
 function toLocal(row: Row): LocalMessage {
@@ -11,6 +11,7 @@ function toLocal(row: Row): LocalMessage {
     text: row.text as string,
     buttons: parseJson<Button[]>(row.buttons),
     card: row.card === null || row.card === undefined ? null : parseJson<Json>(row.card),
+    attachments: parseJson<LocalAttachment[]>(row.attachments ?? "[]"),
     at: toDate(row.at),
     role: row.role === "user" ? "user" : "assistant",
     channel: row.channel as ChannelName,
@@ -32,8 +33,8 @@ export class SqliteLocalMailboxRepository implements LocalMailboxRepository {
       () =>
         toLocal(
           this.ctx
-            .stmt(`INSERT INTO local_messages (id, seq, user, text, buttons, card, at, role, channel) VALUES (?, ${nextSeq}, ?, ?, ?, ?, ?, ?, ?) RETURNING *`)
-            .get(input.id, input.user, input.text, jsonText(input.buttons), cardText(input.card), ms(input.at), input.role ?? "assistant", input.channel ?? "local") as Row,
+            .stmt(`INSERT INTO local_messages (id, seq, user, text, buttons, card, attachments, at, role, channel) VALUES (?, ${nextSeq}, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`)
+            .get(input.id, input.user, input.text, jsonText(input.buttons), cardText(input.card), jsonText(input.attachments ?? []), ms(input.at), input.role ?? "assistant", input.channel ?? "local") as Row,
         ),
       { duplicate: (cause) => new DuplicateKeyError("local message", input.id, { cause }) },
     );

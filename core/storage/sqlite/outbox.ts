@@ -17,6 +17,7 @@ function toMessage(row: Row): OutboxMessage {
     buttons: parseJson<Button[]>(row.buttons),
     editOf: row.edit_of === null ? null : asId("outbox", row.edit_of as string),
     card: row.card === null || row.card === undefined ? null : parseJson<Json>(row.card),
+    attachments: parseJson<string[]>(row.attachments ?? "[]").map((id) => asId("artifact", id)),
     status: row.status as OutboxStatus,
     attempts: row.attempts as number,
     nextAttemptAt: toDate(row.next_attempt_at),
@@ -42,10 +43,10 @@ export class SqliteOutboxRepository implements OutboxRepository {
       () => {
         const inserted = this.ctx
           .stmt(
-            `INSERT INTO outbox (id, person_id, delivery_key, channel, text, buttons, edit_of, card, status, attempts, next_attempt_at, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?) ON CONFLICT (delivery_key) DO NOTHING RETURNING *`,
+            `INSERT INTO outbox (id, person_id, delivery_key, channel, text, buttons, edit_of, card, attachments, status, attempts, next_attempt_at, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?) ON CONFLICT (delivery_key) DO NOTHING RETURNING *`,
           )
-          .get(newId("outbox"), input.personId, input.deliveryKey, input.channel ?? null, input.text, jsonText(input.buttons ?? []), input.editOf ?? null, input.card === undefined || input.card === null ? null : jsonText(input.card), at, at) as
+          .get(newId("outbox"), input.personId, input.deliveryKey, input.channel ?? null, input.text, jsonText(input.buttons ?? []), input.editOf ?? null, input.card === undefined || input.card === null ? null : jsonText(input.card), jsonText(input.attachments ?? []), at, at) as
           | Row
           | undefined;
         return toMessage(inserted ?? (this.ctx.stmt("SELECT * FROM outbox WHERE delivery_key = ?").get(input.deliveryKey) as Row));
