@@ -5,14 +5,14 @@
  * amount, merchant and items whatever the grants; a vault secret is typed only at its bound origin
  * and never shown.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Grant } from "../../../core/storage/types.js";
 import { cardOf, pressCard } from "../../helpers/approvals.js";
 import { Sentinel } from "../../../core/sentinel/sentinel.js";
 import { SecretVault } from "../../../core/sentinel/vault.js";
 import type { ApprovalId } from "../../../core/ids.js";
 import type { ToolContext, ToolResult } from "../../../core/tools/tool.js";
-import { browserRig, type BrowserRig } from "./helpers.js";
+import { browserRig, clearPendingApprovals, grantOrigin, type BrowserRig } from "./helpers.js";
 import { TestSite } from "./pages.js";
 
 const PASSWORD = "correct-horse-battery-9";
@@ -29,8 +29,7 @@ describe("browser actions ask the person (Sentinel action descriptions)", () => 
     const tool = rig.tools.get(name)!;
     return sentinel.wrap()(tool, tool.parameters.parse(args), rig.context(extra));
   };
-  const grant = async (capability: string, destination: string, scope: Grant["scope"] = { kind: "always" }) =>
-    rig.store.grants.recordGrant({ personId: rig.personId, capability, constraints: { destination }, scope, grantedBy: { channel: "local", accountId: "ada" } });
+  const grant = (capability: string, destination: string, scope: Grant["scope"] = { kind: "always" }) => grantOrigin(rig, capability, destination, scope);
   const refOf = (content: string, pattern: RegExp) => {
     const m = pattern.exec(content);
     if (!m) throw new Error(`no element matching ${pattern} in:\n${content}`);
@@ -40,6 +39,8 @@ describe("browser actions ask the person (Sentinel action descriptions)", () => 
     const press = await pressCard(rig.store, approvalId, "once");
     expect(press.outcome).toBe("approved");
   };
+
+  afterEach(() => clearPendingApprovals(rig));
 
   beforeAll(async () => {
     shop = await TestSite.start();

@@ -6,13 +6,13 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, afterEach } from "vitest";
 import { cardOf, pressCard } from "../../helpers/approvals.js";
 import { Sentinel } from "../../../core/sentinel/sentinel.js";
 import type { ApprovalId } from "../../../core/ids.js";
 import type { ToolContext, ToolResult } from "../../../core/tools/tool.js";
 import { Workspace } from "../../../sandbox/workspace.js";
-import { browserRig, type BrowserRig } from "./helpers.js";
+import { browserRig, clearPendingApprovals, grantOrigin, type BrowserRig } from "./helpers.js";
 import { TestSite } from "./pages.js";
 
 describe("browser downloads and uploads", () => {
@@ -33,6 +33,8 @@ describe("browser downloads and uploads", () => {
   };
   const refOf = (content: string, pattern: RegExp) => pattern.exec(content)?.[1] ?? "";
 
+  afterEach(() => clearPendingApprovals(rig));
+
   beforeAll(async () => {
     site = await TestSite.start();
     site
@@ -46,7 +48,7 @@ describe("browser downloads and uploads", () => {
       .page("/auto", `<h1>Auto</h1><script>location.href = "/ticket.pdf";</script>`);
     rig = await browserRig({ allowed: [site.hostPort] });
     sentinel = new Sentinel({ store: rig.store, egress: rig.egress });
-    await rig.store.grants.recordGrant({ personId: rig.personId, capability: "browser.browse", constraints: { destination: site.origin }, scope: { kind: "always" }, grantedBy: { channel: "local", accountId: "ada" } });
+    await grantOrigin(rig, "browser.browse", site.origin);
   }, 60_000);
 
   afterAll(async () => {
