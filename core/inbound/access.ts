@@ -79,7 +79,7 @@ export class AccessControl {
       personId: null,
       kind: "inbound.refused",
       summary: `${event.kind === "press" ? "A button press" : "A message"} from an unknown ${event.channel} account`,
-      data: { reason: "unknown_sender", channel: event.channel, accountId: event.accountId, kind: event.kind, groupId: event.groupId ?? null },
+      data: { refusal: "unknown_sender", channel: event.channel, accountId: event.accountId, kind: event.kind, groupId: event.groupId ?? null },
       at: this.deps.clock.now(),
     });
     if (event.kind !== "message") return null;

@@ -77,7 +77,7 @@ export class Door {
       personId: person.id,
       kind: "inbound.refused",
       summary: `Not served in group ${event.channel}:${event.groupId}: not on its member list`,
-      data: { reason: "not_group_member", channel: event.channel, groupId: event.groupId, accountId: event.accountId, kind: event.kind },
+      data: { refusal: "not_group_member", channel: event.channel, groupId: event.groupId, accountId: event.accountId, kind: event.kind },
       at: this.deps.clock.now(),
     });
     return false;

@@ -216,7 +216,7 @@ export class ApprovalDesk {
       summary,
       at: await this.deps.clock.now(),
       data: {
-        reason,
+        refusal: reason,
         approvalId: request?.id ?? null,
         channel: presser.channel,
         accountId: presser.accountId,

@@ -60,7 +60,7 @@ async function taskAlive(store: Pick<Store, "grants" | "tasks" | "audit">, grant
       personId: grant.personId,
       kind: "grant.ended",
       summary: `A grant for task ${taskId} ended with its task`,
-      data: { grantId: grant.id, taskId, reason: task === null ? "task gone" : `task ${task.state.status}` },
+      data: { grantId: grant.id, taskId, ended: task === null ? "task gone" : `task ${task.state.status}` },
       at: now,
     });
   }

@@ -116,7 +116,7 @@ describe("Sentinel through Telegram (real grammY against the fake Bot API)", () 
     await sleep(300);
     expect(outside.received).toHaveLength(1);
     const audit = await app!.store.audit.listAudit((await app!.store.persons.findIdentity("telegram", String(ANA)))!.personId, { kinds: ["approval.press_rejected"], limit: 50 });
-    expect(audit.items.map((e) => (e.data as { reason: string }).reason).sort()).toEqual(["already_decided", "unknown_button", "wrong_place", "wrong_place"]);
+    expect(audit.items.map((e) => (e.data as { refusal: string }).refusal).sort()).toEqual(["already_decided", "unknown_button", "wrong_place", "wrong_place"]);
   }, 60_000);
 
   it("the card for a padded, encoded, bidi-laced request shows the real destination and body within Telegram's limits", async () => {

@@ -139,7 +139,7 @@ describe("presses", () => {
     expect((await store.approvals.getApprovalRequest(request.id))!.status).toBe("pending");
     expect(await store.grants.listActiveGrants(ada, now)).toHaveLength(0);
     const audit = (await store.audit.listAudit(ada, { kinds: ["approval.press_rejected"] })).items;
-    expect(audit.map((e) => (e.data as { reason: string }).reason)).toEqual(["not_owner", "not_owner"]);
+    expect(audit.map((e) => (e.data as { refusal: string }).refusal)).toEqual(["not_owner", "not_owner"]);
   });
 
   it("a forged button id changes nothing and is audited", async () => {
@@ -150,7 +150,7 @@ describe("presses", () => {
     }
     expect((await store.approvals.getApprovalRequest(request.id))!.status).toBe("pending");
     expect(await store.grants.listActiveGrants(ada, now)).toHaveLength(0);
-    expect((await store.audit.listAudit(ada, { kinds: ["approval.press_rejected"] })).items.map((e) => (e.data as { reason: string }).reason)).toEqual(["unknown_button", "unknown_button", "unknown_button"]);
+    expect((await store.audit.listAudit(ada, { kinds: ["approval.press_rejected"] })).items.map((e) => (e.data as { refusal: string }).refusal)).toEqual(["unknown_button", "unknown_button", "unknown_button"]);
   });
 
   it("a press counts only in the chat and on the message its card was sent to (a replayed or moved press changes nothing)", async () => {
