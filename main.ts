@@ -9,6 +9,7 @@ import type { MongoClient } from "mongodb";
 import { dashboardRouter } from "./bots/dashboard/routes.js";
 import { secretsRouter } from "./bots/dashboard/secrets.js";
 import { hooksRouter } from "./bots/hooks/routes.js";
+import type { Refusal } from "./bots/http/body.js";
 import { HttpServer } from "./bots/http/server.js";
 import { LocalChannel } from "./bots/local/channel.js";
 import { pairingQrRouter } from "./bots/local/pairing-qr.js";
@@ -125,6 +126,8 @@ export async function startApp(
     notificationJudgement: config.NOTIFY_MODEL_JUDGEMENT,
     sentinel: { egress, vault },
     allowFrom: config.ALLOW_FROM,
+    owners: config.OWNER,
+    localChatIsOwner: !config.LOCAL_CHAT_ALLOW_REMOTE,
     attachments: artifacts,
   });
   // Chromium starts on the first browser tool call, not here.
@@ -156,11 +159,17 @@ export async function startApp(
     { name: "scheduler", check: async () => ({ ok: scheduler.status().running, ...scheduler.status() }) },
   ]);
   const sessions = await WebSessions.open(dataDir, clock);
+  // Requests refused at the door (bad signature, too large, too deep) go to the audit log.
+  const onRefused = (refusal: Refusal) =>
+    void store.audit
+      .appendAudit({ personId: null, kind: "inbound.refused", summary: `${refusal.source}: refused a request (${refusal.reason})`, data: { ...refusal } })
+      .catch((err: unknown) => logger.error({ err, refusal }, "could not audit a refused request"));
   const messengerStatus = new MessengerStatus();
   const messengerDeps = {
     http,
     logger,
     dataDir,
+    onRefused,
     ...(mongoClient && { mongoClient }),
     onWhatsAppQr: () => logger.info(`WhatsApp pairing: scan the QR printed above, or open ${url}/setup`),
     onWhatsAppInvalid: (reason: string) => {
@@ -231,7 +240,7 @@ export async function startApp(
   http.mount(dashboardRouter({ store, views: familiar.views, allowRemote: false }));
   http.mount(secretsRouter(vault, { allowRemote: false }));
   http.mount(artifactsRouter({ store, source: artifacts, allowRemote: false }));
-  http.mount(hooksRouter((id, secret, body) => familiar.handleHookEvent(id, secret, body)));
+  http.mount(hooksRouter((id, secret, body) => familiar.handleHookEvent(id, secret, body), { onRefused }));
 
   await scheduler.start();
   await scheduleHousekeeping(scheduler);

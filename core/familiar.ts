@@ -6,6 +6,7 @@ import type { TokenCounter } from "./context/tokens.js";
 import type { PersonId } from "./ids.js";
 import { AccessControl } from "./inbound/access.js";
 import { CommandRegistry, registerCoreCommands } from "./inbound/commands.js";
+import { Door } from "./inbound/door.js";
 import { InboundHandler, type PressHandler } from "./inbound/handler.js";
 import { registerSentinelCommands } from "./inbound/sentinel-commands.js";
 import { registerSettingsCommands } from "./inbound/settings-commands.js";
@@ -26,6 +27,7 @@ import type { EgressGuard } from "./sentinel/egress.js";
 import type { Policy } from "./sentinel/policy.js";
 import { Sentinel } from "./sentinel/sentinel.js";
 import type { SecretVault } from "./sentinel/vault.js";
+import { SentinelClock, SessionTracker } from "./sentinel/time.js";
 import { SentinelViews } from "./sentinel/views.js";
 import type { Store } from "./storage/ports.js";
 import type { ChannelName, ClaimedTask, OutboxMessage, Person } from "./storage/types.js";
@@ -56,6 +58,10 @@ export interface FamiliarDeps {
   maxConcurrentActivations?: number;
   /** ALLOW_FROM: `channel:accountId` entries that may talk without pairing. */
   allowFrom?: readonly string[];
+  /** OWNER: `channel:accountId` entries of the install's owner (default: the first ALLOW_FROM entry). */
+  owners?: readonly string[];
+  /** The local web chat serves only this machine, so its users count as the owner. */
+  localChatIsOwner?: boolean;
   /** Sentinel's parts: every tool call passes its policy, grants and approvals (required in production). */
   sentinel: { egress: EgressGuard; vault?: SecretVault; policy?: Policy };
   /** Let the model judge whether a proactive message is worth sending (strict JSON; failures hold). */
@@ -110,7 +116,9 @@ export class Familiar {
     const pokeTasks = () => this.taskLoop.poke();
 
     this.notifier = new Notifier({ store, clock, logger, outbox, scheduler, judge: deps.notificationJudgement ? model() : null });
-    this.approvals = new ApprovalFlow({ store, clock, logger, outbox, scheduler, tasks: { poke: pokeTasks } });
+    // Sentinel's own time (never behind what it saw) and the person's session, shared by the facade and the desk.
+    const sentinelTime = { clock: new SentinelClock(store, () => clock.now()), sessions: new SessionTracker(store) };
+    this.approvals = new ApprovalFlow({ store, clock, logger, outbox, scheduler, tasks: { poke: pokeTasks }, sentinel: sentinelTime });
     this.sentinel = new Sentinel({
       store,
       egress: deps.sentinel.egress,
@@ -118,9 +126,9 @@ export class Familiar {
       ...(deps.sentinel.policy && { policy: deps.sentinel.policy }),
       logger,
       onApprovalRequested: this.approvals.requested,
-      now: () => clock.now(),
+      ...sentinelTime,
     });
-    this.views = new SentinelViews(store, () => clock.now());
+    this.views = new SentinelViews(store, sentinelTime);
     this.wakeups = new WakeupFlow({ store, clock, logger, graceMs: deps.wakeupGraceMs, owner });
     this.webhooks = new WebhookEvents({ store, clock, publicUrl: deps.publicUrl, pokeTasks, pokeOutbox: () => outbox.poke() });
     this.tools = [...coreTools({ store, clock, poke: pokeTasks, releaseHeld: (personId, goalId) => this.wakeups.releaseHeld(personId, goalId) }), ...notifyTools({ store })];
@@ -161,7 +169,10 @@ export class Familiar {
       },
     });
     registerSentinelCommands(this.commands, this.views);
-    this.access = new AccessControl({ store, clock, logger, allowFrom: deps.allowFrom ?? [], channel: (name) => this.adapters.get(name) });
+    const owners = deps.owners?.length ? deps.owners : (deps.allowFrom ?? []).slice(0, 1);
+    const door = new Door({ store, clock, owners, localIsOwner: deps.localChatIsOwner ?? true });
+    door.registerCommands(this.commands);
+    this.access = new AccessControl({ store, clock, logger, allowFrom: deps.allowFrom ?? [], channel: (name) => this.adapters.get(name), door });
     this.access.registerCommands(this.commands);
     this.pressHandlers.push(this.approvals.press);
     this.inbound = new InboundHandler({
@@ -173,6 +184,7 @@ export class Familiar {
       onMessage: pokeTasks,
       answer: (person, event, text) => this.answer(person, event, text),
       pressHandlers: () => this.pressHandlers,
+      admit: (event, person) => door.admits(event, person),
     });
   }
 

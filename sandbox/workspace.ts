@@ -161,7 +161,7 @@ export function workspaceTools(dataDir: string, options: WorkspaceOptions = {}):
       parameters: z.object({ path: relPath.optional() }),
       sideEffect: false,
       capability: "files.read",
-      policy: { capability: "files.read", access: "read", destinationArgs: [], exfiltrationArgs: [] },
+      policy: { capability: "files.read", access: "read", method: { fixed: "LIST" }, destinationArgs: [], fileArgs: ["path"], exfiltrationArgs: [] },
       async execute(args, ctx) {
         try {
           const entries = await ws(ctx.personId).list(args.path);
@@ -177,7 +177,7 @@ export function workspaceTools(dataDir: string, options: WorkspaceOptions = {}):
       parameters: z.object({ path: relPath }),
       sideEffect: false,
       capability: "files.read",
-      policy: { capability: "files.read", access: "read", destinationArgs: [], exfiltrationArgs: [] },
+      policy: { capability: "files.read", access: "read", method: { fixed: "READ" }, destinationArgs: [], fileArgs: ["path"], exfiltrationArgs: [] },
       async execute(args, ctx) {
         try {
           return { ok: true, content: await ws(ctx.personId).read(args.path), untrusted: { source: `file ${args.path}` } };
@@ -192,7 +192,7 @@ export function workspaceTools(dataDir: string, options: WorkspaceOptions = {}):
       parameters: z.object({ path: relPath, content: z.string().max(MAX_FILE_BYTES) }),
       sideEffect: true,
       capability: "files.write",
-      policy: { capability: "files.write", access: "write", destinationArgs: [], exfiltrationArgs: [] },
+      policy: { capability: "files.write", access: "write", method: { fixed: "WRITE" }, destinationArgs: [], fileArgs: ["path"], bodyArgs: ["content"], exfiltrationArgs: [] },
       async execute(args, ctx) {
         try {
           const bytes = await ws(ctx.personId).write(args.path, args.content);

@@ -1,6 +1,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api, channelLabel, localTime, newClientId } from "./api.js";
 import type { Session } from "./main.js";
+import { ApprovalCard, type ApprovalCardView } from "./approval-card.js";
 import { renderMarkdown } from "./markdown.js";
 
 /** One entry of the person's chat log. */
@@ -11,6 +12,8 @@ interface Item {
   channel: string;
   text: string;
   buttons: { id: string; label: string }[];
+  /** An approval card's structured view; `text` is its markdown form. */
+  card?: ApprovalCardView;
   at: string;
 }
 /** A message this page is sending (or failed to send). */
@@ -209,12 +212,18 @@ export function Chat({ session }: { session: Session }) {
         {items.length === 0 && outgoing.length === 0 && <p class="empty">Say hello — Familiar answers here, and everything you say on your messengers shows up too.</p>}
         <ol class="messages" role="log" aria-live="polite" aria-label="Conversation">
           {items.map((item) => (
-            <li key={item.id} class={`msg ${item.role === "user" ? "me" : "them"}`} data-channel={item.channel}>
-              <div class="bubble" dangerouslySetInnerHTML={{ __html: renderMarkdown(item.text) }} />
+            <li key={item.id} class={`msg ${item.role === "user" ? "me" : "them"}${item.card ? " approval" : ""}`} data-channel={item.channel}>
+              {item.card ? (
+                <div class="bubble">
+                  <ApprovalCard card={item.card} />
+                </div>
+              ) : (
+                <div class="bubble" dangerouslySetInnerHTML={{ __html: renderMarkdown(item.text) }} />
+              )}
               {item.buttons.length > 0 && (
                 <div class="card-buttons" role="group" aria-label="Answer">
                   {item.buttons.map((b) => (
-                    <button key={b.id} type="button" onClick={() => void press(item, b.id)}>
+                    <button key={b.id} type="button" class={item.card?.buttons.find((c) => c.id === b.id)?.style ?? ""} onClick={() => void press(item, b.id)}>
                       {b.label}
                     </button>
                   ))}

@@ -1,11 +1,11 @@
 import { Router, type Request, type Response } from "express";
-import express from "express";
 import { z } from "zod";
 import { asId } from "../../core/ids.js";
 import type { SentinelViews } from "../../core/sentinel/views.js";
 import type { Store } from "../../core/storage/ports.js";
 import type { MemoryItem, Person } from "../../core/storage/types.js";
 import { checkExpressRequest } from "../local/access.js";
+import { boundedJson } from "../http/body.js";
 
 const pageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).optional(),
@@ -58,7 +58,7 @@ export function dashboardRouter(deps: { store: Store; views: SentinelViews; allo
     if (verdict.ok) return next();
     res.status(403).json({ error: `the dashboard API only serves this machine: ${verdict.reason}` });
   });
-  router.use("/api/persons", express.json({ limit: "64kb" }));
+  router.use("/api/persons", ...boundedJson({ limit: 64 * 1024, source: "dashboard" }));
 
   const person = async (req: Request, res: Response): Promise<Person | null> => {
     const found = await store.persons.getPerson(asId("person", String(req.params.id)));

@@ -1,8 +1,9 @@
-import express, { Router } from "express";
+import { Router } from "express";
 import { z } from "zod";
 import { SecretError } from "../../core/sentinel/errors.js";
 import type { SecretVault } from "../../core/sentinel/vault.js";
 import { checkExpressRequest } from "../local/access.js";
+import { boundedJson } from "../http/body.js";
 
 const secretBody = z
   .object({
@@ -27,7 +28,7 @@ export function secretsRouter(vault: SecretVault, options: { allowRemote: boolea
     if (verdict.ok) return next();
     res.status(403).json({ error: `secrets can only be managed from this machine: ${verdict.reason}` });
   });
-  router.use("/api/secrets", express.json({ limit: "32kb" }));
+  router.use("/api/secrets", ...boundedJson({ limit: 32 * 1024, source: "secrets" }));
   router.get("/api/secrets", (_req, res) => void res.json({ items: vault.list() }));
   router.put("/api/secrets", async (req, res) => {
     const body = secretBody.safeParse(req.body);

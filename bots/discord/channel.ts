@@ -257,6 +257,7 @@ export class DiscordChannel implements ChannelAdapter {
         // A guild mention is answered in the person's DM (a user id as address opens it): the core keeps
         // one address per account and sends later replies, cards and reminders there.
         address: message.inGuild() ? message.author.id : message.channelId,
+        ...(message.inGuild() ? { groupId: message.channelId } : {}),
         displayName: message.member?.displayName ?? message.author.globalName ?? message.author.username,
         at: message.createdAt,
         text,
@@ -277,6 +278,7 @@ export class DiscordChannel implements ChannelAdapter {
         updateId: interaction.id,
         accountId: interaction.user.id,
         address: interaction.inGuild() ? interaction.user.id : interaction.channelId,
+        ...(interaction.inGuild() && interaction.channelId ? { groupId: interaction.channelId } : {}),
         displayName: interaction.user.globalName ?? interaction.user.username,
         at: interaction.createdAt,
         buttonId: interaction.customId,

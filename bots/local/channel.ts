@@ -12,11 +12,12 @@ import {
   fileOfPart,
 } from "../../core/channels/port.js";
 import { z } from "zod";
+import { cardViewSchema } from "../../core/sentinel/card-view.js";
 import { systemClock, type Clock } from "../../core/clock.js";
 import type { LocalMailboxRepository } from "../../core/storage/ports.js";
 import type { LocalMessage } from "../../core/storage/types.js";
 
-const localPartBody = z.object({ text: z.string(), buttons: z.array(z.object({ id: z.string(), label: z.string() })) });
+const localPartBody = z.object({ text: z.string(), buttons: z.array(z.object({ id: z.string(), label: z.string() })), card: cardViewSchema.nullable().optional() });
 
 /** How long one `typing()` call keeps the indicator on (ms); callers renew it while they work. */
 export const LOCAL_TYPING_MS = 6_000;
@@ -95,7 +96,8 @@ export class LocalChannel implements ChannelAdapter {
   /** One part, whatever the length (the page shows any length); nothing for empty text without buttons. */
   render(content: OutboundContent): OutboundPart[] {
     if (content.text.trim() === "" && content.buttons.length === 0) return [];
-    return [{ body: { text: content.text, buttons: content.buttons }, plain: content.text, buttons: content.buttons.length > 0 }];
+    // An approval card travels whole: the page draws it from its structured view.
+    return [{ body: { text: content.text, buttons: content.buttons, card: content.card ?? null }, plain: content.text, buttons: content.buttons.length > 0 }];
   }
 
   /**
@@ -111,7 +113,7 @@ export class LocalChannel implements ChannelAdapter {
     const body = file ? { text: "", buttons: [] } : localPartBody.parse(part.body);
     const attachments = file ? [{ id: file.id, name: file.name, mimeType: file.mimeType, size: file.bytes.length }] : [];
     try {
-      await this.mailbox.putLocalMessage({ id, user: target.address, text: body.text, buttons: body.buttons, attachments, at: this.clock.now() });
+      await this.mailbox.putLocalMessage({ id, user: target.address, text: body.text, buttons: body.buttons, card: body.card ?? null, attachments, at: this.clock.now() });
     } catch (err) {
       throw new DeliveryError(`local chat: could not store a message for ${target.address}`, "transient", { cause: err });
     }
@@ -139,7 +141,7 @@ export class LocalChannel implements ChannelAdapter {
     }
     let edited: LocalMessage | null;
     try {
-      edited = await this.mailbox.editLocalMessage(id, { text: content.text, buttons: content.buttons }, this.clock.now());
+      edited = await this.mailbox.editLocalMessage(id, { text: content.text, buttons: content.buttons, card: content.card ?? null }, this.clock.now());
     } catch (err) {
       throw new DeliveryError(`local chat: could not edit message ${id}`, "transient", { cause: err });
     }

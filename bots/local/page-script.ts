@@ -130,7 +130,11 @@ export const pageScript = String.raw`"use strict";
     item.replaceChildren();
     var bubble = document.createElement("div");
     bubble.className = "bubble";
-    renderMarkdown(bubble, message.text);
+    // An approval card is drawn from its structured view (card.js); its text is the fallback.
+    var card = message.card && window.FamiliarCard ? window.FamiliarCard.render(message.card) : null;
+    item.classList.toggle("card-msg", !!card);
+    if (card) bubble.append(card);
+    else renderMarkdown(bubble, message.text);
     item.append(bubble);
     if (message.attachments && message.attachments.length) item.append(renderAttachments(message.attachments));
     if (message.buttons && message.buttons.length) item.append(renderButtons(message));
@@ -171,10 +175,13 @@ export const pageScript = String.raw`"use strict";
     group.className = "buttons";
     group.setAttribute("role", "group");
     group.setAttribute("aria-label", "Answer");
+    var styles = {};
+    if (message.card) message.card.buttons.forEach(function (b) { styles[b.id] = b.style; });
     message.buttons.forEach(function (b) {
       var button = document.createElement("button");
       button.type = "button";
       button.textContent = b.label;
+      if (styles[b.id]) button.className = styles[b.id];
       button.addEventListener("click", function () { press(message.id, b.id, group, button); });
       group.append(button);
     });

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { RequestHandler } from "express";
+import { cardCss, cardScript } from "./card-script.js";
 import { pageScript } from "./page-script.js";
 
 /**
@@ -34,6 +35,7 @@ const html = `<!doctype html>
 <link rel="stylesheet" href="/local/app.css">
 <script src="/local/marked.js" defer></script>
 <script src="/local/purify.js" defer></script>
+<script src="/local/card.js" defer></script>
 <script src="/local/app.js" defer></script>
 </head>
 <body>
@@ -145,8 +147,9 @@ function vendor(pkg: "marked" | "dompurify"): string {
 
 const assets: Record<string, Asset> = {
   "index.html": { type: "text/html; charset=utf-8", body: () => html },
-  "app.css": { type: "text/css; charset=utf-8", body: () => css },
+  "app.css": { type: "text/css; charset=utf-8", body: () => css + cardCss },
   "app.js": { type: "text/javascript; charset=utf-8", body: () => pageScript },
+  "card.js": { type: "text/javascript; charset=utf-8", body: () => cardScript },
   "marked.js": { type: "text/javascript; charset=utf-8", body: () => vendor("marked") },
   "purify.js": { type: "text/javascript; charset=utf-8", body: () => vendor("dompurify") },
 };

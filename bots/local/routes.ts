@@ -5,11 +5,13 @@ import { z } from "zod";
 import type { InboundMessage, InboundOutcome, InboundPress } from "../../core/channels/port.js";
 import { systemClock, type Clock } from "../../core/clock.js";
 import type { Logger } from "../../core/log.js";
+import { parseCardView, type CardView } from "../../core/sentinel/card-view.js";
 import type { LocalMessage } from "../../core/storage/types.js";
 import { asId, type ArtifactId } from "../../core/ids.js";
 import { ALLOW_REMOTE_SETTING, checkExpressRequest } from "./access.js";
 import { LocalChannelNotStartedError, type LocalChannel } from "./channel.js";
 import { servePage } from "./page.js";
+import { boundedJson } from "../http/body.js";
 
 /** Longest long-poll a client may ask for with `wait` (ms); larger values are clamped. */
 export const MAX_WAIT_MS = 25_000;
@@ -71,6 +73,8 @@ export interface LocalMessageJson {
   text: string;
   /** Absent when the message has no buttons. */
   buttons?: { id: string; label: string }[];
+  /** An approval card's structured view (Sentinel's `CardView`); `text` is its markdown fallback. */
+  card?: CardView;
   /** Files sent with the message; `url` fetches one (for this user only). Absent when none. */
   attachments?: { id: string; name: string; mimeType: string; size: number; url: string }[];
   /** ISO-8601 UTC. */
@@ -127,7 +131,7 @@ export function localChatRouter(channel: LocalChannel, options: LocalChatRouterO
   router.use("/local", guard);
   router.get("/local/:asset", (req, res, next) => servePage(req.params.asset)(req, res, next));
 
-  router.use("/api/local", guard, express.json({ limit: "64kb" }));
+  router.use("/api/local", guard, ...boundedJson({ limit: 64 * 1024, source: "local" }));
 
   router.post("/api/local/messages", async (req, res) => {
     const body = parse(postMessageSchema, req.body, res);
@@ -274,6 +278,8 @@ function parse<S extends z.ZodType>(schema: S, input: unknown, res: Response): z
 function toJson(message: LocalMessage): LocalMessageJson {
   const json: LocalMessageJson = { id: message.id, text: message.text, at: message.at.toISOString() };
   if (message.buttons.length > 0) json.buttons = message.buttons.map((b) => ({ id: b.id, label: b.label }));
+  const card = parseCardView(message.card);
+  if (card) json.card = card;
   if (message.attachments.length > 0) {
     json.attachments = message.attachments.map((a) => ({
       ...a,

@@ -1,4 +1,5 @@
 import type { MongoClient } from "mongodb";
+import type { RefusalSink } from "../http/body.js";
 import type { HttpServer } from "../http/server.js";
 import type { ChannelAdapter } from "../../core/channels/port.js";
 import type { Config } from "../../core/config/schema.js";
@@ -28,6 +29,8 @@ export async function createMessengers(
     mongoClient?: MongoClient;
     onWhatsAppQr?: (qr: string) => void;
     onWhatsAppInvalid?: (reason: string) => void;
+    /** Refused webhook requests (bad signature, too large, too deep), for the audit log. */
+    onRefused?: RefusalSink;
   },
 ): Promise<{ adapters: ChannelAdapter[]; whatsapp: WhatsAppChannel | null; notConfigured: string[] }> {
   const { http, logger } = deps;
@@ -41,7 +44,8 @@ export async function createMessengers(
         apiRoot: config.TELEGRAM_API_ROOT,
         groups: groupsFor(config, "telegram"),
         logger: logger.child({ channel: "telegram" }),
-        ...(config.TELEGRAM_WEBHOOK_URL && config.TELEGRAM_WEBHOOK_SECRET && { webhook: { url: config.TELEGRAM_WEBHOOK_URL, secret: config.TELEGRAM_WEBHOOK_SECRET, http } }),
+        ...(config.TELEGRAM_WEBHOOK_URL &&
+          config.TELEGRAM_WEBHOOK_SECRET && { webhook: { url: config.TELEGRAM_WEBHOOK_URL, secret: config.TELEGRAM_WEBHOOK_SECRET, http, ...(deps.onRefused && { onRefused: deps.onRefused }) } }),
       }),
     );
   } else notConfigured.push("telegram (set TELEGRAM_BOT_TOKEN)");
@@ -55,6 +59,7 @@ export async function createMessengers(
         ...(config.SLACK_API_URL && { apiUrl: config.SLACK_API_URL }),
         allowGroups: groupsFor(config, "slack"),
         http,
+        ...(deps.onRefused && { onRefused: deps.onRefused }),
         logger: logger.child({ channel: "slack" }),
       }),
     );

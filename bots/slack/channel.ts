@@ -13,7 +13,9 @@ import {
 } from "../../core/channels/port.js";
 import type { Logger } from "../../core/log.js";
 import { BLOCK_REJECTIONS, slackErrorCode, toDeliveryError } from "./errors.js";
+import type { RefusalSink } from "../http/body.js";
 import { toInboundMessage, toInboundPress, type SlackBlockActionsBody, type SlackMessageEvent } from "./inbound.js";
+import { slackRequestGuard } from "./signature.js";
 import { actionsBlocks, layoutMessage, SLACK_LIMITS, type SlackBlock, type SlackLayoutLimits, type SlackMessagePart } from "./layout.js";
 import { escapeMrkdwn, renderSlackPlain } from "./render.js";
 
@@ -57,6 +59,8 @@ export interface SlackChannelOptions {
   allowGroups?: readonly string[];
   /** The HTTP server to mount `/slack/events` on (required in HTTP mode). */
   http?: RouterHost;
+  /** Told about refused HTTP requests (bad signature, stale, too large or too deep) for the audit log. */
+  onRefused?: RefusalSink;
   logger: Logger;
   /** Message layout limits (tests); defaults to `SLACK_LIMITS`. */
   limits?: Partial<SlackLayoutLimits>;
@@ -123,7 +127,7 @@ export class SlackChannel implements ChannelAdapter {
       }
       if (!options.http) throw new SlackSetupError("Slack HTTP mode needs the HTTP server to mount /slack/events on");
       const router = Router();
-      router.post(SLACK_EVENTS_PATH, this.notStartedGuard());
+      router.post(SLACK_EVENTS_PATH, this.notStartedGuard(), ...slackRequestGuard({ signingSecret: options.signingSecret, ...(options.onRefused && { onRefused: options.onRefused }) }));
       receiver = new ExpressReceiver({ signingSecret: options.signingSecret, endpoints: SLACK_EVENTS_PATH, router, logger });
       options.http.mount(router);
     }

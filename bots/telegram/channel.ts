@@ -1,6 +1,8 @@
 import { autoRetry } from "@grammyjs/auto-retry";
 import express, { type Router } from "express";
+import { timingSafeEqual } from "node:crypto";
 import { Bot, InlineKeyboard, InputFile, webhookCallback } from "grammy";
+import { boundedJson, type RefusalSink } from "../http/body.js";
 import type { Update } from "grammy/types";
 import {
   DeliveryError,
@@ -53,7 +55,12 @@ export interface TelegramWebhookOptions {
   path?: string;
   /** How long one webhook request may wait for the sink before answering 500 so Telegram redelivers, ms (default 10000). */
   timeoutMs?: number;
+  /** Told about refused webhook requests (wrong secret, body too large or too deep) for the audit log. */
+  onRefused?: RefusalSink;
 }
+
+/** Largest webhook body accepted, bytes (an update is a few KB; 1 MiB leaves room for long texts). */
+const WEBHOOK_BODY_LIMIT = 1024 * 1024;
 
 /** What `createTelegramChannel` needs; the composition root fills it from settings. */
 export interface TelegramChannelOptions {
@@ -300,13 +307,31 @@ export class TelegramChannel implements ChannelAdapter {
       timeoutMilliseconds: webhook.timeoutMs ?? 10_000,
     });
     const router = express.Router();
-    router.post(webhook.path ?? new URL(webhook.url).pathname, express.json({ limit: "1mb" }), async (req, res) => {
-      if (!this.sink) {
-        res.status(503).json({ error: "the Telegram channel is not started" });
+    const source = "telegram";
+    const expected = Buffer.from(webhook.secret, "utf8");
+    // The secret header is checked before a byte of the body is read; the body is then read with a
+    // limit and its JSON depth bounded before grammY parses it.
+    const secretFirst = (req: express.Request, res: express.Response, next: express.NextFunction) => {
+      const given = Buffer.from(req.get("x-telegram-bot-api-secret-token") ?? "", "utf8");
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+        webhook.onRefused?.({ source, reason: "bad_signature", detail: "wrong or missing X-Telegram-Bot-Api-Secret-Token" });
+        res.set("Connection", "close").status(401).json({ error: "wrong secret token" });
         return;
       }
-      await callback(req, res);
-    });
+      next();
+    };
+    router.post(
+      webhook.path ?? new URL(webhook.url).pathname,
+      secretFirst,
+      ...boundedJson({ limit: WEBHOOK_BODY_LIMIT, source, ...(webhook.onRefused && { onRefused: webhook.onRefused }) }),
+      async (req, res) => {
+        if (!this.sink) {
+          res.status(503).json({ error: "the Telegram channel is not started" });
+          return;
+        }
+        await callback(req, res);
+      },
+    );
     webhook.http.mount(router);
   }
 }

@@ -58,6 +58,7 @@ function decideMessage(update: Update, message: Message, policy: ChatPolicy): Up
     // Answers go to the person's private chat, never to the group: the core keeps one address per
     // account and sends later replies, cards and reminders there (a private chat's id is the user id).
     address: String(message.chat.type === "private" ? message.chat.id : from.id),
+    ...(message.chat.type === "private" ? {} : { groupId: String(message.chat.id) }),
     displayName: displayName(from),
     at: new Date(message.date * 1000),
     text,
@@ -76,6 +77,7 @@ function decidePress(update: Update, query: NonNullable<Update["callback_query"]
     updateId: String(update.update_id),
     accountId: String(query.from.id),
     address: String(chat && chat.type === "private" ? chat.id : query.from.id),
+    ...(chat && chat.type !== "private" ? { groupId: String(chat.id) } : {}),
     displayName: displayName(query.from),
     // A callback query carries no time of its own; the press happened just now.
     at: new Date(),

@@ -48,7 +48,7 @@ const pageHtml = `<!doctype html>
 /** Everything the web app needs from the composition root. */
 export interface WebAppDeps {
   store: Store;
-  familiar: Pick<Familiar, "views" | "commands" | "handleInbound">;
+  familiar: Pick<Familiar, "views" | "commands" | "handleInbound" | "approvals">;
   chatLog: ChatLog;
   sessions: WebSessions;
   setup: SetupStore;

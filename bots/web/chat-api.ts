@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { InboundEvent, InboundOutcome } from "../../core/channels/port.js";
 import type { Clock } from "../../core/clock.js";
 import type { Store } from "../../core/storage/ports.js";
+import { parseCardView } from "../../core/sentinel/card-view.js";
 import type { LocalMessage } from "../../core/storage/types.js";
 import { localAccountOf, webContext } from "./auth.js";
 import type { ChatLog } from "./chat-log.js";
@@ -31,7 +32,9 @@ const liveQuery = z.object({
 
 /** One log entry as the page gets it. */
 export function chatItemJson(m: LocalMessage) {
-  return { id: m.id, seq: m.seq, role: m.role, channel: m.channel, text: m.text, buttons: m.buttons, at: m.at.toISOString() };
+  // An approval card comes with its structured view (Sentinel's CardView); `text` is its markdown form.
+  const card = parseCardView(m.card);
+  return { id: m.id, seq: m.seq, role: m.role, channel: m.channel, text: m.text, buttons: m.buttons, ...(card ? { card } : {}), at: m.at.toISOString() };
 }
 
 /** What the chat API needs. */
@@ -137,7 +140,8 @@ export function chatApi(deps: ChatApiDeps): Router {
       address: account,
       displayName: person.displayName,
       buttonId: body.data.buttonId,
-      messageRef: null,
+      // The logged copy of the card: Sentinel accepts a press on it as a press on the card itself.
+      messageRef: message.id,
       at: deps.clock.now(),
     });
     res.json({ outcome: outcome.status, notice: outcome.notice ?? null });

@@ -1,11 +1,11 @@
-import { createHash } from "node:crypto";
+import { chatLogId } from "../../core/channels/chat-log-id.js";
 import type { ChannelAdapter, ChannelTarget, InboundEvent, InboundOutcome, InboundSink, OutboundContent, OutboundPart, RenderOptions } from "../../core/channels/port.js";
 import type { Clock } from "../../core/clock.js";
 import { DuplicateKeyError } from "../../core/errors.js";
 import type { PersonId } from "../../core/ids.js";
 import type { Logger } from "../../core/log.js";
 import type { Store } from "../../core/storage/ports.js";
-import type { Button, ChannelName, LocalMessage } from "../../core/storage/types.js";
+import type { Button, ChannelName, Json, LocalMessage } from "../../core/storage/types.js";
 
 /** The mailbox key of a person's chat log; `:` keeps it apart from every local user name. */
 export function chatLogKey(personId: PersonId): string {
@@ -44,13 +44,13 @@ export class ChatLog {
 
   /** Records what Familiar sent on `channel` (its first platform id identifies it for later edits). */
   async recordOutbound(personId: PersonId, channel: ChannelName, platformId: string, content: OutboundContent): Promise<void> {
-    await this.put(personId, { id: logId("out", channel, platformId), role: "assistant", channel, text: content.text, buttons: content.buttons, at: this.clock.now() });
+    await this.put(personId, { id: logId("out", channel, platformId), role: "assistant", channel, text: content.text, buttons: content.buttons, card: content.card ?? null, at: this.clock.now() });
   }
 
   /** Records an edit of an earlier message (a decided approval card); unknown messages are ignored. */
   async recordEdit(personId: PersonId, channel: ChannelName, platformId: string, content: OutboundContent): Promise<void> {
     try {
-      const edited = await this.store.localMailbox.editLocalMessage(logId("out", channel, platformId), { text: content.text, buttons: content.buttons }, this.clock.now());
+      const edited = await this.store.localMailbox.editLocalMessage(logId("out", channel, platformId), { text: content.text, buttons: content.buttons, card: content.card ?? null }, this.clock.now());
       if (edited) this.notify(personId);
     } catch (err) {
       this.logger.warn({ err, channel }, "chat log: could not record an edit");
@@ -106,7 +106,7 @@ export class ChatLog {
     return (await this.store.persons.findIdentity(channel, accountId))?.personId ?? null;
   }
 
-  private async put(personId: PersonId, message: { id: string; role: "user" | "assistant"; channel: ChannelName; text: string; buttons: Button[]; at: Date }): Promise<void> {
+  private async put(personId: PersonId, message: { id: string; role: "user" | "assistant"; channel: ChannelName; text: string; buttons: Button[]; card?: Json | null; at: Date }): Promise<void> {
     try {
       await this.store.localMailbox.putLocalMessage({ ...message, user: chatLogKey(personId) });
     } catch (err) {
@@ -195,7 +195,5 @@ export function recordingAdapter(adapter: ChannelAdapter, log: ChatLog): Channel
   return wrapped;
 }
 
-/** Stable, bounded ids for log entries (platform ids and update ids can be long). */
-function logId(direction: "in" | "out", channel: ChannelName, platformId: string): string {
-  return `cl_${createHash("sha256").update(`${direction}\u0000${channel}\u0000${platformId}`).digest("hex").slice(0, 32)}`;
-}
+/** Stable, bounded ids for log entries (platform ids and update ids can be long); see core's `chatLogId`. */
+const logId = chatLogId;

@@ -5,7 +5,6 @@ import type { InboundPress } from "../../core/channels/port.js";
 import type { Clock } from "../../core/clock.js";
 import type { Familiar } from "../../core/familiar.js";
 import { asId } from "../../core/ids.js";
-import { approvalCard } from "../../core/sentinel/approvals.js";
 import type { Store } from "../../core/storage/ports.js";
 import { channelNames, type AuditEvent, type Goal, type MemoryItem, type Task } from "../../core/storage/types.js";
 import { isValidTimeZone } from "../../core/time/zones.js";
@@ -64,7 +63,7 @@ function taskJson(t: Task) {
 /** Dependencies of the dashboard API. */
 export interface DashboardApiDeps {
   store: Store;
-  familiar: Pick<Familiar, "views" | "commands" | "handleInbound">;
+  familiar: Pick<Familiar, "views" | "commands" | "handleInbound" | "approvals">;
   clock: Clock;
   /** Channels running now, and their start-up problems, for the Messengers tab. */
   channelStatus: () => { channel: string; state: string }[];
@@ -119,10 +118,13 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
     const now = clock.now();
     const pending = (await store.approvals.listPendingApprovals(person.id)).filter((a) => a.expiresAt > now);
     res.json({
-      items: pending.map((a) => {
-        const card = approvalCard(a);
-        return { id: a.id, summary: a.summary, text: card.text, buttons: card.buttons, expiresAt: a.expiresAt.toISOString(), createdAt: a.createdAt.toISOString() };
-      }),
+      items: await Promise.all(
+        pending.map(async (a) => {
+          // The card as it was delivered (its buttons carry opaque ids only Sentinel can map).
+          const card = await familiar.approvals.deliveredCard(a);
+          return { id: a.id, summary: a.summary, text: card?.text ?? a.summary, ...(card?.card ? { card: card.card } : {}), buttons: card?.buttons ?? [], expiresAt: a.expiresAt.toISOString(), createdAt: a.createdAt.toISOString() };
+        }),
+      ),
       next: null,
     });
   });
@@ -133,7 +135,8 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
     const { person } = webContext(req);
     const request = await store.approvals.getApprovalRequest(asId("approval", String(req.params.id)));
     if (!request || request.personId !== person.id) return void res.status(404).json({ error: "No such request of yours." });
-    if (!approvalCard(request).buttons.some((b) => b.id === body.buttonId)) return void res.status(400).json({ error: "That is not one of this card's buttons." });
+    const card = await familiar.approvals.deliveredCard(request);
+    if (!card || !card.buttons.some((b) => b.id === body.buttonId)) return void res.status(400).json({ error: "That is not one of this card's buttons." });
     const account = await localAccountOf(store, person);
     const press: InboundPress = {
       kind: "press",
@@ -143,7 +146,8 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
       address: account,
       displayName: person.displayName,
       buttonId: body.buttonId,
-      messageRef: null,
+      // The card's copy in the person's chat log: Sentinel accepts a press there as one on the card.
+      messageRef: card.pressRef,
       at: clock.now(),
     };
     const outcome = await familiar.handleInbound(press);

@@ -384,6 +384,7 @@ export class WhatsAppChannel implements ChannelAdapter {
       accountId: await this.phoneOf(group ? (message.author ?? message.from) : message.from),
       // A group mention is answered in the person's own chat: the core keeps one address per account.
       address: group ? (message.author ?? message.from) : message.from,
+      ...(group ? { groupId: message.from } : {}),
       at: new Date(message.timestamp * 1000),
       ...(contact?.pushname || contact?.name ? { displayName: contact.pushname || contact.name } : {}),
     };

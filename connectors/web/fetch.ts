@@ -5,7 +5,8 @@ import { DEFAULT_MAX_CHARS, egressErrorResult, responseText } from "./response.j
 
 /**
  * `http_fetch`: GET a web page or API through the egress guard (redirects re-checked on every hop,
- * byte and time limits). HTML becomes text. The result is untrusted content with the final URL as
+ * byte and time limits; a redirect to another origin is followed only when Sentinel's grants cover
+ * it, else reported to the model). HTML becomes text. The result is untrusted content with the final URL as
  * its source, so it taints the activation.
  *
  * Sentinel: capability `web.fetch`, read, destination `url`.
@@ -18,14 +19,25 @@ export function httpFetchTool(egress: EgressGuard, options: { maxChars?: number 
     parameters: z.object({ url: z.string().min(1).max(4096).describe("Absolute http(s) URL") }),
     sideEffect: false,
     capability: "web.fetch",
-    policy: { capability: "web.fetch", access: "read", destinationArgs: ["url"], exfiltrationArgs: [] },
+    policy: { capability: "web.fetch", access: "read", method: { fixed: "GET" }, destinationArgs: ["url"], exfiltrationArgs: [] },
     async execute(args, context) {
       try {
-        const response = await egress.request(args.url, { method: "GET", signal: context.signal, followRedirects: true });
+        const authorize = context.authorizeFollowUp;
+        const response = await egress.request(args.url, {
+          method: "GET",
+          signal: context.signal,
+          followRedirects: true,
+          // A redirect to another origin is a new action: only a grant that covers it lets it through.
+          beforeCrossOrigin: async (next, from, method) =>
+            authorize === undefined ? "stop" : (await authorize({ method, url: next.href, why: `redirect from ${from.href}` })).allowed ? "follow" : "stop",
+        });
         const text = await responseText(response, maxChars);
+        const stopped = response.stopped
+          ? `\nRedirect to ${response.stopped.location} (another site) not followed: it needs its own approval. Fetch that URL with http_fetch if it is needed.`
+          : "";
         return {
           ok: true,
-          content: `HTTP ${response.status} from ${response.url}\n\n${text}`,
+          content: `HTTP ${response.status} from ${response.url}${stopped}\n\n${text}`,
           data: { status: response.status, url: response.url, redirects: response.redirects },
           untrusted: { source: response.url },
         };

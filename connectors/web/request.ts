@@ -24,7 +24,15 @@ export function httpRequestTool(egress: EgressGuard, options: { maxChars?: numbe
     }),
     sideEffect: true,
     capability: "web.request",
-    policy: { capability: "web.request", access: "write", destinationArgs: ["url"], exfiltrationArgs: ["body", "headers"] },
+    policy: {
+      capability: "web.request",
+      access: "write",
+      method: { arg: "method" },
+      destinationArgs: ["url"],
+      headerArgs: ["headers"],
+      bodyArgs: ["body"],
+      exfiltrationArgs: ["body", "headers"],
+    },
     async execute(args, context) {
       try {
         const headers: Record<string, string> = { "idempotency-key": context.idempotencyKey, ...args.headers };

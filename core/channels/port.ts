@@ -1,4 +1,5 @@
 import type { ArtifactId, PersonId } from "../ids.js";
+import type { CardView } from "../sentinel/card-view.js";
 import type { Button, ChannelName } from "../storage/types.js";
 
 /**
@@ -72,6 +73,11 @@ export interface OutboundContent {
    * "delivered" is not a duplicate; others deliver at least once in that window.
    */
   deliveryKey?: string;
+  /**
+   * A structured approval card (Sentinel's view model). Surfaces that can draw it (the web chat) do;
+   * the others send `text`, which is always its complete markdown rendering.
+   */
+  card?: CardView;
 }
 
 /**
@@ -143,6 +149,11 @@ interface InboundBase {
   address: string;
   /** Display name as the platform shows it, if any. */
   displayName?: string;
+  /**
+   * Set when the update came from a group chat (an ALLOW_GROUPS entry): the platform's id of that
+   * group. Groups have their own member list; the core serves only its members there.
+   */
+  groupId?: string;
   at: Date;
 }
 

@@ -1,5 +1,6 @@
 import { isIP } from "node:net";
 import { z } from "zod";
+import { weakSecretReason } from "./secret-strength.js";
 
 /**
  * Every setting Familiar reads, in one zod schema. Values come from environment variables and,
@@ -32,6 +33,8 @@ const csv = (v: unknown) =>
           .map((x) => x.trim())
           .filter(Boolean);
 const channelEntry = z.string().regex(/^(telegram|slack|discord|whatsapp):[^\s,]+$/);
+/** Like `channelEntry`, and the local web chat's user names (`local:me`). */
+const ownerEntry = z.string().regex(/^(local|telegram|slack|discord|whatsapp):[^\s,]+$/);
 /** `host:port` with an exact port (never a range); IPv6 in brackets. */
 const hostPort = z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/);
 
@@ -91,6 +94,8 @@ export const configSchema = z
     ALLOW_FROM: z.preprocess(csv, z.array(channelEntry)),
     /** Group chats Familiar reads (mentions only): `telegram:-100123,slack:C0123,discord:789`. */
     ALLOW_GROUPS: z.preprocess(csv, z.array(channelEntry)),
+    /** The install's owner (approves pairings, names admins, manages groups); default: the first ALLOW_FROM entry. */
+    OWNER: z.preprocess(csv, z.array(ownerEntry)),
 
     // Browser and workspace
     /** Browser contexts (persons browsing) open at once. */
@@ -108,6 +113,12 @@ export const configSchema = z
   })
   .superRefine((c, ctx) => {
     for (const issue of contradictions(c)) ctx.addIssue({ code: "custom", path: [issue.key], message: issue.expected });
+    // Secrets that guard webhooks from the internet: a short or predictable one stops the start.
+    for (const key of ["TELEGRAM_WEBHOOK_SECRET", "SLACK_SIGNING_SECRET"] as const) {
+      const value = c[key];
+      const weak = value === undefined ? null : weakSecretReason(value);
+      if (weak !== null) ctx.addIssue({ code: "custom", path: [key], message: `a strong random secret: ${weak}` });
+    }
   });
 
 /**
@@ -161,6 +172,7 @@ export const settingDocs: Record<keyof Config, { expected: string; secret?: bool
   CHROMIUM_PATH: { expected: "path of a Chromium executable" },
   ALLOW_FROM: { expected: "comma-separated channel:accountId entries, e.g. telegram:123,slack:U0ABC" },
   ALLOW_GROUPS: { expected: "comma-separated channel:chatId entries of group chats to read" },
+  OWNER: { expected: "comma-separated channel:accountId entries of the owner, e.g. telegram:123,local:me (default: the first ALLOW_FROM entry)" },
   BROWSER_MAX_CONTEXTS: { expected: "an integer 1–64 (browser contexts open at once)" },
   BROWSER_IDLE_MS: { expected: "an integer 10000–86400000 (milliseconds)" },
   WORKSPACE_QUOTA_MB: { expected: "an integer number of MiB, at least 1" },

@@ -8,6 +8,7 @@ import type { Logger } from "../log.js";
 import type { Store } from "../storage/ports.js";
 import type { ChannelName, Person } from "../storage/types.js";
 import type { CommandRegistry } from "./commands.js";
+import type { Door } from "./door.js";
 
 /** Pairing codes expire after an hour; at most three wait per messenger (so strangers cannot flood). */
 const PAIRING_TTL_MS = 60 * 60_000;
@@ -41,7 +42,8 @@ interface PendingLink {
  * Who may talk to Familiar on the messengers:
  * - identities listed in ALLOW_FROM (`telegram:123,slack:U0ABC,…`) become persons on their first message;
  * - anyone else gets a one-time pairing code (expires in 1 h, at most 3 pending per messenger) and
- *   nothing else happens until a known person approves it with `/pair <code>`;
+ *   nothing else happens until the owner or an admin (door.ts) approves it with `/pair <code>`;
+ *   another allowed person may not, and their attempt is audited;
  * - `/link` shows a code; sending that code from another messenger joins that account to the same
  *   person and conversation.
  * Pending codes live in memory: after a restart a stranger simply gets a new code.
@@ -59,6 +61,8 @@ export class AccessControl {
       allowFrom: readonly string[];
       /** The running adapter of a channel (to answer people who are not persons yet). */
       channel: (name: ChannelName) => ChannelAdapter | undefined;
+      /** Who may approve pairings (the owner and admins); without it anyone known may (tests). */
+      door?: Door;
     },
   ) {
     this.allowed = new Set(deps.allowFrom.map((e) => e.trim()));
@@ -71,6 +75,13 @@ export class AccessControl {
       const person = await store.persons.createPerson({ displayName: event.displayName ?? event.accountId });
       return this.attach(person, event);
     }
+    await store.audit.appendAudit({
+      personId: null,
+      kind: "inbound.refused",
+      summary: `${event.kind === "press" ? "A button press" : "A message"} from an unknown ${event.channel} account`,
+      data: { refusal: "unknown_sender", channel: event.channel, accountId: event.accountId, kind: event.kind, groupId: event.groupId ?? null },
+      at: this.deps.clock.now(),
+    });
     if (event.kind !== "message") return null;
     const linked = await this.tryLink(event);
     if (linked) return null;
@@ -87,7 +98,17 @@ export class AccessControl {
       this.links.set(c, { personId: person.id, expiresAt: this.deps.clock.now().getTime() + LINK_TTL_MS });
       return { text: `Send this code to me from your other messenger within 10 minutes: ${c}` };
     });
-    registry.register("pair", "approve someone's pairing code: `/pair <code>`", async ({ args }) => {
+    registry.register("pair", "approve someone's pairing code: `/pair <code>` (owner and admins)", async ({ person, args, channel, accountId }) => {
+      if (this.deps.door && !(await this.deps.door.isOwnerOrAdmin(person.id))) {
+        await this.deps.store.audit.appendAudit({
+          personId: person.id,
+          kind: "pairing.refused",
+          summary: "Tried to approve a pairing without being the owner or an admin",
+          data: { channel, accountId, code: args.trim().toUpperCase().slice(0, 16) },
+          at: this.deps.clock.now(),
+        });
+        return { text: "Only the owner (or an admin the owner named) can approve pairings." };
+      }
       this.sweep();
       const pending = this.pairings.get(args.trim().toUpperCase());
       if (!pending) {
@@ -95,8 +116,9 @@ export class AccessControl {
         return { text: waiting.length ? `No such code. Waiting:\n${waiting.join("\n")}` : "No pairing requests are waiting." };
       }
       this.pairings.delete(pending.code);
-      const person = await this.deps.store.persons.createPerson({ displayName: pending.displayName });
-      await this.attach(person, pending);
+      const paired = await this.deps.store.persons.createPerson({ displayName: pending.displayName });
+      await this.attach(paired, pending);
+      await this.deps.store.audit.appendAudit({ personId: person.id, kind: "pairing.approved", summary: `Paired ${pending.channel} account ${pending.accountId}`, data: { channel: pending.channel, accountId: pending.accountId, personId: paired.id } });
       await this.tell(pending.channel, { accountId: pending.accountId, address: pending.address }, "You're paired — say hello!");
       return { text: `Paired ${pending.displayName} (${pending.channel}).` };
     });

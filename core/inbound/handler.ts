@@ -25,6 +25,8 @@ export interface InboundDeps {
   /** Sends a direct answer (command output, press feedback) on the event's channel. */
   answer: (person: Person, event: InboundEvent, text: string) => Promise<void>;
   pressHandlers: () => PressHandler[];
+  /** Whether a known person may be served where the event came from (group member lists); default yes. */
+  admit?: (event: InboundEvent, person: Person) => Promise<boolean>;
 }
 
 /**
@@ -40,7 +42,15 @@ export class InboundHandler {
 
   async handle(event: InboundEvent): Promise<InboundOutcome> {
     const { store, clock, logger } = this.deps;
-    const resolved = await this.resolve(event);
+    let resolved = await this.resolve(event);
+    if (resolved && this.deps.admit && !(await this.deps.admit(event, resolved.person))) {
+      // In a group whose member list does not include them: treated like an unknown sender there.
+      if (event.kind === "message") {
+        await store.inbound.markUpdateProcessed(event.channel, event.updateId, clock.now());
+        return { status: "ignored" };
+      }
+      resolved = null;
+    }
     if (event.kind === "press") {
       if (!(await store.inbound.markUpdateProcessed(event.channel, event.updateId, clock.now()))) return { status: "duplicate" };
       // Presses from people Familiar does not know still reach the handlers: an approval card in a

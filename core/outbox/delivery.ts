@@ -2,6 +2,7 @@ import { DeliveryError, filePart, type AttachmentSource, type ChannelAdapter, ty
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log.js";
 import type { DueSource } from "../runtime/due-loop.js";
+import { parseCardView } from "../sentinel/card-view.js";
 import type { Store } from "../storage/ports.js";
 import type { ChannelName, DeliveryProgress, Identity, OutboxMessage } from "../storage/types.js";
 
@@ -133,7 +134,8 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
 
   /** Sends every part not yet sent; returns all platform ids in order. Throws DeliveryError to stop. */
   private async sendAll(message: OutboxMessage, adapter: ChannelAdapter, target: Target, progress: DeliveryProgress): Promise<string[]> {
-    const content: OutboundContent = { text: message.text, buttons: message.buttons, deliveryKey: message.deliveryKey };
+    const card = parseCardView(message.card);
+    const content: OutboundContent = { text: message.text, buttons: message.buttons, deliveryKey: message.deliveryKey, ...(card ? { card } : {}) };
     if (message.editOf && adapter.edit) {
       const edited = await this.tryEdit(message, adapter, target, content);
       if (edited) return edited;

@@ -2,7 +2,9 @@ import type { InboundOutcome, InboundPress } from "../channels/port.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log.js";
 import type { Scheduler } from "../scheduling/scheduler.js";
-import { ApprovalDesk, approvalCard, parseApprovalButtonId } from "../sentinel/approvals.js";
+import { ApprovalDesk, isApprovalButtonId, statusOf } from "../sentinel/approvals.js";
+import { ApprovalCards } from "../sentinel/card-issuer.js";
+import type { SentinelClock, SessionTracker } from "../sentinel/time.js";
 import type { Store } from "../storage/ports.js";
 import type { ApprovalRequest, Identity, Person } from "../storage/types.js";
 import type { ApprovalId } from "../ids.js";
@@ -20,6 +22,7 @@ export const approvalExpiryJobName = "approval.expire";
  */
 export class ApprovalFlow {
   private readonly desk: ApprovalDesk;
+  private readonly cards: ApprovalCards;
 
   constructor(
     private readonly deps: {
@@ -31,52 +34,55 @@ export class ApprovalFlow {
       scheduler: Scheduler;
       /** Wakes the task loop (a waiting task became due). */
       tasks: { poke(): void };
+      /** Sentinel's own time and session tracker (shared with the Sentinel facade). */
+      sentinel: { clock: SentinelClock; sessions: SessionTracker };
     },
   ) {
-    this.desk = new ApprovalDesk(deps.store);
+    this.desk = new ApprovalDesk({ store: deps.store, clock: deps.sentinel.clock, sessions: deps.sentinel.sessions });
+    this.cards = new ApprovalCards({ store: deps.store, clock: deps.sentinel.clock });
   }
 
-  /** Sentinel stored a request: send the card and schedule its expiry. */
+  /** Sentinel stored a request: send the card (its buttons stored with it) and schedule its expiry. */
   requested = async (request: ApprovalRequest): Promise<void> => {
-    const { store, clock, scheduler } = this.deps;
-    const card = approvalCard(request);
-    await store.outbox.enqueueOutbound({ personId: request.personId, deliveryKey: cardKey(request), text: card.text, buttons: card.buttons }, clock.now());
-    await scheduler.schedule({ name: approvalExpiryJobName, key: request.id, data: { approvalId: request.id }, timing: { kind: "at", at: request.expiresAt } });
+    await this.cards.issue(request);
+    await this.deps.scheduler.schedule({ name: approvalExpiryJobName, key: request.id, data: { approvalId: request.id }, timing: { kind: "at", at: request.expiresAt } });
     this.deps.outbox.poke();
   };
 
   /** Press handler for the inbound flow: null when the button is not an approval button. */
   press = async (press: InboundPress, person: Person | null, _identity: Identity | null): Promise<InboundOutcome | null> => {
-    if (!parseApprovalButtonId(press.buttonId)) return null;
+    if (!isApprovalButtonId(press.buttonId)) return null;
     const result = await this.desk.decidePress({
       buttonId: press.buttonId,
-      presser: { channel: press.channel, accountId: press.accountId, personId: person?.id ?? null },
-      now: this.deps.clock.now(),
+      presser: { channel: press.channel, accountId: press.accountId, personId: person?.id ?? null, address: press.address, messageRef: press.messageRef, ...(press.groupId !== undefined && { groupId: press.groupId }) },
     });
     const request = result.request;
-    if (request && result.cardUpdate) await this.editCard(request, result.cardUpdate.text, `${result.outcome}`);
+    if (request && result.status) {
+      await this.cards.settle(request, result.status, result.outcome);
+      // After repeated denials in one task its approvals pause; the person is told once.
+      if (result.paused) await this.cards.tellPaused(request);
+      this.deps.outbox.poke();
+    }
     if (request && (result.outcome === "approved" || result.outcome === "denied" || result.outcome === "expired")) {
       await this.resume(request);
     }
     return { status: "handled", notice: result.notice };
   };
 
-  /** The expiry job: marks due requests expired, edits their cards and tells their tasks. */
-  async expire(): Promise<number> {
-    const expired = await this.deps.store.approvals.expireApprovals(this.deps.clock.now());
-    for (const request of expired) {
-      await this.editCard(request, `⌛ Expired — not approved: ${request.summary}`, "expired");
-      await this.resume(request);
-    }
-    return expired.length;
+  /** The delivered card of a pending request, for the web app's list of approvals (see `ApprovalCards.delivered`). */
+  deliveredCard(request: ApprovalRequest) {
+    return this.cards.delivered(request);
   }
 
-  private async editCard(request: ApprovalRequest, text: string, outcome: string): Promise<void> {
-    const { store, clock } = this.deps;
-    // Enqueueing the card's key again returns the card row itself (idempotent by delivery key).
-    const card = await store.outbox.enqueueOutbound({ personId: request.personId, deliveryKey: cardKey(request), text, buttons: [] }, clock.now());
-    await store.outbox.enqueueOutbound({ personId: request.personId, deliveryKey: `${cardKey(request)}:${outcome}`, text, buttons: [], editOf: card.id }, clock.now());
-    this.deps.outbox.poke();
+  /** The expiry job: marks due requests expired (at Sentinel's time), edits their cards and tells their tasks. */
+  async expire(): Promise<number> {
+    const expired = await this.deps.store.approvals.expireApprovals(await this.deps.sentinel.clock.now());
+    for (const request of expired) {
+      await this.cards.settle(request, statusOf(request), "expired");
+      await this.resume(request);
+    }
+    if (expired.length > 0) this.deps.outbox.poke();
+    return expired.length;
   }
 
   /** The waiting task is due again, with the decision as its input (first resume wins). */
@@ -99,8 +105,4 @@ export async function resumeDecidedApproval(deps: { store: Pick<Store, "approval
   const input: Trigger = { kind: "approval", approvalId: request.id, outcome, summary: request.summary, scope };
   const resumed = await deps.store.tasks.resumeWaitingTask({ taskId: request.taskId, wait: { kind: "approval", approvalId: request.id }, input, now: deps.clock.now() });
   return resumed !== null;
-}
-
-function cardKey(request: ApprovalRequest): string {
-  return `approval:${request.id}`;
 }

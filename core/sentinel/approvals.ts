@@ -1,226 +1,199 @@
 /**
- * Approval cards and button presses. A card shows what Familiar wants to do and offers the scopes
- * of ARCHITECTURE.md ("Approval"): once / this task / this session / for 24 h / always, and deny.
- * Button ids are opaque, at most 32 ASCII characters (`ap:<approval id, base64url>:<scope letter>`),
- * so they fit every messenger (Telegram callback_data is 1–64 bytes) and carry no request content;
- * the stored request decides every press, so cards survive restarts.
+ * Button presses on approval cards. A card's buttons carry only an opaque id, `ap:<token>`, where
+ * the token (16 random bytes, base64url: 25 ASCII characters in all, so it fits every messenger —
+ * Telegram callback_data is 1–64 bytes) maps to exactly one stored (request, choice) pair. Scope and
+ * request are never taken from the client: an edited client can neither point a button at another
+ * request nor turn "once" into "always".
  *
- * Press checks, in order: the button is ours → the request exists → the presser is its owner
- * (field bug A1: anyone else is told "This request isn't yours", the request stays pending, the
- * attempt is audited) → `decideApproval` atomically accepts only a pending, unexpired request and
- * the first answer (A2: an expired request says so, its card is edited, nothing runs). On approval
- * the grant is recorded in the same store transaction, so "approved" is reported only when the
- * grant exists.
+ * A press counts only when, in order: the token is ours → the request exists → the presser is the
+ * request's owner (field case A1: anyone else is told "This request isn't yours", the request stays
+ * pending, the attempt is audited) → it comes from the chat and the message the card was delivered
+ * to → the choice was offered → `decideApproval` atomically accepts only a pending, unexpired request
+ * and the first answer (A2: an expired request says so and nothing runs). Time is Sentinel's own
+ * (time.ts), so a clock moved backwards cannot reopen an expired request. On approval the grant —
+ * bound to the request's action pattern (patterns.ts) — is recorded in the same store transaction,
+ * so "approved" is reported only when the grant exists. Every refused press is audited.
  */
-import { asId, type ApprovalId, type PersonId } from "../ids.js";
+import { randomBytes } from "node:crypto";
+import { chatLogId } from "../channels/chat-log-id.js";
+import type { OutboxId, PersonId, TaskId } from "../ids.js";
 import type { Store } from "../storage/ports.js";
-import type { ApprovalRequest, Button, ChannelName, Grant, GrantConstraints, GrantScope, NewGrant } from "../storage/types.js";
-import { actionCardLines, actionDescriptionSchema, type ActionDescription } from "./action.js";
-import type { Destination } from "./types.js";
-
-/** Scope choices and their button letters. */
-export const SCOPE_LETTERS = { once: "o", task: "t", session: "s", until: "h", always: "a", deny: "d" } as const;
-export type Choice = keyof typeof SCOPE_LETTERS;
+import type { ApprovalChoiceKind, ApprovalRequest, ChannelName, Grant, GrantScope } from "../storage/types.js";
+import { denialsSince, lastPersonMessageAt, MAX_DENIALS_PER_TASK } from "./asking.js";
+import type { CardView } from "./card-view.js";
+import { describePattern, patternFor } from "./patterns.js";
+import { parseApprovalDetails } from "./request.js";
+import { SESSION_IDLE_MS, type SentinelClock, type SessionTracker } from "./time.js";
 
 /** How long the "For 24 h" scope lasts, ms. */
 export const DAY_GRANT_MS = 24 * 60 * 60 * 1000;
 
-const LABELS: Record<Choice, string> = {
-  once: "Approve once",
-  task: "This task",
-  session: "This session",
-  until: "For 24 h",
-  always: "Always",
-  deny: "Deny",
-};
+const BUTTON = /^ap:([A-Za-z0-9_-]{22})$/;
 
-const SCOPE_TEXT: Record<Exclude<Choice, "deny">, string> = {
+/** A new random button token. */
+export function newButtonToken(): string {
+  return randomBytes(16).toString("base64url");
+}
+
+/** The button id of a token: `ap:<token>` (25 ASCII characters). */
+export function approvalButtonId(token: string): string {
+  return `ap:${token}`;
+}
+
+/** True when `buttonId` has the shape of an approval button (it may still be unknown). */
+export function isApprovalButtonId(buttonId: string): boolean {
+  return buttonId.startsWith("ap:");
+}
+
+const SCOPE_TEXT: Record<Exclude<ApprovalChoiceKind, "deny">, string> = {
   once: "once",
   task: "for this task",
-  session: "for this session",
+  session: `for this session (until you have been away for ${SESSION_IDLE_MS / 3_600_000} hours)`,
   until: "for 24 hours",
   always: "always",
 };
 
-/** The button id of one choice: `ap:<id>:<letter>`, ≤ 32 ASCII characters. @throws Error for an id too long to encode. */
-export function approvalButtonId(id: ApprovalId, choice: Choice): string {
-  const m = /^apr_([0-9a-f]{28})$/.exec(id);
-  const key = m ? `~${Buffer.from(m[1]!, "hex").toString("base64url")}` : id;
-  const out = `ap:${key}:${SCOPE_LETTERS[choice]}`;
-  if (out.length > 32 || !/^[\x21-\x7e]+$/.test(out)) throw new Error(`approval id ${id} cannot be put in a button id`);
-  return out;
-}
-
-/** Reads a button id back; null when it is not one of ours. */
-export function parseApprovalButtonId(buttonId: string): { approvalId: ApprovalId; choice: Choice } | null {
-  const m = /^ap:(.+):([otshad])$/.exec(buttonId);
-  if (!m) return null;
-  const choice = (Object.keys(SCOPE_LETTERS) as Choice[]).find((c) => SCOPE_LETTERS[c] === m[2])!;
-  const key = m[1]!;
-  if (key.startsWith("~")) {
-    const hex = Buffer.from(key.slice(1), "base64url").toString("hex");
-    if (!/^[0-9a-f]{28}$/.test(hex)) return null;
-    return { approvalId: asId("approval", `apr_${hex}`), choice };
-  }
-  return { approvalId: asId("approval", key), choice };
-}
-
-function destinationsOf(request: ApprovalRequest): Destination[] {
-  const details = request.details as { destinations?: Destination[] } | null;
-  return Array.isArray(details?.destinations) ? details.destinations : [];
-}
-
-function sessionOf(request: ApprovalRequest): string | null {
-  const details = request.details as { sessionId?: unknown } | null;
-  return typeof details?.sessionId === "string" ? details.sessionId : null;
-}
-
-/**
- * `text` as a fenced code block, which every messenger renderer shows verbatim. The fence is longer
- * than any run of backticks inside (CommonMark: a code fence closes only on a fence at least as long).
- */
-function verbatim(text: string): string {
-  const longest = Math.max(0, ...Array.from(text.matchAll(/`+/g), (m) => m[0].length));
-  const fence = "`".repeat(Math.max(3, longest + 1));
-  return `${fence}\n${text}\n${fence}`;
-}
-
-/** The described action of a request (browser actions), parsed; null for other requests. */
-function actionOf(request: ApprovalRequest): ActionDescription | null {
-  const details = request.details as { action?: unknown } | null;
-  const parsed = actionDescriptionSchema.safeParse(details?.action);
-  return parsed.success ? parsed.data : null;
-}
-
-function cardBody(request: ApprovalRequest): string {
-  const details = (request.details ?? {}) as { reason?: string; args?: unknown };
-  const action = actionOf(request);
-  if (action) {
-    // A described action (a page's form, link or checkout): what will happen, where, with which fields.
-    const lines = ["Familiar asks to:", verbatim(actionCardLines(action).join("\n"))];
-    if (details.reason) lines.push(`Why I ask: ${details.reason}`);
-    if (action.onceOnly) lines.push("This can only be approved once, for exactly this.");
-    lines.push(`Expires: ${request.expiresAt.toISOString()}`);
-    return lines.join("\n");
-  }
-  const lines = [`Familiar asks to run: ${request.summary}`];
-  if (details.reason) lines.push(`Why I ask: ${details.reason}`);
-  // The arguments are the model's words: shown as code, so markdown in them cannot hide what runs
-  // (a `[harmless text](https://elsewhere)` link, asterisks that vanish as emphasis).
-  if (details.args !== undefined) lines.push("With:", verbatim(JSON.stringify(details.args).slice(0, 400)));
-  lines.push(`Expires: ${request.expiresAt.toISOString()}`);
-  return lines.join("\n");
-}
-
-/** The card for a pending request: text plus buttons (task/session scopes only when they apply). */
-export function approvalCard(request: ApprovalRequest): { text: string; buttons: Button[] } {
-  if (actionOf(request)?.onceOnly) {
-    return { text: cardBody(request), buttons: (["once", "deny"] as const).map((c) => ({ id: approvalButtonId(request.id, c), label: LABELS[c] })) };
-  }
-  const choices: Choice[] = ["once"];
-  if (request.taskId !== null) choices.push("task");
-  if (sessionOf(request) !== null) choices.push("session");
-  choices.push("until", "always", "deny");
-  return { text: cardBody(request), buttons: choices.map((c) => ({ id: approvalButtonId(request.id, c), label: LABELS[c] })) };
-}
-
-/** Who pressed: the messenger account and the person it is linked to (null: unknown account). */
+/** Who pressed, and where: the messenger account, its person (null: unknown), the chat and the message. */
 export interface Presser {
   channel: ChannelName;
   accountId: string;
   personId: PersonId | null;
+  /** The chat the press came from (platform address). */
+  address: string;
+  /** The message the pressed button was on (platform id), if the platform says. */
+  messageRef: string | null;
+  /** Set when the press came from a group chat (cards are only ever sent to the person's own chat). */
+  groupId?: string;
 }
 
-/** What a press did. `cardUpdate` (when set) replaces the card; buttons are gone after a decision. */
+/** What a press did. `status` (when set) is the card's new outcome line (its buttons are gone). */
 export interface PressResult {
-  outcome: "approved" | "denied" | "not_owner" | "expired" | "already_decided" | "not_found" | "invalid";
+  outcome: "approved" | "denied" | "not_owner" | "wrong_place" | "expired" | "already_decided" | "not_found" | "invalid";
   /** A short answer for the presser (callback answer / ephemeral reply). */
   notice: string;
-  cardUpdate: { text: string; buttons: [] } | null;
-  /** The first grant recorded (approvals only); `grants` has all (one per destination). */
+  status: NonNullable<CardView["status"]> | null;
   grant?: Grant;
-  grants?: Grant[];
   request?: ApprovalRequest;
+  /** This denial paused the task's approvals (tell the person once). */
+  paused?: boolean;
 }
 
-/** What the desk needs: the store (its transaction makes decision + grant atomic). */
-export type ApprovalStore = Pick<Store, "approvals" | "grants" | "audit" | "transaction">;
+/** What the desk needs. */
+export interface ApprovalDeskDeps {
+  store: Pick<Store, "approvals" | "grants" | "audit" | "transaction" | "sentinel" | "outbox" | "conversation">;
+  clock: SentinelClock;
+  sessions: SessionTracker;
+}
 
 /** Turns button presses into recorded decisions and grants. */
 export class ApprovalDesk {
-  constructor(private readonly store: ApprovalStore) {}
+  constructor(private readonly deps: ApprovalDeskDeps) {}
 
-  /** Handles one press; never throws for a stale, foreign or unknown press (store failures do throw). */
-  async decidePress(input: { buttonId: string; presser: Presser; now: Date }): Promise<PressResult> {
-    const parsed = parseApprovalButtonId(input.buttonId);
-    if (parsed === null) return { outcome: "invalid", notice: "This button is not recognized.", cardUpdate: null };
-    const request = await this.store.approvals.getApprovalRequest(parsed.approvalId);
+  /** Handles one press; never throws for a stale, foreign, forged or unknown press (store failures do throw). */
+  async decidePress(input: { buttonId: string; presser: Presser }): Promise<PressResult> {
+    const { store } = this.deps;
+    const { presser } = input;
+    const by = { channel: presser.channel, accountId: presser.accountId };
+    const m = BUTTON.exec(input.buttonId);
+    const choice = m ? await store.sentinel.getApprovalChoice(m[1]!) : null;
+    if (choice === null) {
+      await this.refused(presser.personId, "unknown_button", "A press on a button Familiar does not know (forged or from an old card)", presser, null);
+      return { outcome: "not_found", notice: "This button is not recognized; nothing was done.", status: null };
+    }
+    const request = await store.approvals.getApprovalRequest(choice.approvalId);
     if (request === null) {
-      return { outcome: "not_found", notice: "This request no longer exists; nothing was done.", cardUpdate: { text: "This request no longer exists; nothing was done.", buttons: [] } };
+      await this.refused(presser.personId, "request_gone", "A press on a card whose request no longer exists", presser, null);
+      return { outcome: "not_found", notice: "This request no longer exists; nothing was done.", status: { outcome: "gone", text: "This request no longer exists; nothing was done." } };
     }
-    const by = { channel: input.presser.channel, accountId: input.presser.accountId };
-    if (input.presser.personId !== request.personId) {
-      await this.store.audit.appendAudit({
-        personId: request.personId,
-        kind: "approval.press_rejected",
-        summary: `Someone else pressed a button on your request: ${request.summary}`,
-        data: { approvalId: request.id, channel: by.channel, accountId: by.accountId, presserPersonId: input.presser.personId },
-      });
-      return { outcome: "not_owner", notice: "This request isn't yours.", cardUpdate: null, request };
+    if (presser.personId !== request.personId) {
+      await this.refused(request.personId, "not_owner", `Someone else pressed a button on your request: ${request.summary}`, presser, request);
+      return { outcome: "not_owner", notice: "This request isn't yours.", status: null, request };
     }
-    const scope = parsed.choice === "deny" ? null : this.scopeFor(parsed.choice, request, input.now);
-    if (scope === undefined) return { outcome: "invalid", notice: "That scope does not apply to this request.", cardUpdate: null, request };
+    if (!(await this.fromTheCard(choice.outboxId, presser))) {
+      await this.refused(request.personId, "wrong_place", `A press not on the card it belongs to: ${request.summary}`, presser, request);
+      return { outcome: "wrong_place", notice: "That button does not belong to this message; nothing was done.", status: null, request };
+    }
+    const details = parseApprovalDetails(request);
+    if (details === null || !details.offered.includes(choice.choice)) {
+      await this.refused(request.personId, "not_offered", `A choice the card did not offer: ${request.summary}`, presser, request);
+      return { outcome: "invalid", notice: "That choice is not available for this request; nothing was done.", status: null, request };
+    }
+    const now = await this.deps.clock.now();
+    const scope = choice.choice === "deny" ? null : await this.scopeFor(choice.choice, request, now);
+    const pattern = choice.choice === "deny" ? null : patternFor(details.action, choice.choice === "once" ? "exact" : "payload");
+    if (choice.choice !== "deny" && (scope === null || pattern === null)) {
+      await this.refused(request.personId, "not_applicable", `A scope that does not apply: ${request.summary}`, presser, request);
+      return { outcome: "invalid", notice: "That scope does not apply to this request; nothing was done.", status: null, request };
+    }
 
-    const outcome = await this.store.transaction(async () => {
-      const decided = await this.store.approvals.decideApproval({
+    const { decided, grant } = await store.transaction(async () => {
+      const decided = await store.approvals.decideApproval({
         id: request.id,
         decision: scope === null ? { kind: "deny" } : { kind: "approve", scope: scope.kind },
         by,
-        now: input.now,
+        now,
       });
-      if (decided.outcome !== "decided" || scope === null) return { decided, grants: [] as Grant[] };
-      const grants: Grant[] = [];
-      for (const constraints of constraintsOf(request, scope)) {
-        const grant: NewGrant = { personId: request.personId, capability: request.capability, constraints, scope, grantedBy: by, grantedAt: input.now };
-        grants.push(await this.store.grants.recordGrant(grant));
-      }
-      return { decided, grants };
+      if (decided.outcome !== "decided" || scope === null || pattern === null) return { decided, grant: null };
+      const grant = await store.grants.recordGrant({ personId: request.personId, capability: request.capability, constraints: {}, pattern, scope, grantedBy: by, grantedAt: now });
+      return { decided, grant };
     });
 
-    const { decided, grants } = outcome;
     if (decided.outcome === "not_found") {
-      return { outcome: "not_found", notice: "This request no longer exists; nothing was done.", cardUpdate: { text: "This request no longer exists; nothing was done.", buttons: [] } };
+      return { outcome: "not_found", notice: "This request no longer exists; nothing was done.", status: { outcome: "gone", text: "This request no longer exists; nothing was done." } };
     }
     const stored = decided.request;
     if (decided.outcome === "expired") {
-      await this.auditDecision(stored, "approval.expired_press", `Pressed after expiry: ${stored.summary}`, by);
-      return { outcome: "expired", notice: "This request expired; nothing was done.", cardUpdate: { text: `${cardBody(stored)}\n\n⌛ Expired — nothing was done.`, buttons: [] }, request: stored };
+      await this.refused(request.personId, "expired", `Pressed after expiry: ${stored.summary}`, presser, stored, "approval.expired_press");
+      return { outcome: "expired", notice: "This request expired; nothing was done.", status: { outcome: "expired", text: "⌛ Expired — nothing was done." }, request: stored };
     }
     if (decided.outcome === "already_decided") {
-      return { outcome: "already_decided", notice: `This request was already ${stored.status}.`, cardUpdate: { text: `${cardBody(stored)}\n\n${statusLine(stored)}`, buttons: [] }, request: stored };
+      await this.refused(request.personId, "already_decided", `Pressed again after the decision: ${stored.summary}`, presser, stored);
+      return { outcome: "already_decided", notice: `This request was already ${stored.status}.`, status: statusOf(stored), request: stored };
     }
-    await this.auditDecision(stored, "approval.decided", `${scope === null ? "Denied" : `Approved ${SCOPE_TEXT[parsed.choice as Exclude<Choice, "deny">]}`}: ${stored.summary}`, by, grants);
-    const notice = scope === null ? "Denied. Nothing was done." : `Approved ${SCOPE_TEXT[parsed.choice as Exclude<Choice, "deny">]}.`;
+    const words = pattern !== null && choice.choice !== "once" ? ` — covers ${describePattern(pattern)}` : "";
+    const text = scope === null ? `Denied: ${stored.summary}` : `Approved ${SCOPE_TEXT[scope.kind]}: ${stored.summary}${words}`;
+    await store.audit.appendAudit({
+      personId: request.personId,
+      kind: "approval.decided",
+      summary: text,
+      data: { approvalId: request.id, status: stored.status, choice: choice.choice, channel: by.channel, accountId: by.accountId, grantId: grant?.id ?? null },
+      at: now,
+    });
+    const paused = scope === null && stored.taskId !== null ? await this.justPaused(stored.personId, stored.taskId) : false;
     return {
       outcome: scope === null ? "denied" : "approved",
-      notice,
-      cardUpdate: { text: `${cardBody(stored)}\n\n${statusLine(stored)}`, buttons: [] },
+      notice: scope === null ? "Denied. Nothing was done." : `Approved ${SCOPE_TEXT[scope.kind].replace(/ \(.*\)$/, "")}.`,
+      status: statusOf(stored),
       request: stored,
-      ...(grants[0] ? { grant: grants[0], grants } : {}),
+      ...(grant ? { grant } : {}),
+      ...(paused ? { paused } : {}),
     };
   }
 
-  /** The grant scope of a choice; undefined when it does not apply (no task / no session). */
-  private scopeFor(choice: Exclude<Choice, "deny">, request: ApprovalRequest, now: Date): GrantScope | undefined {
-    if (choice !== "once" && actionOf(request)?.onceOnly) return undefined;
+  /** The press came from the chat and the message the card was delivered to. */
+  private async fromTheCard(outboxId: OutboxId | null, presser: Presser): Promise<boolean> {
+    if (outboxId === null || presser.messageRef === null || presser.groupId !== undefined) return false;
+    const card = await this.deps.store.outbox.getOutbound(outboxId);
+    const delivered = card?.delivered;
+    if (!delivered) return false;
+    // A card sent to a user id (Slack and Telegram open the person's own DM by it) is pressed in that DM.
+    const sameChat = delivered.address === presser.address || delivered.address === presser.accountId;
+    if (delivered.channel === presser.channel && sameChat && delivered.platformIds.includes(presser.messageRef)) return true;
+    // The web app shows the person's own chat log, where each delivered card has a copy named by
+    // (channel, platform id): a press there, signed in as the request's owner, is a press on the card.
+    return presser.channel === "local" && delivered.platformIds.some((id) => chatLogId("out", delivered.channel, id) === presser.messageRef);
+  }
+
+  /** The grant scope of a choice at `now`; null when it does not apply (no task). The press is activity. */
+  private async scopeFor(choice: Exclude<ApprovalChoiceKind, "deny">, request: ApprovalRequest, now: Date): Promise<GrantScope | null> {
     switch (choice) {
       case "once":
         return { kind: "once" };
       case "task":
-        return request.taskId === null ? undefined : { kind: "task", taskId: request.taskId };
+        return request.taskId === null ? null : { kind: "task", taskId: request.taskId };
       case "session": {
-        const sessionId = sessionOf(request);
-        return sessionId === null ? undefined : { kind: "session", sessionId };
+        const session = await this.deps.sessions.refresh(request.personId, now, now);
+        return session === null ? null : { kind: "session", sessionId: session.sessionId };
       }
       case "until":
         return { kind: "until", until: new Date(now.getTime() + DAY_GRANT_MS) };
@@ -229,50 +202,43 @@ export class ApprovalDesk {
     }
   }
 
-  private async auditDecision(request: ApprovalRequest, kind: string, summary: string, by: { channel: ChannelName; accountId: string }, grants: Grant[] = []): Promise<void> {
-    await this.store.audit.appendAudit({
-      personId: request.personId,
+  /** True when this denial is the one that reached the pause threshold of its task. */
+  private async justPaused(personId: PersonId, taskId: TaskId): Promise<boolean> {
+    const requests = await this.deps.store.approvals.listTaskApprovals(taskId);
+    const since = await lastPersonMessageAt(this.deps.store, personId);
+    return denialsSince(requests, since).length === MAX_DENIALS_PER_TASK;
+  }
+
+  private async refused(personId: PersonId | null, reason: string, summary: string, presser: Presser, request: ApprovalRequest | null, kind = "approval.press_rejected"): Promise<void> {
+    await this.deps.store.audit.appendAudit({
+      personId,
       kind,
       summary,
-      data: { approvalId: request.id, status: request.status, channel: by.channel, accountId: by.accountId, grantIds: grants.map((g) => g.id) },
+      at: await this.deps.clock.now(),
+      data: {
+        refusal: reason,
+        approvalId: request?.id ?? null,
+        channel: presser.channel,
+        accountId: presser.accountId,
+        presserPersonId: presser.personId,
+        address: presser.address,
+        messageRef: presser.messageRef,
+      },
     });
   }
 }
 
-/**
- * One grant per destination of the request (a call without destinations: one unconstrained grant).
- * "Approve once" of a described action is bound to that action's digest: it covers exactly it.
- */
-function constraintsOf(request: ApprovalRequest, scope: GrantScope): GrantConstraints[] {
-  const action = actionOf(request);
-  const bound = action && (scope.kind === "once" || action.onceOnly) ? { action: action.digest } : {};
-  const destinations = destinationsOf(request);
-  if (destinations.length === 0) return [bound];
-  return destinations.map((d): GrantConstraints => ({ ...bound, ...constraintOf(d) }));
-}
-
-function constraintOf(d: Destination): GrantConstraints {
-  switch (d.kind) {
-    case "url":
-      return { destination: d.origin };
-    case "recipient":
-      return { recipient: d.value };
-    default:
-      return { destination: d.value };
-  }
-}
-
-function statusLine(request: ApprovalRequest): string {
-  const who = request.decidedBy ? ` via ${request.decidedBy.channel}` : "";
-  const when = request.decidedAt ? ` at ${request.decidedAt.toISOString()}` : "";
+/** The card's outcome line for a decided request. */
+export function statusOf(request: ApprovalRequest): NonNullable<CardView["status"]> {
+  const via = request.decidedBy ? ` via ${request.decidedBy.channel}` : "";
   switch (request.status) {
     case "approved":
-      return `✅ Approved ${request.decision?.kind === "approve" ? SCOPE_TEXT[request.decision.scope] : ""}${who}${when}.`;
+      return { outcome: "approved", text: `✅ Approved ${request.decision?.kind === "approve" ? SCOPE_TEXT[request.decision.scope] : ""}${via}.` };
     case "denied":
-      return `❌ Denied${who}${when}. Nothing was done.`;
+      return { outcome: "denied", text: `❌ Denied${via}. Nothing was done.` };
     case "expired":
-      return "⌛ Expired — nothing was done.";
+      return { outcome: "expired", text: "⌛ Expired — nothing was done." };
     default:
-      return "Pending.";
+      return { outcome: "gone", text: "Pending." };
   }
 }

@@ -6,7 +6,10 @@
  * be public). The connection is then pinned to the checked address — an undici `Agent` whose
  * `connect.lookup` can only return that address — so a second DNS answer (DNS rebinding) cannot
  * swap in a private one between check and connect. Redirects are followed by hand (at most
- * `maxRedirects`, re-checked on every hop); bodies are limited in bytes and the whole exchange in ms.
+ * `maxRedirects`, re-checked on every hop); a redirect to another origin is a new action — it drops
+ * every header (credentials never cross an origin change), never carries a body, and is followed
+ * only when `beforeCrossOrigin` (Sentinel) agrees. Bodies are limited in bytes and the whole
+ * exchange in ms.
  *
  * `PRIVATE_HOSTS_ALLOWED` (exact `host:port` entries, matched against the URL's host and port) lets
  * deliberate private hosts through: a home server, a test server on 127.0.0.1. Metadata addresses
@@ -54,6 +57,12 @@ export interface EgressRequest {
   followRedirects?: boolean;
   maxBytes?: number;
   timeoutMs?: number;
+  /**
+   * Called before following a redirect to **another origin** (a new action: Sentinel checks it
+   * against the grants like a new request). `"stop"` returns the redirect response as it is.
+   * Without it, cross-origin redirects are followed (after the address checks).
+   */
+  beforeCrossOrigin?: (next: URL, from: URL, method: string) => Promise<"follow" | "stop">;
 }
 
 /** The final response (after redirects). */
@@ -67,6 +76,8 @@ export interface EgressResponse {
   redirects: string[];
   /** The address the final connection was pinned to. */
   address: string;
+  /** Set when a redirect was not followed: where it pointed and why. */
+  stopped?: { location: string; reason: "not_granted" | "would_carry_body" };
 }
 
 const DEFAULT_MAX_BYTES = 2 * 1024 * 1024;
@@ -192,8 +203,17 @@ export class EgressGuard {
         method = "GET";
         body = undefined;
       }
-      // Like fetch: headers (credentials included) never follow a redirect to another origin.
-      if (next.origin !== target.url.origin) headers = {};
+      if (next.origin !== target.url.origin) {
+        // Unreachable places are refused as such (field case B1), before anyone is asked.
+        this.precheck(next.href);
+        // A body never travels on to an origin nobody judged (307/308 keep it).
+        if (body !== undefined) return { ...response, redirects, stopped: { location: next.href, reason: "would_carry_body" } };
+        if (init.beforeCrossOrigin && (await init.beforeCrossOrigin(next, target.url, method)) === "stop") {
+          return { ...response, redirects, stopped: { location: next.href, reason: "not_granted" } };
+        }
+        // Like fetch: headers (credentials included) never follow a redirect to another origin.
+        headers = {};
+      }
       current = next.href;
     }
   }

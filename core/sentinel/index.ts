@@ -1,14 +1,38 @@
 /**
  * Sentinel: the deterministic layer between the model and every side effect — tool policies,
- * the rule table and `decide`, grants and approvals, the egress guard, the secret vault, audit.
+ * action descriptors and grant patterns, the rule table and `decide`, grants and approvals (cards,
+ * presses, sessions, fatigue rules), the egress guard, the secret vault, audit.
  */
-export type { ToolPolicy, Destination, DecisionInput, Decision, Effect } from "./types.js";
+export type { ToolPolicy, DecisionInput, Decision, Effect } from "./types.js";
 export { EgressDeniedError, EgressFailedError, SecretError, type EgressDenialCode, type EgressFailureCode, type SecretErrorCode } from "./errors.js";
 export { classifyAddress, isIpLiteral, METADATA_ADDRESSES, type AddressVerdict } from "./addresses.js";
 export { EgressGuard, precheckUrl, hostPortOf, type EgressOptions, type EgressRequest, type EgressResponse, type CheckedTarget, type Resolver } from "./egress.js";
-export { valuesAt, classifyDestination, extractDestinations, carriesData, describeDestination, type UrlPrecheck } from "./destinations.js";
-export { decide, defaultPolicy, parsePolicy, policySchema, policyRuleSchema, capabilityMatches, grantApplies, grantCoversDestination, coveringGrants, type Policy, type PolicyRule } from "./policy.js";
+export {
+  describeAction,
+  descriptorKey,
+  canonicalJson,
+  classifyTarget,
+  extractTargets,
+  normaliseFilePath,
+  urlTarget,
+  valuesAt,
+  carriesData,
+  describeTarget,
+  targetKey,
+  type ActionDescriptor,
+  type ActionTarget,
+  type UrlPrecheck,
+} from "./descriptor.js";
+export { patternFor, patternCovers, parseGrantPattern, describePattern, methodInWords, sameAction, type GrantPattern, type TargetPattern, type Breadth } from "./patterns.js";
+export { liveGrants, coveringGrant, type ActiveGrant, type GrantContext } from "./grants.js";
+export { decide, defaultPolicy, parsePolicy, policySchema, policyRuleSchema, capabilityMatches, type Policy, type PolicyRule } from "./policy.js";
+export { SentinelClock, SessionTracker, SESSION_IDLE_MS } from "./time.js";
 export { SecretVault, parseSecretKey, originOf, SECRET_REFERENCE, type VaultOptions } from "./vault.js";
-export { Sentinel, type SentinelDeps, type ActivationOptions } from "./sentinel.js";
-export { ApprovalDesk, approvalCard, approvalButtonId, parseApprovalButtonId, SCOPE_LETTERS, DAY_GRANT_MS, type Choice, type Presser, type PressResult, type ApprovalStore } from "./approvals.js";
+export { Sentinel, type SentinelDeps, type SentinelStore, type ActivationOptions } from "./sentinel.js";
+export { MAX_PENDING_PER_PERSON, MAX_DENIALS_PER_TASK } from "./asking.js";
+export { ApprovalDesk, approvalButtonId, isApprovalButtonId, newButtonToken, statusOf, DAY_GRANT_MS, type Presser, type PressResult, type ApprovalDeskDeps } from "./approvals.js";
+export { buildApprovalCard, decidedCard, cardFits, CHOICE_LABELS, localTime, relativeTime, type CardContext } from "./card.js";
+export { cardViewSchema, parseCardView, renderCardMarkdown, type CardView, type CardField, type CardButton } from "./card-view.js";
+export { parseApprovalDetails, type ApprovalDetails, type Provenance } from "./request.js";
+export { neutralise, collapseRuns, decodeBody, decodeLayers, visible } from "./readable.js";
 export { SentinelViews, type GrantView, type AuditLine, type ViewStore } from "./views.js";

@@ -1,14 +1,14 @@
 /**
  * Sentinel's policy as data: a zod-validated table of rules, and `decide`, the pure function that
  * applies it. Every matching rule is collected; **deny beats ask beats allow**; when nothing matches,
- * the answer is `ask` (fail closed). Grants are checked here too (scope, expiry, revocation,
- * consumption), so `decide` needs nothing but its input.
+ * the answer is `ask` (fail closed). "Granted" means a live grant's pattern covers the call's action
+ * descriptor (see patterns.ts); the caller passes only grants whose scope holds now.
  */
 import { z } from "zod";
-import type { Grant } from "../storage/types.js";
-import type { Decision, DecisionInput, Destination, Effect } from "./types.js";
+import { coveringGrant } from "./grants.js";
+import type { Decision, DecisionInput, Effect } from "./types.js";
 
-const kinds = ["url", "recipient", "blocked", "other", "none"] as const;
+const kinds = ["url", "file", "recipient", "blocked", "other", "none"] as const;
 
 /** One rule: when every condition in `match` holds (absent ones are "any"), it proposes `effect`. */
 export const policyRuleSchema = z
@@ -22,7 +22,7 @@ export const policyRuleSchema = z
         capability: z.string().min(1).default("*"),
         access: z.array(z.enum(["read", "write", "internal"])).min(1).optional(),
         tainted: z.boolean().optional(),
-        /** An active grant covers the call (every destination). */
+        /** A live grant's pattern covers the call's action (method, targets, payload). */
         granted: z.boolean().optional(),
         hardToUndo: z.boolean().optional(),
         carriesData: z.boolean().optional(),
@@ -102,65 +102,6 @@ export function capabilityMatches(glob: string, capability: string): boolean {
   return new RegExp(`^${pattern}$`).test(capability);
 }
 
-/** True when the grant is usable for this call at all: live, same capability, scope valid now. */
-export function grantApplies(grant: Grant, input: Pick<DecisionInput, "capability" | "taskId" | "sessionId" | "now">): boolean {
-  if (grant.revokedAt !== null || grant.consumedAt !== null) return false;
-  if (!capabilityMatches(grant.capability, input.capability)) return false;
-  const scope = grant.scope;
-  switch (scope.kind) {
-    case "once":
-    case "always":
-      return true;
-    case "task":
-      return input.taskId !== null && scope.taskId === input.taskId;
-    case "session":
-      return input.sessionId !== null && scope.sessionId === input.sessionId;
-    case "until":
-      return scope.until.getTime() > input.now.getTime();
-  }
-}
-
-/** True when the grant's constraints allow this destination (absent constraints allow any). */
-export function grantCoversDestination(grant: Grant, destination: Destination): boolean {
-  const { destination: allowed, recipient } = grant.constraints;
-  if (allowed === undefined && recipient === undefined) return true;
-  switch (destination.kind) {
-    case "url":
-      return allowed !== undefined && (allowed === destination.origin || allowed.toLowerCase() === destination.host);
-    case "recipient":
-      return recipient !== undefined && recipient.toLowerCase() === destination.value;
-    case "other":
-      return allowed !== undefined && allowed === destination.value;
-    case "blocked":
-      return false;
-  }
-}
-
-/**
- * The grants that together cover the call, or null when some destination is not covered. A call
- * without destinations needs a grant without destination constraints. Longer-lived grants are
- * preferred, so a once-grant is only spent when nothing else covers the call.
- */
-export function coveringGrants(input: DecisionInput): Grant[] | null {
-  const usable = input.grants.filter(
-    (g) =>
-      grantApplies(g, input) &&
-      (g.constraints.action === undefined ? input.exactOnly !== true : g.constraints.action === input.actionDigest),
-  );
-  const ordered = [...usable.filter((g) => g.scope.kind !== "once"), ...usable.filter((g) => g.scope.kind === "once")];
-  if (input.destinations.length === 0) {
-    const open = ordered.find((g) => g.constraints.destination === undefined && g.constraints.recipient === undefined);
-    return open === undefined ? null : [open];
-  }
-  const used: Grant[] = [];
-  for (const destination of input.destinations) {
-    const grant = ordered.find((g) => grantCoversDestination(g, destination));
-    if (grant === undefined) return null;
-    if (!used.includes(grant)) used.push(grant);
-  }
-  return used;
-}
-
 function ruleMatches(rule: PolicyRule, input: DecisionInput, granted: boolean): boolean {
   const m = rule.match;
   if (!capabilityMatches(m.capability, input.capability)) return false;
@@ -181,17 +122,17 @@ const precedence: readonly Effect[] = ["deny", "ask", "allow"];
 /**
  * Decides one call. Of all matching rules, the first `deny` wins, else the first `ask`, else the
  * first `allow`; no match → `ask` with rule id `default`. On `allow` by a granted rule the covering
- * grants are returned (the caller consumes once-grants atomically before executing).
+ * grant is returned (the caller consumes a once-grant atomically before executing).
  */
 export function decide(input: DecisionInput, policy: Policy = defaultPolicy): Decision {
-  const grants = coveringGrants(input);
-  const granted = grants !== null;
+  const grant = input.action === null ? null : coveringGrant(input.grants, input.action, { taskId: input.taskId, ...(input.exactOnly !== undefined && { exactOnly: input.exactOnly }) });
+  const granted = grant !== null;
   const matching = policy.filter((rule) => ruleMatches(rule, input, granted));
   for (const effect of precedence) {
     const rule = matching.find((r) => r.effect === effect);
     if (rule === undefined) continue;
-    const used = effect === "allow" && granted && rule.match.granted === true ? grants : [];
-    return { effect, ruleId: rule.id, reason: rule.description, grants: used, ...(used[0] ? { grant: used[0] } : {}) };
+    const used = effect === "allow" && grant !== null && rule.match.granted === true ? grant : null;
+    return { effect, ruleId: rule.id, reason: rule.description, ...(used ? { grant: used } : {}) };
   }
-  return { effect: "ask", ruleId: "default", reason: "No rule matched this call; asking (fail closed).", grants: [] };
+  return { effect: "ask", ruleId: "default", reason: "No rule matched this call; asking (fail closed)." };
 }

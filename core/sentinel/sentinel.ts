@@ -1,35 +1,46 @@
 /**
  * The Sentinel facade: the one path from a model's tool call to a side effect or to the network.
  *
- * For every call it reads the tool's {@link ToolPolicy}, extracts destinations, checks secret
- * references against their bound destinations, lists the person's active grants, asks `decide`,
- * writes an audit event (rule and reason, never a secret value) and then:
- * - `allow` → consumes once-grants atomically, substitutes secrets, runs the tool, scrubs secret
- *   values out of the result, and marks the activation tainted when the result is untrusted;
+ * For every call it derives the call's action descriptor from the validated arguments
+ * (descriptor.ts), lists the person's live grants (grants.ts: scope checked at Sentinel's own
+ * monotonic time, the person's session tracked by Sentinel, task grants ending with their task),
+ * asks `decide` (policy.ts), writes an audit event (rule and reason, never a secret value) and then:
+ * - `allow` → consumes a covering once-grant atomically, substitutes secrets, runs the tool (with a
+ *   follow-up check for redirects to another origin), scrubs secret values out of the result, and
+ *   records the hosts named in untrusted results (provenance.ts);
  * - `deny` → `{ ok: false, code: "denied" }`;
- * - `ask` → persists an approval request (default expiry 24 h), calls `onApprovalRequested`, and
- *   returns `{ ok: false, code: "approval_required", data: { approvalId } }`.
+ * - `ask` → applies the fatigue rules (asking.ts), stores an approval request with the descriptor,
+ *   a readable summary and the choices risk allows, calls `onApprovalRequested`, and returns
+ *   `{ ok: false, code: "approval_required", data: { approvalId } }`.
  *
  * @example
- * const sentinel = new Sentinel({ store, egress, vault, logger, onApprovalRequested });
- * // one wrapper per activation: it remembers the activation's taint
- * await runToolLoop({ …, executeTool: sentinel.wrap(undefined, { sessionId }) });
+ * const sentinel = new Sentinel({ store, egress, vault, logger, onApprovalRequested, now: () => clock.now() });
+ * // one wrapper per activation: it remembers the activation's taint and untrusted content
+ * await runToolLoop({ …, executeTool: sentinel.wrap(undefined, { tainted }) });
  */
 import type { Logger } from "../log.js";
 import type { ExecuteTool } from "../harness/types.js";
 import type { Store } from "../storage/ports.js";
-import type { ApprovalRequest, Grant, Json } from "../storage/types.js";
-import type { ToolContext, ToolDefinition, ToolResult } from "../tools/tool.js";
+import type { ApprovalRequest, Json } from "../storage/types.js";
+import type { FollowUp, FollowUpVerdict, ToolContext, ToolDefinition, ToolResult } from "../tools/tool.js";
+import { gateAsk, requestDetails } from "./asking.js";
 import { ActionUnavailableError, type ActionDescription } from "./action.js";
-import { carriesData, classifyDestination, describeDestination, extractDestinations, type UrlPrecheck } from "./destinations.js";
+import { carriesData, classifyTarget, describeAction, describedAction, describeTarget, type ActionDescriptor, type UrlPrecheck } from "./descriptor.js";
 import { EgressDeniedError, EgressFailedError, SecretError } from "./errors.js";
+import { liveGrants, type ActiveGrant } from "./grants.js";
 import { decide, defaultPolicy, type Policy } from "./policy.js";
-import type { Decision, DecisionInput, Destination } from "./types.js";
+import { hostsIn, type SeenContent } from "./provenance.js";
+import { summariseAction, summariseDescribed } from "./summary.js";
+import { SentinelClock, SessionTracker } from "./time.js";
+import type { Decision, DecisionInput } from "./types.js";
 import type { SecretVault } from "./vault.js";
+
+/** The store slice Sentinel uses. */
+export type SentinelStore = Pick<Store, "grants" | "approvals" | "audit" | "sentinel" | "tasks" | "conversation" | "memory">;
 
 /** What the facade needs. */
 export interface SentinelDeps {
-  store: Pick<Store, "grants" | "approvals" | "audit">;
+  store: SentinelStore;
   /** The egress guard (its URL precheck classifies destinations before anything runs). */
   egress: UrlPrecheck;
   vault?: SecretVault;
@@ -39,52 +50,75 @@ export interface SentinelDeps {
   onApprovalRequested?: (request: ApprovalRequest) => void | Promise<void>;
   /** How long an approval request stays answerable, ms (default 24 h). */
   approvalTtlMs?: number;
-  /** Wall clock for grant expiry and consumption (default `new Date()`). */
+  /** Wall clock (default `new Date()`); Sentinel's own time never runs behind what it saw (time.ts). */
   now?: () => Date;
+  /** Shared session tracker (the approval desk uses the same one); created when absent. */
+  sessions?: SessionTracker;
+  /** Shared Sentinel clock; created when absent. */
+  clock?: SentinelClock;
 }
 
 /** Per-activation settings of {@link Sentinel.wrap}. */
 export interface ActivationOptions {
   /** The activation starts tainted (e.g. it resumes a task whose context holds untrusted content). */
   tainted?: boolean;
-  /** The chain of activations (session grants match it); `context.sessionId` wins when set. */
+  /** Ignored: sessions are tracked by Sentinel itself (kept so callers need not change). */
   sessionId?: string;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const TAINT_MEMORY = 1000;
+/** Untrusted text kept per activation for provenance, characters. */
+const SEEN_CHARS = 256 * 1024;
 
 /** Default executor: the tool itself. */
 const runTool: ExecuteTool = (tool, args, context) => tool.execute(args, context);
+
+interface ActivationState {
+  tainted: boolean;
+  seen: SeenContent[];
+  seenChars: number;
+}
 
 /** Sentinel: policy, grants, approvals, secrets and audit around every tool call. */
 export class Sentinel {
   private readonly policy: Policy;
   private readonly ttlMs: number;
-  private readonly clock: () => Date;
+  readonly clock: SentinelClock;
+  readonly sessions: SessionTracker;
 
   constructor(private readonly deps: SentinelDeps) {
     this.policy = deps.policy ?? defaultPolicy;
     this.ttlMs = deps.approvalTtlMs ?? DAY_MS;
-    this.clock = deps.now ?? (() => new Date());
+    this.clock = deps.clock ?? new SentinelClock(deps.store, deps.now ?? (() => new Date()));
+    this.sessions = deps.sessions ?? new SessionTracker(deps.store);
   }
 
   /**
    * Returns an {@link ExecuteTool} for `runToolLoop`. Create one per activation: it remembers that
-   * the activation became tainted (a tool returned `untrusted` content) and keeps later calls
-   * tainted whatever the caller passes. Activations are told apart by the idempotency key's prefix,
-   * so a shared wrapper never un-taints anything either.
+   * the activation became tainted (a tool returned `untrusted` content) and what that content was,
+   * and keeps later calls tainted whatever the caller passes. Activations are told apart by the
+   * idempotency key's prefix, so a shared wrapper never un-taints anything either.
    */
   wrap(inner: ExecuteTool = runTool, options: ActivationOptions = {}): ExecuteTool {
-    const tainted = new Set<string>();
+    const states = new Map<string, ActivationState>();
     return async (tool, args, context) => {
       const key = activationKeyOf(context.idempotencyKey);
-      const isTainted = options.tainted === true || context.tainted === true || tainted.has(key);
-      const sessionId = context.sessionId ?? options.sessionId ?? null;
-      const result = await this.execute(inner, tool, args, { ...context, tainted: isTainted, ...(sessionId ? { sessionId } : {}) });
+      let state = states.get(key);
+      if (state === undefined) {
+        state = { tainted: false, seen: [], seenChars: 0 };
+        states.set(key, state);
+        if (states.size > TAINT_MEMORY) states.delete(states.keys().next().value!);
+      }
+      const tainted = options.tainted === true || context.tainted === true || state.tainted;
+      const result = await this.execute(inner, tool, args, { ...context, tainted }, state);
       if (result.ok && result.untrusted !== undefined) {
-        tainted.add(key);
-        if (tainted.size > TAINT_MEMORY) tainted.delete(tainted.values().next().value!);
+        state.tainted = true;
+        if (state.seenChars < SEEN_CHARS) {
+          const text = result.content.slice(0, SEEN_CHARS - state.seenChars);
+          state.seen.push({ source: result.untrusted.source, text });
+          state.seenChars += text.length;
+        }
       }
       return result;
     };
@@ -94,102 +128,132 @@ export class Sentinel {
    * Judges a call without running it (what `wrap` does first). For a describing tool the action it
    * would perform is returned too. @throws ActionUnavailableError when a describing tool has nothing to act on
    */
-  async check(tool: ToolDefinition, args: unknown, context: ToolContext): Promise<{ decision: Decision; input: DecisionInput; action: ActionDescription | null }> {
-    const { input, action } = await this.decisionInput(tool, args, context);
-    return { decision: decide(input, this.policy), input, action };
+  async check(tool: ToolDefinition, args: unknown, context: ToolContext): Promise<{ decision: Decision; input: DecisionInput; described: ActionDescription | null }> {
+    const { input, described } = await this.decisionInput(tool, args, context);
+    return { decision: decide(input, this.policy), input, described };
   }
 
-  private async execute(inner: ExecuteTool, tool: ToolDefinition, args: unknown, context: ToolContext): Promise<ToolResult> {
+  private async execute(inner: ExecuteTool, tool: ToolDefinition, args: unknown, context: ToolContext, state: ActivationState): Promise<ToolResult> {
     let checked: Awaited<ReturnType<Sentinel["check"]>>;
     try {
       checked = await this.check(tool, args, context);
     } catch (error) {
+      // A describing tool with nothing to act on (no page open, an unknown element): told as is.
       if (error instanceof ActionUnavailableError) return { ok: false, code: error.code, error: this.deps.vault ? this.deps.vault.scrub(error.message) : error.message };
       throw error;
     }
-    const { decision, input, action } = checked;
+    const { decision, input, described } = checked;
     let final = decision;
     let runArgs = args;
     if (final.effect !== "deny") {
-      const substituted = this.substitute(args, input.destinations);
+      const substituted = this.substitute(args, input.action);
       if (substituted.ok) runArgs = substituted.value;
-      else final = { effect: "deny", ruleId: "secret-binding", reason: substituted.reason, grants: [] };
+      else final = { effect: "deny", ruleId: "secret-binding", reason: substituted.reason };
     }
-    if (final.effect === "allow") final = await this.consumeOnceGrants(final, input);
+    if (final.effect === "allow") final = await this.consumeOnce(final, input);
     await this.audit(tool, args, context, input, final);
 
     if (final.effect === "deny") {
       return { ok: false, code: "denied", error: `Sentinel denied ${tool.name}: ${final.reason} (rule ${final.ruleId}). It did not run; do not retry it.` };
     }
-    if (final.effect === "ask") return this.ask(tool, args, context, input, final, action);
+    if (final.effect === "ask") return this.ask(tool, args, context, input, final, state, described);
 
     let result: ToolResult;
     try {
-      result = await inner(tool, runArgs, action ? { ...context, action } : context);
+      const run: ToolContext = { ...context, authorizeFollowUp: (followUp) => this.followUp(tool, followUp, context), ...(described ? { action: described } : {}) };
+      result = await inner(tool, runArgs, run);
     } catch (error) {
       result = errorResult(tool, error);
     }
     const clean = this.scrubResult(result);
+    if (clean.ok && clean.untrusted !== undefined) {
+      // Hosts the content names (not the content's own address, which Sentinel already judged).
+      const own = new Set(hostsIn(clean.untrusted.source));
+      const named = hostsIn(clean.content).filter((h) => !own.has(h));
+      await this.deps.store.sentinel.noteUntrustedHosts(context.personId, named, clean.untrusted.source, input.now);
+    }
     await this.deps.store.audit.appendAudit({
       personId: context.personId,
       kind: "tool.result",
       summary: `${tool.name} ${clean.ok ? "succeeded" : `failed (${clean.code})`}`,
       data: { tool: tool.name, ok: clean.ok, code: clean.ok ? null : clean.code, untrusted: clean.ok && clean.untrusted !== undefined, idempotencyKey: context.idempotencyKey },
+      at: await this.clock.now(),
     });
     return clean;
   }
 
-  private async decisionInput(tool: ToolDefinition, args: unknown, context: ToolContext): Promise<{ input: DecisionInput; action: ActionDescription | null }> {
+  private async decisionInput(tool: ToolDefinition, args: unknown, context: ToolContext): Promise<{ input: DecisionInput; described: ActionDescription | null }> {
     const policy = tool.policy;
-    const now = this.clock();
-    const base = {
-      grants: policy ? await this.deps.store.grants.listActiveGrants(context.personId, now) : [],
+    const now = await this.clock.now();
+    // A describing tool (the browser) says what the call would do now; others are read from their arguments.
+    const described = policy?.describe ? await policy.describe(args, context) : null;
+    const action = described ? describedAction(tool, described, this.deps.egress) : policy ? describeAction(tool, policy, args, this.deps.egress) : null;
+    let grants: ActiveGrant[] = [];
+    if (policy) {
+      const session = await this.sessions.refresh(context.personId, now);
+      grants = await liveGrants(this.deps.store, context.personId, { taskId: context.taskId, sessionId: session?.sessionId ?? null, now });
+    }
+    const input: DecisionInput = {
+      capability: described?.capability ?? policy?.capability ?? tool.capability,
+      access: described?.access ?? policy?.access ?? "internal",
+      hardToUndo: described ? described.hardToUndo : policy?.hardToUndo === true,
+      action,
+      destinations: action?.targets ?? [],
+      carriesData: described ? described.carriesData || (action?.targets.length ?? 0) > 0 : policy && action ? carriesData(policy, args, action.targets) : false,
+      grants,
       taskId: context.taskId,
-      sessionId: context.sessionId ?? null,
       tainted: context.tainted === true,
+      ...(described?.onceOnly ? { exactOnly: true } : {}),
       now,
     };
-    if (policy?.describe) {
-      // The tool describes what the call would do now (a page's link, form or checkout).
-      const action = await policy.describe(args, context);
-      const destinations = dedupe(action.destinations.map((d) => classifyDestination(d, this.deps.egress)));
-      const input: DecisionInput = {
-        ...base,
-        capability: action.capability,
-        access: action.access,
-        hardToUndo: action.hardToUndo,
-        destinations,
-        carriesData: action.carriesData || destinations.length > 0,
-        actionDigest: action.digest,
-        exactOnly: action.onceOnly,
-      };
-      return { input, action };
-    }
-    const destinations = policy ? extractDestinations(policy, args, this.deps.egress) : [];
-    const input: DecisionInput = {
-      ...base,
-      capability: policy?.capability ?? tool.capability,
-      access: policy?.access ?? "internal",
-      hardToUndo: policy?.hardToUndo === true,
-      destinations,
-      carriesData: policy ? carriesData(policy, args, destinations) : false,
-    };
-    return { input, action: null };
+    return { input, described };
   }
 
-  /** Secret references go only to destinations they are bound to (every URL destination of the call). */
-  private substitute(args: unknown, destinations: Destination[]): { ok: true; value: unknown } | { ok: false; reason: string } {
+  /**
+   * A follow-up the running tool discovered (a redirect to another origin): judged like a new call
+   * of the same tool to that URL. Only an `allow` (a live grant covers it) lets it through; nothing
+   * is asked mid-call — the tool reports the follow-up to the model, whose own call then asks.
+   */
+  private async followUp(tool: ToolDefinition, followUp: FollowUp, context: ToolContext): Promise<FollowUpVerdict> {
+    const policy = tool.policy;
+    if (!policy) return { allowed: false, reason: "the tool has no Sentinel policy" };
+    const target = classifyTarget(followUp.url, this.deps.egress);
+    const base = describeAction(tool, { ...policy, method: { fixed: followUp.method } }, { url: followUp.url }, this.deps.egress);
+    const action: ActionDescriptor = { ...base, targets: [target] };
+    const input = await this.decisionInputFor(action, policy.access, policy.hardToUndo === true, context);
+    let decision = decide(input, this.policy);
+    if (decision.effect === "allow") decision = await this.consumeOnce(decision, input);
+    await this.deps.store.audit.appendAudit({
+      personId: context.personId,
+      kind: "sentinel.follow_up",
+      summary: `${decision.effect === "allow" ? "Followed" : "Stopped"} ${followUp.method} ${describeTarget(target)} (${followUp.why}) — ${decision.ruleId}`,
+      data: { tool: tool.name, url: followUp.url, effect: decision.effect, ruleId: decision.ruleId, grantId: decision.grant?.grant.id ?? null, idempotencyKey: context.idempotencyKey },
+      at: input.now,
+    });
+    return decision.effect === "allow" ? { allowed: true } : { allowed: false, reason: decision.reason };
+  }
+
+  private async decisionInputFor(action: ActionDescriptor, access: "read" | "write", hardToUndo: boolean, context: ToolContext): Promise<DecisionInput> {
+    const now = await this.clock.now();
+    const session = await this.sessions.refresh(context.personId, now);
+    const grants = await liveGrants(this.deps.store, context.personId, { taskId: context.taskId, sessionId: session?.sessionId ?? null, now });
+    return { capability: action.capability, access, hardToUndo, action, destinations: action.targets, carriesData: true, grants, taskId: context.taskId, tainted: context.tainted === true, now };
+  }
+
+  /** Secret references go only to destinations they are bound to (every URL target of the call). */
+  private substitute(args: unknown, action: ActionDescriptor | null): { ok: true; value: unknown } | { ok: false; reason: string } {
     const vault = this.deps.vault;
     const names = vault?.references(args) ?? referencesWithoutVault(args);
     if (names.length === 0) return { ok: true, value: args };
     if (vault === undefined) return { ok: false, reason: `secret references (${names.join(", ")}) but no vault is configured` };
-    const urls = destinations.filter((d) => d.kind === "url");
-    if (urls.length === 0 || urls.length !== destinations.length) {
+    const targets = action?.targets ?? [];
+    const urls = targets.filter((t) => t.kind === "url");
+    if (urls.length === 0 || urls.length !== targets.length) {
       return { ok: false, reason: `secrets (${names.join(", ")}) may only be sent to a bound http(s) destination` };
     }
     try {
       let value = args;
-      for (const d of urls) value = vault.substituteSecrets(args, d.origin);
+      for (const t of urls) value = vault.substituteSecrets(args, new URL(t.href).origin);
       return { ok: true, value };
     } catch (error) {
       if (error instanceof SecretError) return { ok: false, reason: error.message };
@@ -197,46 +261,58 @@ export class Sentinel {
     }
   }
 
-  /** Spends the once-grants an allow relies on; a lost race (already used) re-decides without it. */
-  private async consumeOnceGrants(decision: Decision, input: DecisionInput): Promise<Decision> {
+  /** Spends the once-grant an allow relies on; a lost race (already used) re-decides without it. */
+  private async consumeOnce(decision: Decision, input: DecisionInput): Promise<Decision> {
     let current = decision;
     let grants = input.grants;
     for (let attempt = 0; attempt < 8 && current.effect === "allow"; attempt++) {
-      const once = current.grants.filter((g) => g.scope.kind === "once");
-      const lost: Grant[] = [];
-      for (const g of once) if (!(await this.deps.store.grants.consumeGrant(g.id, input.now))) lost.push(g);
-      if (lost.length === 0) return current;
-      grants = grants.filter((g) => !lost.includes(g));
+      const grant = current.grant;
+      if (grant === undefined || grant.grant.scope.kind !== "once") return current;
+      if (await this.deps.store.grants.consumeGrant(grant.grant.id, input.now)) return current;
+      grants = grants.filter((g) => g !== grant);
       current = decide({ ...input, grants }, this.policy);
     }
-    return current.effect === "allow" ? { effect: "ask", ruleId: "default", reason: "Grants kept being used concurrently; asking.", grants: [] } : current;
+    return current.effect === "allow" ? { effect: "ask", ruleId: "default", reason: "Grants kept being used concurrently; asking." } : current;
   }
 
-  private async ask(tool: ToolDefinition, args: unknown, context: ToolContext, input: DecisionInput, decision: Decision, action: ActionDescription | null): Promise<ToolResult> {
-    const created = this.clock();
-    const request = await this.deps.store.approvals.createApprovalRequest({
+  private async ask(tool: ToolDefinition, args: unknown, context: ToolContext, input: DecisionInput, decision: Decision, state: ActivationState, described: ActionDescription | null = null): Promise<ToolResult> {
+    const { store } = this.deps;
+    const action = input.action;
+    const policy = tool.policy;
+    if (action === null || policy === undefined) return { ok: false, code: "denied", error: `${tool.name} cannot be approved (it has no Sentinel policy).` };
+    const gate = await gateAsk(store, { personId: context.personId, taskId: context.taskId, action, tool: tool.name, now: input.now });
+    if (gate.kind === "answer") {
+      await store.audit.appendAudit({ personId: context.personId, kind: gate.audit.kind, summary: gate.audit.summary, data: gate.audit.data, at: input.now });
+      return gate.result;
+    }
+    const scrub = (s: string) => (this.deps.vault ? this.deps.vault.scrub(s) : s);
+    const summary = described ? summariseDescribed(described, action, scrub) : summariseAction(policy, args, action, scrub);
+    const details = await requestDetails(store, {
+      personId: context.personId,
+      taskId: context.taskId,
+      action,
+      summary,
+      onceOnly: described?.onceOnly === true,
+      ruleId: decision.ruleId,
+      reason: decision.reason,
+      tainted: input.tainted,
+      seen: state.seen,
+      now: input.now,
+    });
+    const request = await store.approvals.createApprovalRequest({
       personId: context.personId,
       taskId: context.taskId,
       capability: input.capability,
-      summary: action ? this.scrub(action.summary) : summaryOf(tool, input),
-      details: {
-        tool: tool.name,
-        access: input.access,
-        destinations: input.destinations as unknown as Json,
-        sessionId: input.sessionId,
-        ruleId: decision.ruleId,
-        reason: decision.reason,
-        tainted: input.tainted,
-        args: this.preview(args),
-        ...(action ? { action: this.preview(action) } : {}),
-      },
-      expiresAt: new Date(created.getTime() + this.ttlMs),
+      summary: `${summary.method} ${summary.where} (${tool.name})`,
+      details,
+      expiresAt: new Date(input.now.getTime() + this.ttlMs),
     });
-    await this.deps.store.audit.appendAudit({
+    await store.audit.appendAudit({
       personId: context.personId,
       kind: "approval.requested",
       summary: `Asked to approve ${request.summary}`,
-      data: { approvalId: request.id, ruleId: decision.ruleId, expiresAt: request.expiresAt.toISOString() },
+      data: { approvalId: request.id, ruleId: decision.ruleId, expiresAt: request.expiresAt.toISOString(), offered: details.offered, provenance: details.provenance.kind },
+      at: input.now,
     });
     try {
       await this.deps.onApprovalRequested?.(request);
@@ -256,29 +332,30 @@ export class Sentinel {
       tool: tool.name,
       capability: input.capability,
       access: input.access,
-      destinations: input.destinations.map(describeDestination),
+      method: input.action?.method ?? null,
+      destinations: input.destinations.map(describeTarget),
+      digest: input.action?.digest ?? null,
       effect: decision.effect,
       ruleId: decision.ruleId,
       reason: decision.reason,
       tainted: input.tainted,
       taskId: input.taskId,
-      sessionId: input.sessionId,
-      grantIds: decision.grants.map((g) => g.id),
+      grantId: decision.grant?.grant.id ?? null,
       idempotencyKey: context.idempotencyKey,
-      args: this.preview(args),
     };
     // Arguments stay out of logs (they may hold personal data); the person's audit log keeps a preview.
-    const { args: _args, ...logged } = data;
-    this.deps.logger?.info({ sentinel: logged }, `sentinel ${decision.effect} ${tool.name} (${decision.ruleId})`);
+    this.deps.logger?.info({ sentinel: data }, `sentinel ${decision.effect} ${tool.name} (${decision.ruleId})`);
+    const what = input.action ? `${input.action.method} ${input.destinations.map(describeTarget).join(", ") || tool.name}` : tool.name;
     await this.deps.store.audit.appendAudit({
       personId: context.personId,
       kind: "sentinel.decision",
-      summary: `${decision.effect} ${summaryOf(tool, input)} — ${decision.ruleId}`,
-      data,
+      summary: `${decision.effect} ${what} (${tool.name}) — ${decision.ruleId}`,
+      data: { ...data, args: this.preview(args) },
+      at: input.now,
     });
   }
 
-  /** Arguments for audit and cards: references kept, any known secret value scrubbed, long strings cut. */
+  /** Arguments for the audit log: references kept, any known secret value scrubbed, long strings cut. */
   private preview(args: unknown): Json {
     const cut = (v: unknown, depth: number): Json => {
       if (typeof v === "string") {
@@ -293,25 +370,11 @@ export class Sentinel {
     return cut(args, 0);
   }
 
-  private scrub(text: string): string {
-    return this.deps.vault ? this.deps.vault.scrub(text) : text;
-  }
-
   private scrubResult(result: ToolResult): ToolResult {
     const vault = this.deps.vault;
     if (vault === undefined) return result;
     return result.ok ? { ...result, content: vault.scrub(result.content) } : { ...result, error: vault.scrub(result.error) };
   }
-}
-
-function dedupe(destinations: Destination[]): Destination[] {
-  const seen = new Set<string>();
-  return destinations.filter((d) => {
-    const key = JSON.stringify(d);
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
 }
 
 /** `${activationKey}:${step}:${callIndex}` → `activationKey`. */
@@ -321,11 +384,6 @@ function activationKeyOf(idempotencyKey: string): string {
 
 function referencesWithoutVault(args: unknown): string[] {
   return /\{\{secret:[A-Za-z0-9_.-]{1,64}\}\}/.test(JSON.stringify(args) ?? "") ? ["(unknown)"] : [];
-}
-
-function summaryOf(tool: ToolDefinition, input: DecisionInput): string {
-  const where = input.destinations.map(describeDestination).join(", ");
-  return `${tool.name} (${input.capability}, ${input.access})${where ? ` → ${where}` : ""}`;
 }
 
 function errorResult(tool: ToolDefinition, error: unknown): ToolResult {

@@ -1,6 +1,7 @@
 /**
- * Sentinel's vocabulary: what a tool declares about itself (`ToolPolicy`), where a call goes
- * (`Destination`), and what Sentinel decides (`Decision`).
+ * Sentinel's vocabulary: what a tool declares about itself (`ToolPolicy`), what `decide` looks at
+ * (`DecisionInput`, built around the call's action descriptor — descriptor.ts) and what Sentinel
+ * decides (`Decision`).
  *
  * Design notes — what we took from two pieces of prior work:
  *
@@ -22,9 +23,10 @@
  *   CaMeL's interpreter (we do not rewrite the model's plan into a program), but it needs no second
  *   model and fails closed: a tainted activation asks more, never less.
  */
-import type { Grant } from "../storage/types.js";
 import type { ToolContext } from "../tools/tool.js";
 import type { ActionDescription } from "./action.js";
+import type { ActionDescriptor, ActionTarget } from "./descriptor.js";
+import type { ActiveGrant } from "./grants.js";
 
 /** What a tool declares to Sentinel. Tools without one are internal (goals, memory): allowed, still audited. */
 export interface ToolPolicy {
@@ -39,28 +41,26 @@ export interface ToolPolicy {
   /** Payments, deletions, messages to other people: always asked unless a grant covers it. */
   hardToUndo?: boolean;
   /**
+   * The action's verb: a fixed one (`{ fixed: "WRITE" }`, `{ fixed: "SUBMIT" }`) or the argument
+   * holding it (`{ arg: "method" }` for an HTTP method). Default: `READ` for reads, `WRITE` for writes.
+   */
+  method?: { fixed: string } | { arg: string; default?: string };
+  /** Argument paths holding workspace file paths (each becomes a `file` target of the action). */
+  fileArgs?: string[];
+  /** Argument paths holding header maps (names shown on cards; `{{secret:NAME}}` values as "🔒 NAME"). */
+  headerArgs?: string[];
+  /** Argument paths holding a payload shown decoded on cards (JSON pretty, form fields, base64/hex text). */
+  bodyArgs?: string[];
+  /**
    * For tools whose effect depends on outside state (a web page): describes the exact action the
-   * call would perform now (`core/sentinel/action.ts`). When present, Sentinel judges the
-   * description instead of the argument paths above, shows it on the card and binds approvals to
-   * its digest; the tool receives it as `context.action` and must refuse to act if its effect no
-   * longer has that digest. Throws `ActionUnavailableError` when there is nothing to describe.
+   * call would perform now (`core/sentinel/action.ts`). When present, Sentinel derives the action
+   * descriptor from the description (method, destinations, its digest) instead of the argument
+   * paths above, shows it on the card and binds "Approve once" to its digest; the tool receives it
+   * as `context.action` and must refuse to act if its effect no longer has that digest. Throws
+   * `ActionUnavailableError` when there is nothing to describe.
    */
   describe?: (args: unknown, context: ToolContext) => Promise<ActionDescription>;
 }
-
-/**
- * A normalized destination of a call:
- * - `url`: an http(s) URL, by `origin` (`https://api.example.com:8443`) and `host` (hostname only);
- * - `recipient`: an email address or handle (lower-cased);
- * - `blocked`: a destination the egress guard refuses without looking further (non-http scheme,
- *   private or metadata address literal); `reason` says why;
- * - `other`: any other value, compared as is.
- */
-export type Destination =
-  | { kind: "url"; origin: string; host: string; url: string }
-  | { kind: "recipient"; value: string }
-  | { kind: "blocked"; value: string; reason: string; code: string }
-  | { kind: "other"; value: string };
 
 /** Everything `decide` looks at. */
 export interface DecisionInput {
@@ -69,33 +69,31 @@ export interface DecisionInput {
   /** `internal` for tools without a Sentinel policy. */
   access: "read" | "write" | "internal";
   hardToUndo: boolean;
-  destinations: Destination[];
+  /** What the call does (null for internal tools). */
+  action: ActionDescriptor | null;
+  /** The action's targets (empty for internal tools). */
+  destinations: ActionTarget[];
   /** True when the call has an argument that can carry data out, or a destination at all. */
   carriesData: boolean;
-  /** The person's active grants (`GrantRepository.listActiveGrants`). */
-  grants: readonly Grant[];
+  /** The person's grants usable now (scope checked: task alive, session live, not expired). */
+  grants: readonly ActiveGrant[];
   taskId: string | null;
-  /** The chain of activations this call belongs to (session grants match it). */
-  sessionId: string | null;
   /** Untrusted content entered this activation's context before this call. */
   tainted: boolean;
-  now: Date;
-  /** Digest of a described action (see ToolPolicy.describe): grants bound to a digest cover only it. */
-  actionDigest?: string;
-  /** Only a grant bound to `actionDigest` covers the call, whatever other grants exist (purchases). */
+  /** Only a grant bound to this very action (an "Approve once") covers the call, whatever else exists (purchases). */
   exactOnly?: boolean;
+  /** Sentinel's time (never earlier than any time it saw before: see `SentinelClock`). */
+  now: Date;
 }
 
 /** Sentinel's answer for one call. */
 export type Effect = "allow" | "deny" | "ask";
 
-/** The result of `decide`: the effect, the rule that produced it, and the grants that covered the call. */
+/** The result of `decide`: the effect, the rule that produced it, and the grant that covered the call. */
 export interface Decision {
   effect: Effect;
   ruleId: string;
   reason: string;
-  /** The first covering grant (when the call is covered). */
-  grant?: Grant;
-  /** Every grant used to cover the call's destinations (once-grants among them are consumed on use). */
-  grants: Grant[];
+  /** The covering grant (when the call is covered and allowed because of it). */
+  grant?: ActiveGrant;
 }

@@ -5,14 +5,17 @@
 import type { GrantId, PersonId } from "../ids.js";
 import type { Store } from "../storage/ports.js";
 import type { Grant, GrantScope } from "../storage/types.js";
+import { liveGrants, type ActiveGrant } from "./grants.js";
+import { describePattern, parseGrantPattern } from "./patterns.js";
+import { SESSION_IDLE_MS, SentinelClock, SessionTracker } from "./time.js";
 
 /** One grant as the person sees it. */
 export interface GrantView {
   id: GrantId;
   capability: string;
-  /** Destination origin/host, recipient, or "any destination". */
+  /** What it covers, in words: "POST requests to api.example.com/notes (any body or query)". */
   target: string;
-  /** "once", "this task (task_…)", "this session", "until 2025-…Z", "always". */
+  /** "once", "this task (task_…)", "this session (…)", "until 2025-…Z", "always". */
   scope: string;
   grantedAt: string;
   /** Channel it was granted through. */
@@ -27,18 +30,28 @@ export interface AuditLine {
 }
 
 /** What the views read. */
-export type ViewStore = Pick<Store, "grants" | "approvals" | "audit" | "tasks">;
+export type ViewStore = Pick<Store, "grants" | "approvals" | "audit" | "tasks" | "sentinel" | "conversation">;
 
 /** Sentinel's views and the one command that changes something (revocation). */
 export class SentinelViews {
+  private readonly time: { clock: SentinelClock; sessions: SessionTracker };
+
   constructor(
     private readonly store: ViewStore,
-    private readonly clock: () => Date = () => new Date(),
-  ) {}
+    time?: { clock: SentinelClock; sessions: SessionTracker },
+  ) {
+    this.time = time ?? { clock: new SentinelClock(store, () => new Date()), sessions: new SessionTracker(store) };
+  }
 
-  /** The person's active grants, oldest first. */
+  private async clock(): Promise<Date> {
+    return this.time.clock.now();
+  }
+
+  /** The person's live grants (ended task grants, expired and other-session grants left out), oldest first. */
   async listGrantsView(personId: PersonId): Promise<GrantView[]> {
-    const grants = await this.store.grants.listActiveGrants(personId, this.clock());
+    const now = await this.clock();
+    const session = await this.time.sessions.refresh(personId, now);
+    const grants = await liveGrants(this.store, personId, { taskId: null, sessionId: session?.sessionId ?? null, now });
     return grants.map(grantView);
   }
 
@@ -47,7 +60,7 @@ export class SentinelViews {
    * grants on every call). Audited. Returns false when it was not theirs or already revoked.
    */
   async revokeGrant(personId: PersonId, grantId: GrantId): Promise<{ revoked: boolean; notice: string }> {
-    const now = this.clock();
+    const now = await this.clock();
     const grant = await this.store.grants.getGrant(grantId);
     const revoked = await this.store.grants.revokeGrant(personId, grantId, now);
     if (!revoked) return { revoked, notice: "No such active grant of yours; nothing changed." };
@@ -70,7 +83,7 @@ export class SentinelViews {
    * running task, then the latest audited action, else "Idle."
    */
   async currentStatus(personId: PersonId): Promise<string> {
-    const now = this.clock();
+    const now = await this.clock();
     const pending = (await this.store.approvals.listPendingApprovals(personId)).filter((r) => r.expiresAt > now);
     if (pending.length > 0) {
       const more = pending.length > 1 ? ` (and ${pending.length - 1} more)` : "";
@@ -85,7 +98,7 @@ export class SentinelViews {
   }
 }
 
-function grantView(grant: Grant): GrantView {
+function grantView({ grant }: ActiveGrant): GrantView {
   return {
     id: grant.id,
     capability: grant.capability,
@@ -97,7 +110,8 @@ function grantView(grant: Grant): GrantView {
 }
 
 function targetOf(grant: Grant): string {
-  return grant.constraints.destination ?? grant.constraints.recipient ?? "any destination";
+  const pattern = parseGrantPattern(grant.pattern);
+  return pattern === null ? "nothing (a grant from an older version)" : describePattern(pattern);
 }
 
 function scopeText(scope: GrantScope): string {
@@ -107,7 +121,7 @@ function scopeText(scope: GrantScope): string {
     case "task":
       return `this task (${scope.taskId})`;
     case "session":
-      return "this session";
+      return `this session (until you have been away ${SESSION_IDLE_MS / 3_600_000} h)`;
     case "until":
       return `until ${scope.until.toISOString()}`;
     case "always":

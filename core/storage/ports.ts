@@ -20,6 +20,7 @@ import type {
 } from "../ids.js";
 import type {
   Actor,
+  ApprovalChoice,
   ApprovalDecision,
   ApprovalRequest,
   Artifact,
@@ -36,6 +37,8 @@ import type {
   GoalPatch,
   GoalStatus,
   Grant,
+  GroupRef,
+  HostSighting,
   Hook,
   Identity,
   Json,
@@ -62,7 +65,9 @@ import type {
   Page,
   PageRequest,
   Person,
+  PersonRole,
   PersonSettingsPatch,
+  SentinelSession,
   Task,
   TaskState,
   TaskKind,
@@ -232,6 +237,44 @@ export interface ApprovalRepository {
   listPendingApprovals(personId: PersonId): Promise<ApprovalRequest[]>;
   /** Marks every pending request with `expiresAt <= now` as expired and returns them. */
   expireApprovals(now: Date): Promise<ApprovalRequest[]>;
+  /** Every request of a task (any status), oldest first. */
+  listTaskApprovals(taskId: TaskId): Promise<ApprovalRequest[]>;
+}
+
+/**
+ * Sentinel's own durable state: the buttons of approval cards, the person's session, a high-water
+ * mark of time (so a clock moved backwards cannot revive an expiry) and where hosts were first seen
+ * in untrusted content.
+ */
+export interface SentinelStateRepository {
+  /** Stores the buttons of one card. @throws DuplicateKeyError when a token exists already. */
+  recordApprovalChoices(choices: Omit<ApprovalChoice, "createdAt">[], now: Date): Promise<void>;
+  getApprovalChoice(token: string): Promise<ApprovalChoice | null>;
+  /** The buttons of one request's card (in no particular order). */
+  listApprovalChoices(approvalId: ApprovalId): Promise<ApprovalChoice[]>;
+  getSession(personId: PersonId): Promise<SentinelSession | null>;
+  /** Creates or replaces the person's session row. */
+  saveSession(session: SentinelSession): Promise<void>;
+  /** Atomically raises the stored high-water time to `now` if later; returns the (new) high-water mark. */
+  advanceClock(now: Date): Promise<Date>;
+  /** Records hosts seen in untrusted content; the first sighting of a host is kept, later ones ignored. */
+  noteUntrustedHosts(personId: PersonId, hosts: string[], source: string, at: Date): Promise<void>;
+  /** The first untrusted sightings of these hosts (hosts never seen are absent). */
+  firstUntrustedSightings(personId: PersonId, hosts: string[]): Promise<HostSighting[]>;
+}
+
+/** Roles and group membership: who may act at the door. */
+export interface AccessRepository {
+  /** Marks the person as an admin (`role`) or removes the role (null). */
+  setRole(personId: PersonId, role: PersonRole | null): Promise<void>;
+  /** Persons with a role, oldest first. */
+  listRoles(): Promise<{ personId: PersonId; role: PersonRole }[]>;
+  /** Adds a member to a group's list; returns false when they were one already. */
+  addGroupMember(group: GroupRef, personId: PersonId, now: Date): Promise<boolean>;
+  /** Returns false when they were not a member. */
+  removeGroupMember(group: GroupRef, personId: PersonId): Promise<boolean>;
+  /** Members of one group, in the order they were added. */
+  listGroupMembers(group: GroupRef): Promise<PersonId[]>;
 }
 
 export interface AuditRepository {
@@ -297,8 +340,8 @@ export interface NotificationRepository {
 export interface LocalMailboxRepository {
   /** Throws DuplicateKeyError when the id exists. */
   putLocalMessage(input: NewLocalMessage): Promise<LocalMessage>;
-  /** Replaces text and buttons of an earlier message (a card showing its outcome); bumps its seq. */
-  editLocalMessage(id: string, patch: { text: string; buttons: Button[] }, now: Date): Promise<LocalMessage | null>;
+  /** Replaces text, buttons and card of an earlier message (a card showing its outcome); bumps its seq. */
+  editLocalMessage(id: string, patch: { text: string; buttons: Button[]; card?: Json | null }, now: Date): Promise<LocalMessage | null>;
   getLocalMessage(id: string): Promise<LocalMessage | null>;
   /** Messages for `user` with `seq > afterSeq`, oldest first. */
   listLocalMessages(user: string, afterSeq: number, limit: number): Promise<LocalMessage[]>;
@@ -348,6 +391,8 @@ export interface Store {
   readonly memory: MemoryRepository;
   readonly grants: GrantRepository;
   readonly approvals: ApprovalRepository;
+  readonly sentinel: SentinelStateRepository;
+  readonly access: AccessRepository;
   readonly audit: AuditRepository;
   readonly outbox: OutboxRepository;
   readonly inbound: InboundRepository;

@@ -308,7 +308,13 @@ export interface Grant {
   id: GrantId;
   personId: PersonId;
   capability: string;
+  /** Legacy origin-level constraints (grants from before action patterns); not used for matching. */
   constraints: GrantConstraints;
+  /**
+   * What the grant covers: Sentinel's `GrantPattern` (tool, method, targets, payload digest) as
+   * JSON. Null for legacy grants, which cover nothing.
+   */
+  pattern: Json | null;
   scope: GrantScope;
   grantedBy: Actor;
   grantedAt: Date;
@@ -317,7 +323,7 @@ export interface Grant {
   revokedAt: Date | null;
 }
 
-export type NewGrant = Omit<Grant, "id" | "consumedAt" | "revokedAt" | "grantedAt"> & { grantedAt?: Date };
+export type NewGrant = Omit<Grant, "id" | "consumedAt" | "revokedAt" | "grantedAt" | "pattern"> & { grantedAt?: Date; pattern?: Json | null };
 
 export type ApprovalDecision =
   | { kind: "approve"; scope: GrantScope["kind"] }
@@ -352,6 +358,56 @@ export type DecideResult =
   | { outcome: "already_decided"; request: ApprovalRequest }
   | { outcome: "expired"; request: ApprovalRequest }
   | { outcome: "not_found" };
+
+/** The buttons a card can carry: a grant scope, or deny. */
+export type ApprovalChoiceKind = GrantScope["kind"] | "deny";
+
+/**
+ * One button of an approval card: an opaque random token that maps to exactly one (request,
+ * choice) pair. A press carries only the token; scope and request are never taken from the client.
+ */
+export interface ApprovalChoice {
+  /** Random, URL-safe, unique (the button's id after the `ap:` prefix). */
+  token: string;
+  approvalId: ApprovalId;
+  choice: ApprovalChoiceKind;
+  /** The outbox row of the card this button is on (the press must come from where it was delivered). */
+  outboxId: OutboxId | null;
+  createdAt: Date;
+}
+
+/**
+ * A person's session as Sentinel tracks it: a run of the person's own activity (messages, presses)
+ * without a gap of `idle` (2 hours). Session grants hold while the session does.
+ */
+export interface SentinelSession {
+  personId: PersonId;
+  sessionId: string;
+  startedAt: Date;
+  lastActivityAt: Date;
+  /** Highest conversation seq already folded into `lastActivityAt`. */
+  lastSeq: number;
+}
+
+/** Where a host was first seen in untrusted content (a web page, a file, a webhook body). */
+export interface HostSighting {
+  personId: PersonId;
+  /** ASCII host, lower case (IDN as punycode). */
+  host: string;
+  firstSeenAt: Date;
+  /** The untrusted source, e.g. the URL of the page. */
+  source: string;
+}
+
+/** Who may act at the door besides the owner (OWNER): admins may approve pairings and manage groups. */
+export type PersonRole = "admin";
+
+/** A group chat on a messenger (ALLOW_GROUPS entry). */
+export interface GroupRef {
+  channel: ChannelName;
+  /** The platform's chat / channel id of the group. */
+  groupId: string;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Audit
@@ -390,6 +446,11 @@ export interface OutboxMessage {
   buttons: Button[];
   /** Set when this message edits an earlier one (an approval card showing its decision). */
   editOf: OutboxId | null;
+  /**
+   * A structured card (Sentinel's `CardView` as JSON) that surfaces able to draw it render instead of
+   * `text`; `text` is always its complete markdown rendering. Null for plain messages.
+   */
+  card: Json | null;
   /** Artifacts sent with the message as real attachments (photo, document), in order. */
   attachments: ArtifactId[];
   status: OutboxStatus;
@@ -424,7 +485,7 @@ export interface DeliveryProgress {
 export const emptyProgress = (): DeliveryProgress => ({ target: null, sent: {}, inflight: null, fallback: {}, uncertain: [] });
 
 export type NewOutboxMessage = Pick<OutboxMessage, "personId" | "deliveryKey" | "text"> &
-  Partial<Pick<OutboxMessage, "channel" | "buttons" | "editOf" | "attachments">>;
+  Partial<Pick<OutboxMessage, "channel" | "buttons" | "editOf" | "card" | "attachments">>;
 
 // ---------------------------------------------------------------------------------------------
 // Notification filter decisions
@@ -495,6 +556,8 @@ export interface LocalMessage {
   user: string;
   text: string;
   buttons: Button[];
+  /** The structured card of an approval request (see `OutboxMessage.card`), else null. */
+  card: Json | null;
   /** Files sent with the message (the page links to `/api/local/artifacts/:id`). */
   attachments: LocalAttachment[];
   at: Date;
@@ -512,8 +575,8 @@ export interface LocalAttachment {
   size: number;
 }
 
-/** What `putLocalMessage` takes: `role` defaults to `assistant`, `channel` to `local`, `attachments` to none. */
-export type NewLocalMessage = Omit<LocalMessage, "seq" | "role" | "channel" | "attachments"> & Partial<Pick<LocalMessage, "role" | "channel" | "attachments">>;
+/** What `putLocalMessage` takes: `role` defaults to `assistant`, `channel` to `local`, `attachments` and `card` to none. */
+export type NewLocalMessage = Omit<LocalMessage, "seq" | "role" | "channel" | "attachments" | "card"> & Partial<Pick<LocalMessage, "role" | "channel" | "attachments" | "card">>;
 
 // ---------------------------------------------------------------------------------------------
 // Inbound webhooks (event triggers)

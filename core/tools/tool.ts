@@ -51,11 +51,31 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Untrusted content already entered this activation (Sentinel also tracks it per activation itself). */
   tainted?: boolean;
-  /** The chain of activations this call belongs to; session-scoped grants match it. */
+  /** The chain of activations this call belongs to (informational: Sentinel tracks sessions itself). */
   sessionId?: string;
+  /**
+   * Set by Sentinel while the tool runs: asks whether a follow-up the tool discovered — a redirect
+   * to another origin, a navigation, a form the page submits — may proceed under the person's
+   * grants, judged like a new call of this tool. Never asks the person; on `allowed: false` the
+   * tool stops and reports the follow-up to the model (whose own call then asks).
+   */
+  authorizeFollowUp?: (followUp: FollowUp) => Promise<FollowUpVerdict>;
   /** The action Sentinel judged for a describing tool (ToolPolicy.describe); the tool acts only if it still matches. */
   action?: ActionDescription;
 }
+
+/** A follow-up action a running tool discovered (see `ToolContext.authorizeFollowUp`). */
+export interface FollowUp {
+  /** Upper-case verb of the follow-up: `GET` for a redirect followed with GET, `POST`, `SUBMIT`, … */
+  method: string;
+  /** Absolute URL it goes to. */
+  url: string;
+  /** Why it happens, for the audit log: "redirect from https://a.example/x". */
+  why: string;
+}
+
+/** Sentinel's answer to a follow-up. */
+export type FollowUpVerdict = { allowed: true } | { allowed: false; reason: string };
 
 /**
  * A tool's result. `content` is what the model reads. `untrusted` marks content that came from

@@ -26,6 +26,7 @@ const modules: { name: string; load: () => Promise<{ bench: (emit: Emit) => Prom
   { name: "runtime", load: () => import("./runtime.js") },
   { name: "browser", load: () => import("./browser.js") },
   { name: "render", load: () => import("./render.js") },
+  { name: "sentinel", load: () => import("./sentinel.js") },
 ];
 
 const stdoutWrite = process.stdout.write.bind(process.stdout);

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { httpFetchTool, httpRequestTool, webTools } from "../../connectors/web/index.js";
 import { asId } from "../../core/ids.js";
 import { EgressGuard } from "../../core/sentinel/egress.js";
@@ -14,6 +14,11 @@ const ctx = (): ToolContext => ({
   idempotencyKey: "act1:1:0",
   now: new Date(),
   signal: new AbortController().signal,
+});
+
+// The guard loads undici on its first request; load it before the 400 ms limits below apply.
+beforeAll(async () => {
+  await import("undici");
 });
 
 beforeEach(async () => {
@@ -57,13 +62,13 @@ const fetchUrl = (path: string, g = guard) => httpFetchTool(g).execute({ url: `$
 describe("http_fetch", () => {
   it("declares itself to Sentinel as a read of web.fetch with destination url", () => {
     const [fetch, request] = webTools(guard);
-    expect(fetch!.policy).toEqual({ capability: "web.fetch", access: "read", destinationArgs: ["url"], exfiltrationArgs: [] });
-    expect(request!.policy).toMatchObject({ capability: "web.request", access: "write", destinationArgs: ["url"], exfiltrationArgs: ["body", "headers"] });
+    expect(fetch!.policy).toEqual({ capability: "web.fetch", access: "read", method: { fixed: "GET" }, destinationArgs: ["url"], exfiltrationArgs: [] });
+    expect(request!.policy).toMatchObject({ capability: "web.request", access: "write", method: { arg: "method" }, destinationArgs: ["url"], headerArgs: ["headers"], bodyArgs: ["body"], exfiltrationArgs: ["body", "headers"] });
   });
 
   it("turns HTML into text and marks it untrusted with the final URL as source", async () => {
     const result = await fetchUrl("/moved");
-    expect(result.ok).toBe(true);
+    expect(result, JSON.stringify(result)).toMatchObject({ ok: true });
     const ok = result as Extract<ToolResult, { ok: true }>;
     expect(ok.content).toContain("TITLE");
     expect(ok.content).toContain("First para.");

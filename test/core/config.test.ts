@@ -87,3 +87,20 @@ describe("loadConfig, more ways to get it wrong", () => {
     expect(() => loadConfig({ FAMILIAR_CONFIG: file })).toThrow(/unknown settings: PROT/);
   });
 });
+
+describe("webhook secrets", () => {
+  it("a short or low-entropy webhook or signing secret stops the start with a clear message", () => {
+    const base = { TELEGRAM_BOT_TOKEN: "123:abcDEF", TELEGRAM_WEBHOOK_URL: "https://familiar.example/tg" };
+    for (const weak of ["aaaaaaaaaaaaaaaa", "abcdefghijklmnop", "abababababababab", "password12345678"]) {
+      expect(() => loadConfig({ ...base, TELEGRAM_WEBHOOK_SECRET: weak })).toThrow(/TELEGRAM_WEBHOOK_SECRET: expected a strong random secret/);
+    }
+    expect(() => loadConfig({ SLACK_BOT_TOKEN: "xoxb-1", SLACK_SIGNING_SECRET: "short-secret" })).toThrow(/SLACK_SIGNING_SECRET: expected a strong random secret: it is 12 characters long/);
+    expect(loadConfig({ ...base, TELEGRAM_WEBHOOK_SECRET: "Qf3_kP9xL2mZ7-vT8rWc" }).TELEGRAM_WEBHOOK_SECRET).toBe("Qf3_kP9xL2mZ7-vT8rWc");
+    expect(loadConfig({ SLACK_BOT_TOKEN: "xoxb-1", SLACK_SIGNING_SECRET: "8f742231b10e8888abcd99aa77cc85a5" }).SLACK_SIGNING_SECRET).toBeDefined();
+  });
+
+  it("OWNER takes channel:account entries, local chat names included", () => {
+    expect(loadConfig({ OWNER: "telegram:42,local:me" }).OWNER).toEqual(["telegram:42", "local:me"]);
+    expect(() => loadConfig({ OWNER: "irc:me" })).toThrow(/OWNER/);
+  });
+});

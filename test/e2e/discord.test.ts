@@ -95,8 +95,9 @@ describe("Discord end to end: the whole product through discord.js against the l
     const { channelId } = discord.sendDm(ada, "what's on the flight deals page?");
     const card = await until(() => discord.messagesIn(channelId).find((m) => m.components.length > 0), "the approval card");
     await until(() => dm(ada).includes("I need your OK first."), "the model's message");
-    // Rendered for Discord: the literal underscore is escaped so it does not start italics.
-    expect(card.content).toContain(`Familiar asks to run: http\\_fetch (web.fetch, read) → ${page.url}`);
+    // Rendered for Discord: the sentence in words, the destination verbatim.
+    expect(card.content).toContain("Familiar wants to **read**");
+    expect(card.content).toContain(`${page.url}/deals`);
     expect(page.received).toHaveLength(0);
     // Native Discord buttons: action rows (type 1) of buttons (type 2) with our opaque custom ids.
     const buttons = (card.components as { type: number; components: { type: number; label: string; custom_id: string }[] }[]).flatMap((row) => {

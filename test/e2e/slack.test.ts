@@ -13,7 +13,7 @@ import { isWake, recordingServer as pageServer, sleep } from "../helpers/e2e.js"
  */
 
 const BOT_TOKEN = "xoxb-1111-2222-e2ebotsecret";
-const SIGNING_SECRET = "e2e-signing-secret-0123456789abcdef";
+const SIGNING_SECRET = "e2e-Sg7f3kQ9xZ2mP8vL4rT6wN1yH5";
 const GROUP = "CGROUP1";
 /** Slack's own deadline for acknowledging an event or an interaction (Events API: 3 seconds). */
 const SLACK_ACK_DEADLINE_MS = 3_000;
@@ -147,7 +147,8 @@ describe("Slack end to end: the real app, Bolt and WebClient against the fake Sl
     // The card arrives as native Block Kit buttons, and nothing was fetched yet.
     const before = await messagesIn("DADA", (ms) => ms.some((m) => buttonsOf(m).length > 0) && ms.some((m) => shown(m) === "I need your OK first."));
     const card = before.find((m) => buttonsOf(m).length > 0)!;
-    expect(shown(card)).toContain("http_fetch");
+    expect(shown(card)).toContain("Familiar wants to *read*");
+    expect(shown(card)).toContain(`${page.url}/deals`);
     expect(buttonsOf(card).map((b) => b.text.text)).toEqual(expect.arrayContaining(["Approve once", "This task", "Deny"]));
     expect(page.received).toHaveLength(0);
     const requestsBefore = model.requests.length;

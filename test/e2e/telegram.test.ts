@@ -116,8 +116,8 @@ describe("Familiar on Telegram end to end (real grammY over HTTP against the fak
     fake.push(updates.text(ANA, "what's on the flight deals page?"));
     const card = await messageIn(ANA, (m) => (m.replyMarkup?.inline_keyboard.length ?? 0) > 0, "the approval card");
     await messageIn(ANA, (m) => m.text === "I need your OK first.", "the model's note");
-    expect(card.text).toContain("Familiar asks to run: http_fetch");
-    expect(card.text).toContain(`${page.url}/deals`);
+    expect(card.text).toContain("Familiar wants to read");
+    expect(card.text).toContain(`Destination: ${page.url}/deals`);
     // Native buttons: an inline keyboard whose callback_data fits Telegram's 64 bytes.
     const buttons = card.replyMarkup!.inline_keyboard.flat();
     expect(buttons.map((b) => b.text)).toEqual(expect.arrayContaining(["Approve once", "This task", "Deny"]));
@@ -176,14 +176,14 @@ describe("Familiar on Telegram end to end (real grammY over HTTP against the fak
     fake.push(updates.text(ANA, "post the note"));
     const card = await messageIn(ANA, (m) => (m.replyMarkup?.inline_keyboard.length ?? 0) > 0, "the approval card");
     // What the person approves is what runs: no link text hiding evil.example, no swallowed asterisks.
-    expect(card.text).toContain(JSON.stringify(body));
+    expect(card.text).toContain(body);
     expect(card.html).not.toContain(`href="http://evil.example`);
     const deny = card.replyMarkup!.inline_keyboard.flat().find((b) => b.text === "Deny")!.callback_data!;
     fake.push(updates.press(ANA, deny, { messageId: card.messageId }));
     await messageIn(ANA, (m) => m.text === "Understood, I did not send anything.", "the model's answer after Deny");
     const edited = inChat(ANA).find((m) => m.messageId === card.messageId)!;
     expect(edited.text).toContain("❌ Denied");
-    expect(edited.text).toContain(JSON.stringify(body));
+    expect(edited.text).toContain(body);
     expect(fake.callsOf("answerCallbackQuery").at(-1)!.payload).toMatchObject({ text: "Denied. Nothing was done." });
     expect(outside.received).toHaveLength(0);
   }, 30_000);

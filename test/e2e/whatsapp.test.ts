@@ -103,12 +103,13 @@ describe("WhatsApp end to end: the whole core with the WhatsApp adapter on the f
     const poll = await until(() => client.sent.find(isPoll), "the approval poll");
     await until(() => textsTo(client, ADA).includes("I need your OK first."), "the model's message");
     const cardText = client.sent[client.sent.indexOf(poll) - 1]!;
-    expect(cardText.content).toContain(`Familiar asks to run: http_fetch (web.fetch, read) → ${page.url}`);
+    expect(cardText.content).toContain("Familiar wants to *read*");
+    expect(cardText.content).toContain(`${page.url}/deals`);
     expect(cardText.content).toMatch(/Reply 1 for Approve once, 2 for .*Deny\.$/);
     const options = (poll.content as Poll).pollOptions.map((o) => o.name);
     expect(options[0]).toBe("Approve once");
     expect(options.at(-1)).toBe("Deny");
-    expect((poll.content as Poll).pollName).toContain("Familiar asks to run");
+    expect((poll.content as Poll).pollName).toContain("Familiar wants to read");
     expect(page.received).toHaveLength(0);
 
     client.vote(poll.id, ADA, [0]);

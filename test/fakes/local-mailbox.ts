@@ -1,5 +1,5 @@
 import type { LocalMailboxRepository } from "../../core/storage/ports.js";
-import type { Button, LocalMessage, NewLocalMessage } from "../../core/storage/types.js";
+import type { Button, Json, LocalMessage, NewLocalMessage } from "../../core/storage/types.js";
 import { DuplicateKeyError } from "../../core/errors.js";
 
 /**
@@ -13,15 +13,15 @@ export class InMemoryLocalMailbox implements LocalMailboxRepository {
 
   async putLocalMessage(input: NewLocalMessage): Promise<LocalMessage> {
     if (this.messages.has(input.id)) throw new DuplicateKeyError("local message", input.id);
-    const message: LocalMessage = { role: "assistant", channel: "local", ...input, buttons: copyButtons(input.buttons), attachments: (input.attachments ?? []).map((a) => ({ ...a })), at: new Date(input.at), seq: ++this.seq };
+    const message: LocalMessage = { role: "assistant", channel: "local", ...input, buttons: copyButtons(input.buttons), card: input.card ?? null, attachments: (input.attachments ?? []).map((a) => ({ ...a })), at: new Date(input.at), seq: ++this.seq };
     this.messages.set(message.id, message);
     return copy(message);
   }
 
-  async editLocalMessage(id: string, patch: { text: string; buttons: Button[] }, _now: Date): Promise<LocalMessage | null> {
+  async editLocalMessage(id: string, patch: { text: string; buttons: Button[]; card?: Json | null }, _now: Date): Promise<LocalMessage | null> {
     const existing = this.messages.get(id);
     if (!existing) return null;
-    const edited: LocalMessage = { ...existing, text: patch.text, buttons: copyButtons(patch.buttons), seq: ++this.seq };
+    const edited: LocalMessage = { ...existing, text: patch.text, buttons: copyButtons(patch.buttons), card: patch.card ?? null, seq: ++this.seq };
     this.messages.set(id, edited);
     return copy(edited);
   }

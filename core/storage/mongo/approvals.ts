@@ -3,7 +3,7 @@
  * because the decision is a `findOneAndUpdate` that matches only a pending, unexpired request.
  */
 import type { Clock } from "../../clock.js";
-import { newId, type ApprovalId, type PersonId } from "../../ids.js";
+import { newId, type ApprovalId, type PersonId, type TaskId } from "../../ids.js";
 import type { ApprovalRepository } from "../ports.js";
 import type { Actor, ApprovalDecision, ApprovalRequest, DecideResult, NewApprovalRequest } from "../types.js";
 import type { ApprovalDoc } from "./collections.js";
@@ -64,6 +64,11 @@ export class MongoApprovalRepository implements ApprovalRepository {
 
   async listPendingApprovals(personId: PersonId): Promise<ApprovalRequest[]> {
     const docs = await this.approvals.find({ personId, status: "pending" }, { sort: { _id: 1 } });
+    return docs.map(toApproval);
+  }
+
+  async listTaskApprovals(taskId: TaskId): Promise<ApprovalRequest[]> {
+    const docs = await this.approvals.find({ taskId }, { sort: { _id: 1 } });
     return docs.map(toApproval);
   }
 

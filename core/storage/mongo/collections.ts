@@ -11,6 +11,7 @@ import type { IndexDescription } from "mongodb";
 import { newId } from "../../ids.js";
 import type {
   Actor,
+  ApprovalChoiceKind,
   ApprovalDecision,
   ApprovalStatus,
   Button,
@@ -26,6 +27,7 @@ import type {
   NotificationDecision,
   NotificationOrigin,
   OutboxStatus,
+  PersonRole,
   Proactivity,
   QuietHours,
   TaskKind,
@@ -53,6 +55,12 @@ export const collectionNames = {
   notifications: "notifications",
   localMailbox: "local_mailbox",
   hooks: "hooks",
+  approvalChoices: "approval_choices",
+  sentinelSessions: "sentinel_sessions",
+  sentinelClock: "sentinel_clock",
+  untrustedHosts: "untrusted_hosts",
+  personRoles: "person_roles",
+  groupMembers: "group_members",
   artifacts: "artifacts",
 } as const;
 
@@ -185,11 +193,62 @@ export interface GrantDoc {
   personId: string;
   capability: string;
   constraints: GrantConstraints;
+  /** Sentinel's grant pattern as JSON text (absent or null: a legacy grant that covers nothing). */
+  pattern?: string | null;
   scope: GrantScope;
   grantedBy: Actor;
   grantedAt: Date;
   consumedAt: Date | null;
   revokedAt: Date | null;
+}
+
+/** One button of an approval card: `_id` is its random token. */
+export interface ApprovalChoiceDoc {
+  _id: string;
+  approvalId: string;
+  choice: ApprovalChoiceKind;
+  outboxId: string | null;
+  createdAt: Date;
+}
+
+/** `_id` is the person id. */
+export interface SentinelSessionDoc {
+  _id: string;
+  sessionId: string;
+  startedAt: Date;
+  lastActivityAt: Date;
+  lastSeq: number;
+}
+
+/** One document, `_id: "clock"`: the latest time Sentinel has seen. */
+export interface SentinelClockDoc {
+  _id: string;
+  highWater: Date;
+}
+
+/** `_id` is `<personId>|<host>`. */
+export interface UntrustedHostDoc {
+  _id: string;
+  personId: string;
+  host: string;
+  firstSeenAt: Date;
+  source: string;
+}
+
+/** `_id` is the person id. */
+export interface PersonRoleDoc {
+  _id: string;
+  role: PersonRole;
+  createdAt: Date;
+}
+
+/** `_id` is `<channel>|<groupId>|<personId>`. */
+export interface GroupMemberDoc {
+  _id: string;
+  channel: ChannelName;
+  groupId: string;
+  personId: string;
+  addedAt: Date;
 }
 
 export interface ApprovalDoc {
@@ -224,6 +283,8 @@ export interface OutboxDoc {
   text: string;
   buttons: Button[];
   editOf: string | null;
+  /** The structured card as JSON text (absent or null: a plain message). */
+  card?: string | null;
   /** Artifact ids (absent on rows written before attachments existed). */
   attachments?: string[];
   status: OutboxStatus;
@@ -272,6 +333,8 @@ export interface LocalMailboxDoc {
   user: string;
   text: string;
   buttons: Button[];
+  /** The structured card as JSON text (absent or null: a plain message). */
+  card?: string | null;
   /** Absent on rows written before attachments existed. */
   attachments?: { id: string; name: string; mimeType: string; size: number }[];
   at: Date;
@@ -338,6 +401,7 @@ export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
   grants: [{ key: { personId: 1, _id: 1 }, name: "person_created" }],
   approvals: [
     { key: { personId: 1, status: 1, _id: 1 }, name: "person_status" },
+    { key: { taskId: 1, _id: 1 }, name: "task_created" },
     { key: { status: 1, expiresAt: 1 }, name: "status_expires" },
   ],
   audit: [{ key: { personId: 1, at: -1, _id: -1 }, name: "person_newest" }],
@@ -362,5 +426,11 @@ export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
     { key: { user: 1, seq: 1 }, name: "user_seq" },
   ],
   hooks: [{ key: { personId: 1, _id: 1 }, name: "person_created" }],
+  approvalChoices: [{ key: { approvalId: 1 }, name: "approval" }],
+  sentinelSessions: [],
+  sentinelClock: [],
+  untrustedHosts: [],
+  personRoles: [],
+  groupMembers: [{ key: { channel: 1, groupId: 1, addedAt: 1, _id: 1 }, name: "group_added" }],
   artifacts: [{ key: { personId: 1, createdAt: -1, _id: -1 }, name: "person_newest" }],
 };

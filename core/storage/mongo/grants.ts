@@ -4,7 +4,7 @@ import { newId, type GrantId, type PersonId } from "../../ids.js";
 import type { GrantRepository } from "../ports.js";
 import type { Grant, GrantConstraints, NewGrant } from "../types.js";
 import type { GrantDoc } from "./collections.js";
-import { toGrant } from "./codec.js";
+import { encodeJson, toGrant } from "./codec.js";
 import type { DbLike } from "./driver.js";
 import { activeGrantsFilter, consumableGrantFilter, revocableGrantFilter } from "./filters.js";
 import { openColl } from "./session.js";
@@ -36,6 +36,7 @@ export class MongoGrantRepository implements GrantRepository {
       personId: input.personId,
       capability: input.capability,
       constraints: definedConstraints(input.constraints),
+      pattern: input.pattern === undefined || input.pattern === null ? null : encodeJson(input.pattern),
       scope: { ...input.scope },
       grantedBy: { channel: input.grantedBy.channel, accountId: input.grantedBy.accountId },
       grantedAt: input.grantedAt ?? this.clock.now(),

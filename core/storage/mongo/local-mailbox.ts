@@ -3,15 +3,16 @@
  * store-wide counter, so a poller that remembers the highest seq it saw never misses a message or
  * an edit (an edit takes a new seq).
  */
-import type { Button, LocalMessage, NewLocalMessage } from "../types.js";
+import type { Button, Json, LocalMessage, NewLocalMessage } from "../types.js";
 import type { LocalMailboxRepository } from "../ports.js";
 import type { CounterDoc, LocalMailboxDoc } from "./collections.js";
-import { toLocalMessage } from "./codec.js";
+import { encodeJson, toLocalMessage } from "./codec.js";
 import { nextCounterValue, type Atomically } from "./conversation.js";
 import type { DbLike } from "./driver.js";
 import { localMailboxCounter } from "./filters.js";
 import { openColl } from "./session.js";
 
+const cardText = (card: Json | null | undefined): string | null => (card === undefined || card === null ? null : encodeJson(card));
 const copyButtons = (buttons: Button[]) => buttons.map((b) => ({ id: b.id, label: b.label }));
 
 /** The local web chat mailbox with a store-wide seq (`local_mailbox`). */
@@ -36,6 +37,7 @@ export class MongoLocalMailboxRepository implements LocalMailboxRepository {
         user: input.user,
         text: input.text,
         buttons: copyButtons(input.buttons),
+        card: cardText(input.card),
         attachments: (input.attachments ?? []).map((a) => ({ id: a.id, name: a.name, mimeType: a.mimeType, size: a.size })),
         at: input.at,
         role: input.role ?? "assistant",
@@ -46,14 +48,14 @@ export class MongoLocalMailboxRepository implements LocalMailboxRepository {
     });
   }
 
-  editLocalMessage(id: string, patch: { text: string; buttons: Button[] }, _now: Date): Promise<LocalMessage | null> {
+  editLocalMessage(id: string, patch: { text: string; buttons: Button[]; card?: Json | null }, _now: Date): Promise<LocalMessage | null> {
     return this.atomically(async () => {
       if ((await this.messages.findOne({ _id: id }, { projection: { _id: 1 } })) === null) return null;
       const seq = await nextCounterValue(this.counters, localMailboxCounter);
       const doc = await this.messages.findOneAndUpdate(
         { _id: id },
         // `at` stays the time the message was first said; only its place in the feed moves.
-        { $set: { text: patch.text, buttons: copyButtons(patch.buttons), seq } },
+        { $set: { text: patch.text, buttons: copyButtons(patch.buttons), card: cardText(patch.card), seq } },
       );
       return doc === null ? null : toLocalMessage(doc);
     });

@@ -10,7 +10,7 @@ import { newId, type OutboxId, type PersonId } from "../../ids.js";
 import type { OutboxRepository } from "../ports.js";
 import { emptyProgress, type ChannelName, type DeliveryProgress, type NewOutboxMessage, type OutboxMessage, type Page, type PageRequest } from "../types.js";
 import type { OutboxDoc } from "./collections.js";
-import { toOutbox } from "./codec.js";
+import { encodeJson, toOutbox } from "./codec.js";
 import type { DbLike } from "./driver.js";
 import {
   claimOutboxFilter,
@@ -48,6 +48,7 @@ export class MongoOutboxRepository implements OutboxRepository {
       text: input.text,
       buttons: (input.buttons ?? []).map((b) => ({ id: b.id, label: b.label })),
       editOf: input.editOf ?? null,
+      card: input.card === undefined || input.card === null ? null : encodeJson(input.card),
       attachments: [...(input.attachments ?? [])],
       status: "queued",
       attempts: 0,

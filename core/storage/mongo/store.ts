@@ -6,6 +6,7 @@
 import type { MongoClient } from "mongodb";
 import { systemClock, type Clock } from "../../clock.js";
 import type { Store, StoreHealth } from "../ports.js";
+import { MongoAccessRepository } from "./access.js";
 import { MongoApprovalRepository } from "./approvals.js";
 import { MongoAuditRepository } from "./audit.js";
 import { MongoConversationRepository } from "./conversation.js";
@@ -21,6 +22,7 @@ import { MongoMemoryRepository } from "./memory.js";
 import { MongoNotificationRepository } from "./notifications.js";
 import { MongoOutboxRepository } from "./outbox.js";
 import { MongoPersonRepository } from "./persons.js";
+import { MongoSentinelStateRepository } from "./sentinel-state.js";
 import { isRetryableInTransaction, mapMongoError } from "./errors.js";
 import { ensureIndexes, sessionStorage } from "./session.js";
 import { MongoTaskRepository } from "./tasks.js";
@@ -56,6 +58,8 @@ export class MongoStore implements Store {
   readonly memory: MongoMemoryRepository;
   readonly grants: MongoGrantRepository;
   readonly approvals: MongoApprovalRepository;
+  readonly sentinel: MongoSentinelStateRepository;
+  readonly access: MongoAccessRepository;
   readonly audit: MongoAuditRepository;
   readonly outbox: MongoOutboxRepository;
   readonly inbound: MongoInboundRepository;
@@ -78,6 +82,8 @@ export class MongoStore implements Store {
     this.memory = new MongoMemoryRepository(db, clock);
     this.grants = new MongoGrantRepository(db, clock);
     this.approvals = new MongoApprovalRepository(db, clock);
+    this.sentinel = new MongoSentinelStateRepository(db);
+    this.access = new MongoAccessRepository(db, clock);
     this.audit = new MongoAuditRepository(db, clock);
     this.outbox = new MongoOutboxRepository(db, clock);
     this.inbound = new MongoInboundRepository(db);

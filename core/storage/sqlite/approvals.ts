@@ -1,4 +1,4 @@
-import { asId, newId, type ApprovalId, type PersonId } from "../../ids.js";
+import { asId, newId, type ApprovalId, type PersonId, type TaskId } from "../../ids.js";
 import type { ApprovalRepository } from "../ports.js";
 import type { Actor, ApprovalDecision, ApprovalRequest, ApprovalStatus, ChannelName, DecideResult, Json, NewApprovalRequest } from "../types.js";
 import { type Row, type SqliteContext, jsonText, ms, parseJson, toDate, toDateOrNull } from "./context.js";
@@ -75,6 +75,12 @@ export class SqliteApprovalRepository implements ApprovalRepository {
   listPendingApprovals(personId: PersonId): Promise<ApprovalRequest[]> {
     return this.ctx.run(() =>
       (this.ctx.stmt("SELECT * FROM approvals WHERE person_id = ? AND status = 'pending' ORDER BY created_at, id").all(personId) as Row[]).map(toRequest),
+    );
+  }
+
+  listTaskApprovals(taskId: TaskId): Promise<ApprovalRequest[]> {
+    return this.ctx.run(() =>
+      (this.ctx.stmt("SELECT * FROM approvals WHERE task_id = ? ORDER BY created_at, id").all(taskId) as Row[]).map(toRequest),
     );
   }
 

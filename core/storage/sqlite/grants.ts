@@ -1,6 +1,6 @@
 import { asId, newId, type GrantId, type PersonId } from "../../ids.js";
 import type { GrantRepository } from "../ports.js";
-import type { ChannelName, Grant, GrantConstraints, GrantScope, NewGrant } from "../types.js";
+import type { ChannelName, Grant, GrantConstraints, GrantScope, Json, NewGrant } from "../types.js";
 import { type Row, type SqliteContext, jsonText, ms, parseJson, toDate, toDateOrNull } from "./context.js";
 
 function toScope(row: Row): GrantScope {
@@ -24,6 +24,7 @@ function toGrant(row: Row): Grant {
     personId: asId("person", row.person_id as string),
     capability: row.capability as string,
     constraints: parseJson<GrantConstraints>(row.constraints),
+    pattern: row.pattern === null || row.pattern === undefined ? null : parseJson<Json>(row.pattern),
     scope: toScope(row),
     grantedBy: { channel: row.granted_channel as ChannelName, accountId: row.granted_account as string },
     grantedAt: toDate(row.granted_at),
@@ -44,14 +45,15 @@ export class SqliteGrantRepository implements GrantRepository {
         toGrant(
           this.ctx
             .stmt(
-              `INSERT INTO grants (id, person_id, capability, constraints, scope_kind, scope_ref, scope_until, granted_channel, granted_account, granted_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+              `INSERT INTO grants (id, person_id, capability, constraints, pattern, scope_kind, scope_ref, scope_until, granted_channel, granted_account, granted_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
             )
             .get(
               newId("grant"),
               input.personId,
               input.capability,
               jsonText(input.constraints),
+              input.pattern === undefined || input.pattern === null ? null : jsonText(input.pattern),
               scope.kind,
               ref,
               scope.kind === "until" ? ms(scope.until) : null,

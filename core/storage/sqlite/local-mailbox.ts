@@ -1,6 +1,6 @@
 import { DuplicateKeyError } from "../../errors.js";
 import type { LocalMailboxRepository } from "../ports.js";
-import type { Button, ChannelName, LocalAttachment, LocalMessage, NewLocalMessage } from "../types.js";
+import type { Button, ChannelName, Json, LocalAttachment, LocalMessage, NewLocalMessage } from "../types.js";
 import { type Row, type SqliteContext, jsonText, ms, parseJson, toDate } from "./context.js";
 
 function toLocal(row: Row): LocalMessage {
@@ -10,11 +10,16 @@ function toLocal(row: Row): LocalMessage {
     user: row.user as string,
     text: row.text as string,
     buttons: parseJson<Button[]>(row.buttons),
+    card: row.card === null || row.card === undefined ? null : parseJson<Json>(row.card),
     attachments: parseJson<LocalAttachment[]>(row.attachments ?? "[]"),
     at: toDate(row.at),
     role: row.role === "user" ? "user" : "assistant",
     channel: row.channel as ChannelName,
   };
+}
+
+function cardText(card: Json | null | undefined): string | null {
+  return card === undefined || card === null ? null : jsonText(card);
 }
 
 const nextSeq = "(SELECT coalesce(max(seq), 0) + 1 FROM local_messages)";
@@ -28,19 +33,19 @@ export class SqliteLocalMailboxRepository implements LocalMailboxRepository {
       () =>
         toLocal(
           this.ctx
-            .stmt(`INSERT INTO local_messages (id, seq, user, text, buttons, attachments, at, role, channel) VALUES (?, ${nextSeq}, ?, ?, ?, ?, ?, ?, ?) RETURNING *`)
-            .get(input.id, input.user, input.text, jsonText(input.buttons), jsonText(input.attachments ?? []), ms(input.at), input.role ?? "assistant", input.channel ?? "local") as Row,
+            .stmt(`INSERT INTO local_messages (id, seq, user, text, buttons, card, attachments, at, role, channel) VALUES (?, ${nextSeq}, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`)
+            .get(input.id, input.user, input.text, jsonText(input.buttons), cardText(input.card), jsonText(input.attachments ?? []), ms(input.at), input.role ?? "assistant", input.channel ?? "local") as Row,
         ),
       { duplicate: (cause) => new DuplicateKeyError("local message", input.id, { cause }) },
     );
   }
 
   /** Keeps the message's original `at`. */
-  editLocalMessage(id: string, patch: { text: string; buttons: Button[] }, _now: Date): Promise<LocalMessage | null> {
+  editLocalMessage(id: string, patch: { text: string; buttons: Button[]; card?: Json | null }, _now: Date): Promise<LocalMessage | null> {
     return this.ctx.run(() => {
       const row = this.ctx
-        .stmt(`UPDATE local_messages SET text = ?, buttons = ?, seq = ${nextSeq} WHERE id = ? RETURNING *`)
-        .get(patch.text, jsonText(patch.buttons), id) as Row | undefined;
+        .stmt(`UPDATE local_messages SET text = ?, buttons = ?, card = ?, seq = ${nextSeq} WHERE id = ? RETURNING *`)
+        .get(patch.text, jsonText(patch.buttons), cardText(patch.card), id) as Row | undefined;
       return row ? toLocal(row) : null;
     });
   }

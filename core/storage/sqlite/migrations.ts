@@ -45,6 +45,66 @@ export const migrations: readonly Migration[] = [
     up: migrateToV3,
   },
   {
+    version: 10,
+    name: "action-bound grants, approval buttons, Sentinel sessions, clock and host sightings",
+    up(db) {
+      // Grants from before action patterns keep pattern NULL and cover nothing (fail closed).
+      db.exec(`ALTER TABLE grants ADD COLUMN pattern TEXT;
+      CREATE INDEX approvals_by_task ON approvals (task_id, created_at, id) WHERE task_id IS NOT NULL;
+      CREATE TABLE approval_choices (
+        token TEXT PRIMARY KEY,
+        approval_id TEXT NOT NULL REFERENCES approvals (id),
+        choice TEXT NOT NULL CHECK (choice IN ('once', 'task', 'session', 'until', 'always', 'deny')),
+        outbox_id TEXT,
+        created_at INTEGER NOT NULL
+      );
+      CREATE TABLE sentinel_sessions (
+        person_id TEXT PRIMARY KEY REFERENCES persons (id),
+        session_id TEXT NOT NULL,
+        started_at INTEGER NOT NULL,
+        last_activity_at INTEGER NOT NULL,
+        last_seq INTEGER NOT NULL
+      );
+      CREATE TABLE sentinel_clock (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        high_water INTEGER NOT NULL
+      );
+      CREATE TABLE untrusted_hosts (
+        person_id TEXT NOT NULL REFERENCES persons (id),
+        host TEXT NOT NULL,
+        first_seen_at INTEGER NOT NULL,
+        source TEXT NOT NULL,
+        PRIMARY KEY (person_id, host)
+      ) WITHOUT ROWID;`);
+    },
+  },
+  {
+    version: 11,
+    name: "structured approval cards in the outbox and the local mailbox",
+    up(db) {
+      db.exec(`ALTER TABLE outbox ADD COLUMN card TEXT;
+      ALTER TABLE local_messages ADD COLUMN card TEXT;`);
+    },
+  },
+  {
+    version: 12,
+    name: "person roles and group member lists",
+    up(db) {
+      db.exec(`CREATE TABLE person_roles (
+        person_id TEXT PRIMARY KEY REFERENCES persons (id),
+        role TEXT NOT NULL CHECK (role IN ('admin')),
+        created_at INTEGER NOT NULL
+      );
+      CREATE TABLE group_members (
+        channel TEXT NOT NULL,
+        group_id TEXT NOT NULL,
+        person_id TEXT NOT NULL REFERENCES persons (id),
+        added_at INTEGER NOT NULL,
+        PRIMARY KEY (channel, group_id, person_id)
+      );`);
+    },
+  },
+  {
     version: 20,
     name: "notification candidates say what they are",
     up(db) {

@@ -1,7 +1,7 @@
 import { ConflictError, NotFoundError } from "../../errors.js";
 import { asId, newId, type OutboxId, type PersonId } from "../../ids.js";
 import type { OutboxRepository } from "../ports.js";
-import { emptyProgress, type Button, type ChannelName, type DeliveryProgress, type NewOutboxMessage, type OutboxMessage, type OutboxStatus, type Page, type PageRequest } from "../types.js";
+import { emptyProgress, type Button, type ChannelName, type DeliveryProgress, type Json, type NewOutboxMessage, type OutboxMessage, type OutboxStatus, type Page, type PageRequest } from "../types.js";
 import { type Row, type SqliteContext, inJson, jsonText, ms, parseJson, toDate, toDateOrNull } from "./context.js";
 import { keyset, toPage } from "./pagination.js";
 
@@ -16,6 +16,7 @@ function toMessage(row: Row): OutboxMessage {
     text: row.text as string,
     buttons: parseJson<Button[]>(row.buttons),
     editOf: row.edit_of === null ? null : asId("outbox", row.edit_of as string),
+    card: row.card === null || row.card === undefined ? null : parseJson<Json>(row.card),
     attachments: parseJson<string[]>(row.attachments ?? "[]").map((id) => asId("artifact", id)),
     status: row.status as OutboxStatus,
     attempts: row.attempts as number,
@@ -42,10 +43,10 @@ export class SqliteOutboxRepository implements OutboxRepository {
       () => {
         const inserted = this.ctx
           .stmt(
-            `INSERT INTO outbox (id, person_id, delivery_key, channel, text, buttons, edit_of, attachments, status, attempts, next_attempt_at, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?) ON CONFLICT (delivery_key) DO NOTHING RETURNING *`,
+            `INSERT INTO outbox (id, person_id, delivery_key, channel, text, buttons, edit_of, card, attachments, status, attempts, next_attempt_at, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?) ON CONFLICT (delivery_key) DO NOTHING RETURNING *`,
           )
-          .get(newId("outbox"), input.personId, input.deliveryKey, input.channel ?? null, input.text, jsonText(input.buttons ?? []), input.editOf ?? null, jsonText(input.attachments ?? []), at, at) as
+          .get(newId("outbox"), input.personId, input.deliveryKey, input.channel ?? null, input.text, jsonText(input.buttons ?? []), input.editOf ?? null, input.card === undefined || input.card === null ? null : jsonText(input.card), jsonText(input.attachments ?? []), at, at) as
           | Row
           | undefined;
         return toMessage(inserted ?? (this.ctx.stmt("SELECT * FROM outbox WHERE delivery_key = ?").get(input.deliveryKey) as Row));

@@ -4,6 +4,7 @@ import Database from "better-sqlite3";
 import { systemClock, type Clock } from "../../clock.js";
 import { StoreUnavailableError } from "../../errors.js";
 import type { Store, StoreHealth } from "../ports.js";
+import { SqliteAccessRepository } from "./access.js";
 import { SqliteApprovalRepository } from "./approvals.js";
 import { SqliteAuditRepository } from "./audit.js";
 import { SqliteContext, mapSqliteError } from "./context.js";
@@ -21,6 +22,7 @@ import { type Migration, type MigrationReport, migrate, migrations } from "./mig
 import { SqliteNotificationRepository } from "./notifications.js";
 import { SqliteOutboxRepository } from "./outbox.js";
 import { SqlitePersonRepository } from "./persons.js";
+import { SqliteSentinelStateRepository } from "./sentinel-state.js";
 import { SqliteTaskRepository } from "./tasks.js";
 
 /** Where the store lives: a file path (created with its parent directory) or a connection you opened. */
@@ -45,6 +47,8 @@ export class SqliteStore implements Store {
   readonly memory: SqliteMemoryRepository;
   readonly grants: SqliteGrantRepository;
   readonly approvals: SqliteApprovalRepository;
+  readonly sentinel: SqliteSentinelStateRepository;
+  readonly access: SqliteAccessRepository;
   readonly audit: SqliteAuditRepository;
   readonly outbox: SqliteOutboxRepository;
   readonly inbound: SqliteInboundRepository;
@@ -71,6 +75,8 @@ export class SqliteStore implements Store {
     this.memory = new SqliteMemoryRepository(this.ctx);
     this.grants = new SqliteGrantRepository(this.ctx);
     this.approvals = new SqliteApprovalRepository(this.ctx);
+    this.sentinel = new SqliteSentinelStateRepository(this.ctx);
+    this.access = new SqliteAccessRepository(this.ctx);
     this.audit = new SqliteAuditRepository(this.ctx);
     this.outbox = new SqliteOutboxRepository(this.ctx);
     this.inbound = new SqliteInboundRepository(this.ctx);

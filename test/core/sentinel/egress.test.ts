@@ -1,8 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { classifyAddress } from "../../../core/sentinel/addresses.js";
 import { EgressGuard, precheckUrl, type Resolver } from "../../../core/sentinel/egress.js";
 import { EgressDeniedError, EgressFailedError } from "../../../core/sentinel/errors.js";
 import { startServer, type TestServer } from "./helpers.js";
+
+// The guard loads undici on its first request; load it before the 500 ms limits below apply.
+beforeAll(async () => {
+  await import("undici");
+});
 
 async function denial(promise: Promise<unknown> | (() => unknown)): Promise<EgressDeniedError> {
   try {
@@ -115,6 +120,8 @@ describe("EgressGuard over real HTTP", () => {
       else if (req.path === "/to-file") res.writeHead(302, { location: "file:///etc/passwd" }).end();
       else if (req.path === "/loop") res.writeHead(302, { location: "/loop" }).end();
       else if (req.path === "/hop") res.writeHead(303, { location: "/final" }).end();
+      else if (req.path === "/away") res.writeHead(302, { location: `http://other.test:${other.port}/landing` }).end();
+      else if (req.path === "/away-307") res.writeHead(307, { location: `http://other.test:${other.port}/landing` }).end();
       else if (req.path === "/big") res.end("x".repeat(5000));
       else if (req.path === "/slow") setTimeout(() => res.end("late"), 8_000);
       else res.end(`hello ${req.method} ${req.path}`);
@@ -177,6 +184,27 @@ describe("EgressGuard over real HTTP", () => {
     expect(response.redirects).toEqual([`http://public.test:${server.port}/hop`]);
     expect((await denial(guard().request(`http://public.test:${server.port}/loop`))).code).toBe("too_many_redirects");
     expect(server.received.filter((r) => r.path === "/loop")).toHaveLength(6);
+  });
+
+  it("a redirect to another origin is a new action: asked about first, headers never cross, a body never travels on", async () => {
+    const g = guard(async () => [{ address: "127.0.0.1", family: 4 }], [`other.test:${other.port}`]);
+    const asked: string[] = [];
+    const stop = await g.request(`http://public.test:${server.port}/away`, {
+      headers: { authorization: "Bearer s3cr3t" },
+      beforeCrossOrigin: async (next, from, method) => (asked.push(`${method} ${from.href} -> ${next.href}`), "stop"),
+    });
+    expect(stop).toMatchObject({ status: 302, stopped: { location: `http://other.test:${other.port}/landing`, reason: "not_granted" } });
+    expect(asked).toEqual([`GET http://public.test:${server.port}/away -> http://other.test:${other.port}/landing`]);
+    expect(other.received).toHaveLength(0);
+
+    const followed = await g.request(`http://public.test:${server.port}/away`, { headers: { authorization: "Bearer s3cr3t" }, beforeCrossOrigin: async () => "follow" });
+    expect(followed.body.toString()).toBe("other");
+    expect(other.received).toHaveLength(1);
+    expect(other.received[0]!.headers.authorization).toBeUndefined();
+
+    const withBody = await g.request(`http://public.test:${server.port}/away-307`, { method: "POST", body: "private data", beforeCrossOrigin: async () => "follow" });
+    expect(withBody).toMatchObject({ status: 307, stopped: { reason: "would_carry_body" } });
+    expect(other.received).toHaveLength(1);
   });
 
   it("enforces the byte and time limits", async () => {

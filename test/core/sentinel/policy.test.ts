@@ -1,40 +1,55 @@
 import { describe, expect, it } from "vitest";
 import { asId, type PersonId } from "../../../core/ids.js";
-import { decide, defaultPolicy, parsePolicy, capabilityMatches } from "../../../core/sentinel/policy.js";
-import type { DecisionInput, Destination } from "../../../core/sentinel/types.js";
-import type { Grant, GrantScope } from "../../../core/storage/types.js";
+import type { ActionDescriptor, ActionTarget } from "../../../core/sentinel/descriptor.js";
+import type { ActiveGrant } from "../../../core/sentinel/grants.js";
+import { patternFor, type GrantPattern } from "../../../core/sentinel/patterns.js";
+import { capabilityMatches, decide, defaultPolicy, parsePolicy } from "../../../core/sentinel/policy.js";
+import type { DecisionInput } from "../../../core/sentinel/types.js";
+import type { GrantScope } from "../../../core/storage/types.js";
 
 const now = new Date("2025-06-01T12:00:00Z");
 const person = asId("person", "per_1") as PersonId;
-const page: Destination = { kind: "url", origin: "https://news.example", host: "news.example", url: "https://news.example/a" };
-const outside: Destination = { kind: "url", origin: "https://evil.example", host: "evil.example", url: "https://evil.example/x" };
+const url = (host: string, path = "/a", scheme: "http" | "https" = "https", port = 443): ActionTarget => ({ kind: "url", scheme, host, port, path, href: `${scheme}://${host}:${port}${path}` });
+const page = url("news.example");
+const outside = url("evil.example", "/x");
 let n = 0;
 
-function grant(capability: string, scope: GrantScope, constraints: Grant["constraints"] = {}, extra: Partial<Grant> = {}): Grant {
+function action(over: Partial<ActionDescriptor> = {}): ActionDescriptor {
+  return { v: 1, tool: "http_fetch", capability: "web.fetch", access: "read", method: "GET", targets: [page], digest: "a".repeat(64), ...over };
+}
+
+function grant(pattern: GrantPattern, scope: GrantScope = { kind: "always" }): ActiveGrant {
   return {
-    id: asId("grant", `grt_${++n}`),
-    personId: person,
-    capability,
-    constraints,
-    scope,
-    grantedBy: { channel: "local", accountId: "ada" },
-    grantedAt: now,
-    consumedAt: null,
-    revokedAt: null,
-    ...extra,
+    pattern,
+    grant: {
+      id: asId("grant", `grt_${++n}`),
+      personId: person,
+      capability: pattern.capability,
+      constraints: {},
+      pattern,
+      scope,
+      grantedBy: { channel: "local", accountId: "ada" },
+      grantedAt: now,
+      consumedAt: null,
+      revokedAt: null,
+    },
   };
 }
 
+/** A grant as a card would make it for `a`: exact for once, payload-open for wider scopes. */
+const granted = (a: ActionDescriptor, scope: GrantScope = { kind: "always" }) => grant(patternFor(a, scope.kind === "once" ? "exact" : "payload")!, scope);
+
 function input(over: Partial<DecisionInput> = {}): DecisionInput {
+  const a = over.action === undefined ? action() : over.action;
   return {
-    capability: "web.fetch",
-    access: "read",
+    capability: a?.capability ?? "memory.write",
+    access: a?.access ?? "internal",
     hardToUndo: false,
-    destinations: [page],
+    action: a,
+    destinations: a?.targets ?? [],
     carriesData: true,
     grants: [],
     taskId: "task_a",
-    sessionId: "ses_1",
     tainted: false,
     now,
     ...over,
@@ -42,52 +57,48 @@ function input(over: Partial<DecisionInput> = {}): DecisionInput {
 }
 
 describe("default rules, each on both sides", () => {
-  it("deny-blocked-destination: denies a blocked destination even when everything is granted; an ordinary one is not denied", () => {
-    const blocked: Destination = { kind: "blocked", value: "file:///etc/passwd", reason: "scheme", code: "scheme_not_allowed" };
-    const all = grant("*", { kind: "always" });
-    expect(decide(input({ destinations: [blocked], grants: [all] }))).toMatchObject({ effect: "deny", ruleId: "deny-blocked-destination" });
-    expect(decide(input({ destinations: [page], grants: [all] }))).toMatchObject({ effect: "allow", ruleId: "allow-granted" });
+  it("deny-blocked-destination: denies a blocked destination even when a grant exists; an ordinary one is not denied", () => {
+    const blocked = action({ targets: [{ kind: "blocked", value: "file:///etc/passwd", reason: "scheme", code: "scheme_not_allowed" }] });
+    const g = granted(action());
+    expect(decide(input({ action: blocked, grants: [g] }))).toMatchObject({ effect: "deny", ruleId: "deny-blocked-destination" });
+    expect(decide(input({ grants: [g] }))).toMatchObject({ effect: "allow", ruleId: "allow-granted" });
   });
 
   it("allow-internal: internal tools run; a tool with a policy and no grant does not", () => {
-    expect(decide(input({ capability: "memory.write", access: "internal", destinations: [], carriesData: false }))).toMatchObject({ effect: "allow", ruleId: "allow-internal" });
-    expect(decide(input({ capability: "memory.write", access: "write", destinations: [], carriesData: false }))).toMatchObject({ effect: "ask", ruleId: "ask-write" });
+    expect(decide(input({ action: null, capability: "memory.write", access: "internal", destinations: [], carriesData: false }))).toMatchObject({ effect: "allow", ruleId: "allow-internal" });
+    const write = action({ tool: "files_write", capability: "files.write", access: "write", method: "WRITE", targets: [{ kind: "file", path: "a.txt" }] });
+    expect(decide(input({ action: write, carriesData: false }))).toMatchObject({ effect: "ask", ruleId: "ask-write" });
   });
 
-  it("ask-tainted-egress: tainted + ungranted destination asks even for a read; untainted read of a granted origin runs", () => {
-    const fetchPage = grant("web.fetch", { kind: "always" }, { destination: "https://news.example" });
-    expect(decide(input({ tainted: true, destinations: [outside], grants: [fetchPage] }))).toMatchObject({ effect: "ask", ruleId: "ask-tainted-egress" });
-    expect(decide(input({ tainted: true, destinations: [page], grants: [fetchPage] }))).toMatchObject({ effect: "allow", ruleId: "allow-granted" });
-    expect(decide(input({ tainted: false, destinations: [page], grants: [fetchPage] }))).toMatchObject({ effect: "allow" });
+  it("ask-tainted-egress: tainted + ungranted destination asks even for a read; a read covered by a grant runs", () => {
+    const g = granted(action());
+    expect(decide(input({ tainted: true, action: action({ targets: [outside] }), grants: [g] }))).toMatchObject({ effect: "ask", ruleId: "ask-tainted-egress" });
+    expect(decide(input({ tainted: true, grants: [g] }))).toMatchObject({ effect: "allow", ruleId: "allow-granted" });
   });
 
   it("ask-hard-to-undo: asks without a grant, runs with one", () => {
-    const pay = { capability: "pay.send", access: "write" as const, hardToUndo: true, destinations: [{ kind: "recipient", value: "bob@example.com" } as Destination] };
-    expect(decide(input(pay)).effect).toBe("ask");
-    expect(decide(input(pay)).ruleId).toBe("ask-hard-to-undo");
-    const g = grant("pay.send", { kind: "once" }, { recipient: "Bob@example.com" });
-    expect(decide(input({ ...pay, grants: [g] }))).toMatchObject({ effect: "allow", grant: g });
+    const pay = action({ tool: "pay", capability: "pay.send", access: "write", method: "SEND", targets: [{ kind: "recipient", address: "bob@example.com" }] });
+    expect(decide(input({ action: pay, hardToUndo: true }))).toMatchObject({ effect: "ask", ruleId: "ask-hard-to-undo" });
+    const g = granted(pay, { kind: "once" });
+    expect(decide(input({ action: pay, hardToUndo: true, grants: [g] }))).toMatchObject({ effect: "allow", grant: g });
   });
 
-  it("ask-write: a write asks without a grant and runs with one for its destination only", () => {
-    const post = { capability: "web.request", access: "write" as const };
-    expect(decide(input(post))).toMatchObject({ effect: "ask", ruleId: "ask-write" });
-    const g = grant("web.request", { kind: "always" }, { destination: "https://news.example" });
-    expect(decide(input({ ...post, grants: [g] }))).toMatchObject({ effect: "allow", ruleId: "allow-granted" });
-    expect(decide(input({ ...post, grants: [g], destinations: [page, outside] })).effect).toBe("ask");
+  it("ask-write: a write asks without a grant and runs with one for that very method and path only", () => {
+    const post = action({ tool: "http_request", capability: "web.request", access: "write", method: "POST", targets: [url("api.example", "/notes")] });
+    expect(decide(input({ action: post }))).toMatchObject({ effect: "ask", ruleId: "ask-write" });
+    const g = granted(post);
+    expect(decide(input({ action: post, grants: [g] }))).toMatchObject({ effect: "allow", ruleId: "allow-granted" });
+    expect(decide(input({ action: { ...post, digest: "b".repeat(64) }, grants: [g] })).effect).toBe("allow");
+    expect(decide(input({ action: { ...post, method: "DELETE" }, grants: [g] })).effect).toBe("ask");
+    expect(decide(input({ action: { ...post, targets: [url("api.example", "/account/delete")] }, grants: [g] })).effect).toBe("ask");
+    expect(decide(input({ action: { ...post, targets: [url("api.example", "/notes"), outside] }, grants: [g] })).effect).toBe("ask");
   });
 
-  it("ask-read-new-destination: a read from an ungranted origin asks; a fetch grant does not cover web.request", () => {
+  it("ask-read-new-destination: a read nobody granted asks; a fetch grant does not cover web.request", () => {
     expect(decide(input())).toMatchObject({ effect: "ask", ruleId: "ask-read-new-destination" });
-    const g = grant("web.fetch", { kind: "always" }, { destination: "news.example" });
+    const g = granted(action());
     expect(decide(input({ grants: [g] })).effect).toBe("allow");
-    expect(decide(input({ grants: [g], capability: "web.request", access: "write" })).effect).toBe("ask");
-  });
-
-  it("allow-granted: a grant of another capability or another origin does not allow", () => {
-    expect(decide(input({ grants: [grant("web.fetch", { kind: "always" }, { destination: "https://news.example" })] })).effect).toBe("allow");
-    expect(decide(input({ grants: [grant("email.send", { kind: "always" })] })).effect).toBe("ask");
-    expect(decide(input({ grants: [grant("web.fetch", { kind: "always" }, { destination: "https://evil.example" })] })).effect).toBe("ask");
+    expect(decide(input({ grants: [g], action: action({ tool: "http_request", capability: "web.request", access: "write", method: "GET" }) })).effect).toBe("ask");
   });
 
   it("default: no matching rule asks (fail closed)", () => {
@@ -95,48 +106,49 @@ describe("default rules, each on both sides", () => {
   });
 });
 
-describe("grant scopes", () => {
-  const scoped = (scope: GrantScope, extra: Partial<Grant> = {}) => input({ grants: [grant("web.fetch", scope, { destination: "https://news.example" }, extra)] });
-
-  it("task grants cover their task only", () => {
-    expect(decide(scoped({ kind: "task", taskId: asId("task", "task_a") })).effect).toBe("allow");
-    expect(decide({ ...scoped({ kind: "task", taskId: asId("task", "task_a") }), taskId: "task_b" }).effect).toBe("ask");
-    expect(decide({ ...scoped({ kind: "task", taskId: asId("task", "task_a") }), taskId: null }).effect).toBe("ask");
+describe("grant patterns in decisions", () => {
+  it("a once-grant covers exactly its action: another payload, method or path asks", () => {
+    const post = action({ tool: "http_request", capability: "web.request", access: "write", method: "POST", targets: [url("api.example", "/notes")] });
+    const g = granted(post, { kind: "once" });
+    expect(decide(input({ action: post, grants: [g] })).effect).toBe("allow");
+    expect(decide(input({ action: { ...post, digest: "c".repeat(64) }, grants: [g] })).effect).toBe("ask");
+    expect(decide(input({ action: { ...post, method: "PUT" }, grants: [g] })).effect).toBe("ask");
   });
 
-  it("session grants cover their session only", () => {
-    expect(decide(scoped({ kind: "session", sessionId: "ses_1" })).effect).toBe("allow");
-    expect(decide({ ...scoped({ kind: "session", sessionId: "ses_1" }), sessionId: "ses_2" }).effect).toBe("ask");
+  it("a read grant covers any path on its origin, never another port or scheme", () => {
+    const g = granted(action());
+    expect(decide(input({ action: action({ targets: [url("news.example", "/other/page")] }), grants: [g] })).effect).toBe("allow");
+    expect(decide(input({ action: action({ targets: [url("news.example", "/a", "https", 8443)] }), grants: [g] })).effect).toBe("ask");
+    expect(decide(input({ action: action({ targets: [url("news.example", "/a", "http", 80)] }), grants: [g] })).effect).toBe("ask");
   });
 
-  it("until grants cover until they expire", () => {
-    expect(decide(scoped({ kind: "until", until: new Date(now.getTime() + 1000) })).effect).toBe("allow");
-    expect(decide(scoped({ kind: "until", until: new Date(now.getTime() - 1) })).effect).toBe("ask");
-    expect(decide(scoped({ kind: "until", until: now })).effect).toBe("ask");
+  it("a file grant covers that file only", () => {
+    const write = action({ tool: "files_write", capability: "files.write", access: "write", method: "WRITE", targets: [{ kind: "file", path: "notes.txt" }] });
+    const g = granted(write);
+    expect(decide(input({ action: { ...write, digest: "d".repeat(64) }, grants: [g] })).effect).toBe("allow");
+    expect(decide(input({ action: { ...write, targets: [{ kind: "file", path: "secrets.txt" }] }, grants: [g] })).effect).toBe("ask");
   });
 
-  it("revoked or consumed grants cover nothing", () => {
-    expect(decide(scoped({ kind: "always" }, { revokedAt: now })).effect).toBe("ask");
-    expect(decide(scoped({ kind: "once" }, { consumedAt: now })).effect).toBe("ask");
-    expect(decide(scoped({ kind: "once" })).effect).toBe("allow");
+  it("task grants cover calls of their own task only", () => {
+    const g = granted(action(), { kind: "task", taskId: asId("task", "task_a") });
+    expect(decide(input({ grants: [g] })).effect).toBe("allow");
+    expect(decide(input({ grants: [g], taskId: "task_b" })).effect).toBe("ask");
+    expect(decide(input({ grants: [g], taskId: null })).effect).toBe("ask");
   });
 
   it("prefers a lasting grant over spending a once-grant", () => {
-    const once = grant("web.fetch", { kind: "once" }, { destination: "https://news.example" });
-    const always = grant("web.fetch", { kind: "always" }, { destination: "https://news.example" });
+    const once = granted(action(), { kind: "once" });
+    const always = granted(action());
     expect(decide(input({ grants: [once, always] })).grant).toBe(always);
   });
 });
 
 describe("policy as data", () => {
   it("deny beats allow: an added deny rule wins over a grant", () => {
-    const policy = parsePolicy([
-      ...defaultPolicy,
-      { id: "no-evil", description: "never evil", effect: "deny", match: { capability: "web.*", destination: ["url"] } },
-    ]);
-    const g = grant("web.fetch", { kind: "always" }, { destination: "https://news.example" });
+    const policy = parsePolicy([...defaultPolicy, { id: "no-evil", description: "never evil", effect: "deny", match: { capability: "web.*", destination: ["url"] } }]);
+    const g = granted(action());
     expect(decide(input({ grants: [g] }), policy)).toMatchObject({ effect: "deny", ruleId: "no-evil" });
-    expect(decide(input({ grants: [g], capability: "mail.read" }), policy).effect).not.toBe("deny");
+    expect(decide(input({ grants: [g], action: action({ capability: "mail.read" }) }), policy).effect).not.toBe("deny");
   });
 
   it("rejects malformed tables: unknown keys, bad effects, duplicate ids", () => {

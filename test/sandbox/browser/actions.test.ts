@@ -5,14 +5,14 @@
  * amount, merchant and items whatever the grants; a vault secret is typed only at its bound origin
  * and never shown.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Grant } from "../../../core/storage/types.js";
-import { ApprovalDesk, approvalButtonId, approvalCard } from "../../../core/sentinel/approvals.js";
+import { cardOf, pressCard } from "../../helpers/approvals.js";
 import { Sentinel } from "../../../core/sentinel/sentinel.js";
 import { SecretVault } from "../../../core/sentinel/vault.js";
 import type { ApprovalId } from "../../../core/ids.js";
 import type { ToolContext, ToolResult } from "../../../core/tools/tool.js";
-import { browserRig, type BrowserRig } from "./helpers.js";
+import { browserRig, clearPendingApprovals, grantOrigin, type BrowserRig } from "./helpers.js";
 import { TestSite } from "./pages.js";
 
 const PASSWORD = "correct-horse-battery-9";
@@ -23,24 +23,24 @@ describe("browser actions ask the person (Sentinel action descriptions)", () => 
   let rig: BrowserRig;
   let sentinel: Sentinel;
   let vault: SecretVault;
-  let desk: ApprovalDesk;
   let requested: string[];
 
   const call = async (name: string, args: unknown, extra: Partial<ToolContext> = {}): Promise<ToolResult> => {
     const tool = rig.tools.get(name)!;
     return sentinel.wrap()(tool, tool.parameters.parse(args), rig.context(extra));
   };
-  const grant = async (capability: string, destination: string, scope: Grant["scope"] = { kind: "always" }) =>
-    rig.store.grants.recordGrant({ personId: rig.personId, capability, constraints: { destination }, scope, grantedBy: { channel: "local", accountId: "ada" } });
+  const grant = (capability: string, destination: string, scope: Grant["scope"] = { kind: "always" }) => grantOrigin(rig, capability, destination, scope);
   const refOf = (content: string, pattern: RegExp) => {
     const m = pattern.exec(content);
     if (!m) throw new Error(`no element matching ${pattern} in:\n${content}`);
     return m[1]!;
   };
   const approveOnce = async (approvalId: string) => {
-    const press = await desk.decidePress({ buttonId: approvalButtonId(approvalId as ApprovalId, "once"), presser: { channel: "local", accountId: "ada", personId: rig.personId }, now: new Date() });
+    const press = await pressCard(rig.store, approvalId, "once");
     expect(press.outcome).toBe("approved");
   };
+
+  afterEach(() => clearPendingApprovals(rig));
 
   beforeAll(async () => {
     shop = await TestSite.start();
@@ -74,7 +74,6 @@ describe("browser actions ask the person (Sentinel action descriptions)", () => 
     await vault.set("SHOP_PW", PASSWORD, [shop.origin]);
     requested = [];
     sentinel = new Sentinel({ store: rig.store, egress: rig.egress, vault, onApprovalRequested: (r) => void requested.push(r.id) });
-    desk = new ApprovalDesk(rig.store);
     rig.tools.clear();
     const { browserTools } = await import("../../../sandbox/browser/tools.js");
     for (const t of browserTools({ runtime: rig.runtime, artifacts: rig.artifacts, dataDir: rig.dataDir, scrub: (s) => vault.scrub(s) })) rig.tools.set(t.name, t);
@@ -108,11 +107,13 @@ describe("browser actions ask the person (Sentinel action descriptions)", () => 
 
     const approvalId = (asked.ok ? null : (asked.data as { approvalId: string }).approvalId)!;
     const request = (await rig.store.approvals.getApprovalRequest(approvalId as ApprovalId))!;
-    const card = approvalCard(request);
+    const card = await cardOf(rig.store, request.id);
     expect(card.text).toContain(`Submit the form with “Send” — POST to 127.0.0.1:${shop.port}/collect`);
     expect(card.text).toContain(`On the page: 127.0.0.1:${shop.port}/review`);
-    expect(card.text).toContain("• comment: 12 Elm Street");
-    expect(card.text).toContain("• tracking (hidden): t-77");
+    expect(card.text).toContain("comment: 12 Elm Street");
+    expect(card.text).toContain("tracking (hidden): t-77");
+    // Tainted activation: only Approve once / Deny.
+    expect(card.labels).toEqual(["Approve once", "Deny"]);
 
     await approveOnce(approvalId);
     const sent = await call("browser_click", { ref: send }, { tainted: true });
@@ -164,7 +165,7 @@ describe("browser actions ask the person (Sentinel action descriptions)", () => 
     const asked = await call("browser_click", { ref: signIn });
     expect(asked).toMatchObject({ ok: false, code: "approval_required" });
     const request = (await rig.store.approvals.getApprovalRequest((asked.ok ? "" : (asked.data as { approvalId: string }).approvalId) as ApprovalId))!;
-    const card = approvalCard(request).text;
+    const card = (await cardOf(rig.store, request.id)).text;
     expect(card).not.toContain(PASSWORD);
     expect(card).toMatch(/password: (\{\{secret:SHOP_PW\}\}|•••• \(\d+ characters\))/);
     expect(JSON.stringify(request)).not.toContain(PASSWORD);
@@ -192,11 +193,11 @@ describe("browser actions ask the person (Sentinel action descriptions)", () => 
     const asked = await call("browser_click", { ref: order });
     expect(asked).toMatchObject({ ok: false, code: "approval_required" });
     const request = (await rig.store.approvals.getApprovalRequest((asked.ok ? "" : (asked.data as { approvalId: string }).approvalId) as ApprovalId))!;
-    const card = approvalCard(request);
+    const card = await cardOf(rig.store, request.id);
     expect(card.text).toContain("Order total: $42.50");
-    expect(card.text).toContain(`Purchase at 127.0.0.1`);
+    expect(card.text).toContain(`💳 Purchase: 127.0.0.1`);
     expect(card.text).toContain("Kids hoodie, blue, size 128 — $39.00");
-    expect(card.buttons.map((b) => b.label)).toEqual(["Approve once", "Deny"]);
+    expect(card.labels).toEqual(["Approve once", "Deny"]);
     expect(shop.hits.filter((h) => h.url === "/order")).toEqual([]);
     await approveOnce(request.id);
     const ordered = await call("browser_click", { ref: order });

@@ -6,20 +6,19 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ApprovalDesk, approvalButtonId, approvalCard } from "../../../core/sentinel/approvals.js";
+import { afterAll, beforeAll, describe, expect, it, afterEach } from "vitest";
+import { cardOf, pressCard } from "../../helpers/approvals.js";
 import { Sentinel } from "../../../core/sentinel/sentinel.js";
 import type { ApprovalId } from "../../../core/ids.js";
 import type { ToolContext, ToolResult } from "../../../core/tools/tool.js";
 import { Workspace } from "../../../sandbox/workspace.js";
-import { browserRig, type BrowserRig } from "./helpers.js";
+import { browserRig, clearPendingApprovals, grantOrigin, type BrowserRig } from "./helpers.js";
 import { TestSite } from "./pages.js";
 
 describe("browser downloads and uploads", () => {
   let site: TestSite;
   let rig: BrowserRig;
   let sentinel: Sentinel;
-  let desk: ApprovalDesk;
 
   const call = async (name: string, args: unknown, extra: Partial<ToolContext> = {}): Promise<ToolResult> => {
     const tool = rig.tools.get(name)!;
@@ -28,11 +27,13 @@ describe("browser downloads and uploads", () => {
   const approveOnce = async (result: ToolResult) => {
     expect(result).toMatchObject({ ok: false, code: "approval_required" });
     const id = (result.ok ? "" : (result.data as { approvalId: string }).approvalId) as ApprovalId;
-    const press = await desk.decidePress({ buttonId: approvalButtonId(id, "once"), presser: { channel: "local", accountId: "ada", personId: rig.personId }, now: new Date() });
+    const press = await pressCard(rig.store, id, "once");
     expect(press.outcome).toBe("approved");
     return (await rig.store.approvals.getApprovalRequest(id))!;
   };
   const refOf = (content: string, pattern: RegExp) => pattern.exec(content)?.[1] ?? "";
+
+  afterEach(() => clearPendingApprovals(rig));
 
   beforeAll(async () => {
     site = await TestSite.start();
@@ -47,8 +48,7 @@ describe("browser downloads and uploads", () => {
       .page("/auto", `<h1>Auto</h1><script>location.href = "/ticket.pdf";</script>`);
     rig = await browserRig({ allowed: [site.hostPort] });
     sentinel = new Sentinel({ store: rig.store, egress: rig.egress });
-    desk = new ApprovalDesk(rig.store);
-    await rig.store.grants.recordGrant({ personId: rig.personId, capability: "browser.browse", constraints: { destination: site.origin }, scope: { kind: "always" }, grantedBy: { channel: "local", accountId: "ada" } });
+    await grantOrigin(rig, "browser.browse", site.origin);
   }, 60_000);
 
   afterAll(async () => {
@@ -72,7 +72,7 @@ describe("browser downloads and uploads", () => {
     const page = await call("browser_open", { url: `${site.origin}/files` });
     const link = refOf(page.ok ? page.content : "", /link "Ticket PDF" \[ref=(\w+)\]/);
     const request = await approveOnce(await call("browser_download", { ref: link }));
-    expect(approvalCard(request).text).toContain(`Download “Ticket PDF” from 127.0.0.1:${site.port}/ticket.pdf into your workspace`);
+    expect((await cardOf(rig.store, request.id)).text).toContain(`Download “Ticket PDF” from 127.0.0.1:${site.port}/ticket.pdf into your workspace`);
     const done = await call("browser_download", { ref: link });
     expect(done.ok).toBe(true);
     const artifactId = (done.ok ? (done.data as { artifactId: string }).artifactId : "") as never;
@@ -88,11 +88,11 @@ describe("browser downloads and uploads", () => {
     const field = refOf(content, /button "Passport" \[ref=(\w+)\]/) || refOf(content, /"Passport" \[ref=(\w+)\]/);
     const submit = refOf(content, /button "Upload" \[ref=(\w+)\]/);
     const request = await approveOnce(await call("browser_upload", { ref: field, path: "docs/passport.jpg" }));
-    expect(approvalCard(request).text).toContain("Attach your file docs/passport.jpg (17 bytes)");
+    expect((await cardOf(rig.store, request.id)).text).toContain("Attach your file docs/passport.jpg (17 bytes)");
     expect((await call("browser_upload", { ref: field, path: "docs/passport.jpg" })).ok).toBe(true);
     expect(site.hits.filter((h) => h.url === "/upload")).toEqual([]);
     const asked = await call("browser_click", { ref: submit });
-    expect(approvalCard(await approveOnce(asked)).text).toContain("passport: passport.jpg (17 bytes)");
+    expect((await cardOf(rig.store, (await approveOnce(asked)).id)).text).toContain("passport: passport.jpg (17 bytes)");
     expect((await call("browser_click", { ref: submit })).ok).toBe(true);
     const upload = site.hits.find((h) => h.url === "/upload")!;
     expect(upload.body).toContain("JPEGDATA-passport");

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import type { GrantScope } from "../../../core/storage/types.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { systemClock } from "../../../core/clock.js";
@@ -66,4 +67,32 @@ export async function browserRig(options: { allowed: string[]; resolve?: Resolve
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Grants a capability on a whole origin, for every browser tool and verb — broader than any card
+ * offers (cards never widen a method or a write's path), as a test's starting point.
+ */
+export async function grantOrigin(rig: Pick<BrowserRig, "store" | "personId">, capability: string, origin: string, scope: GrantScope = { kind: "always" }): Promise<void> {
+  const u = new URL(origin);
+  const scheme = u.protocol === "https:" ? ("https" as const) : ("http" as const);
+  const target = { kind: "url" as const, scheme, host: u.hostname, port: Number(u.port || (scheme === "https" ? 443 : 80)), path: "/", paths: "any" as const };
+  for (const tool of ["browser_open", "browser_click", "browser_type", "browser_select", "browser_download", "browser_upload"]) {
+    for (const method of ["GET", "POST", "CLICK", "TYPE", "SELECT", "DOWNLOAD", "UPLOAD"]) {
+      await rig.store.grants.recordGrant({
+        personId: rig.personId,
+        capability,
+        constraints: {},
+        pattern: { v: 1, tool, capability, method, targets: [target], digest: null },
+        scope,
+        grantedBy: { channel: "local", accountId: "ada" },
+        grantedAt: new Date(Date.now() - 1000),
+      });
+    }
+  }
+}
+
+/** Ends every pending approval request (so one test's open cards do not count against the next's). */
+export async function clearPendingApprovals(rig: Pick<BrowserRig, "store">): Promise<void> {
+  await rig.store.approvals.expireApprovals(new Date(Date.now() + 365 * 86_400_000));
 }

@@ -25,6 +25,7 @@ export function authorizationContract(ctx: ContractContext): void {
         personId: person.id,
         capability: "email.send",
         constraints: { recipient: "bob@example.com", maxAmount: 5000 },
+        pattern: null,
         scope: { kind: "until", until: at(3_600_000) },
         grantedBy: owner,
         grantedAt: at(0),
@@ -37,6 +38,12 @@ export function authorizationContract(ctx: ContractContext): void {
       expect((await store.grants.getGrant(taskGrant.id))?.scope).toEqual({ kind: "task", taskId: task.id });
       expect(taskGrant.grantedAt).toBeInstanceOf(Date);
       expect(await store.grants.getGrant(asId("grant", "grt_missing"))).toBeNull();
+      // The action pattern is opaque JSON to the store and round-trips unchanged (keys like `$x` included).
+      const pattern = { v: 1, tool: "http_request", method: "POST", targets: [{ kind: "url", host: "api.example", path: "/a.b/$x" }], digest: null, "$odd.key": [1, { n: null }] };
+      const bound = await store.grants.recordGrant({ personId: person.id, capability: "web.request", constraints: {}, pattern, scope: { kind: "once" }, grantedBy: owner, grantedAt: at(5) });
+      expect(bound.pattern).toEqual(pattern);
+      expect((await store.grants.getGrant(bound.id))?.pattern).toEqual(pattern);
+      expect((await store.grants.listActiveGrants(person.id, at(6))).find((g) => g.id === bound.id)?.pattern).toEqual(pattern);
     });
 
     it("lists only active grants: not expired, revoked or consumed; oldest first", async () => {
@@ -161,6 +168,110 @@ export function authorizationContract(ctx: ContractContext): void {
       expect((await store.approvals.listPendingApprovals(person.id)).map((r) => r.id)).toEqual([later.id]);
       expect((await store.approvals.getApprovalRequest(decided.id))?.status).toBe("denied");
       expect(await store.approvals.expireApprovals(at(1000))).toEqual([]);
+    });
+
+    it("lists a task's requests in every status, oldest first", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "t" });
+      const other = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "u" });
+      const make = (taskId: typeof task.id | null, n: number) =>
+        store.approvals.createApprovalRequest({ personId: person.id, taskId, capability: "c", summary: `s${n}`, details: { n }, expiresAt: at(9000) });
+      const a = await make(task.id, 1);
+      await make(other.id, 2);
+      const b = await make(task.id, 3);
+      await make(null, 4);
+      await store.approvals.decideApproval({ id: a.id, decision: { kind: "deny" }, by: owner, now: at(1) });
+      const listed = await store.approvals.listTaskApprovals(task.id);
+      expect(listed.map((r) => [r.id, r.status])).toEqual([[a.id, "denied"], [b.id, "pending"]]);
+      expect(await store.approvals.listTaskApprovals(asId("task", "tsk_missing"))).toEqual([]);
+    });
+  });
+
+  describe("Sentinel state", () => {
+    it("stores approval buttons by token and refuses a duplicate token", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      const request = await store.approvals.createApprovalRequest({ personId: person.id, taskId: null, capability: "c", summary: "s", details: null, expiresAt: at(9000) });
+      const card = await store.outbox.enqueueOutbound({ personId: person.id, deliveryKey: "card-1", text: "card" }, at(1));
+      await store.sentinel.recordApprovalChoices(
+        [
+          { token: "tok-once", approvalId: request.id, choice: "once", outboxId: card.id },
+          { token: "tok-deny", approvalId: request.id, choice: "deny", outboxId: null },
+        ],
+        at(2),
+      );
+      expect(await store.sentinel.getApprovalChoice("tok-once")).toEqual({ token: "tok-once", approvalId: request.id, choice: "once", outboxId: card.id, createdAt: at(2) });
+      expect((await store.sentinel.getApprovalChoice("tok-deny"))?.outboxId).toBeNull();
+      expect(await store.sentinel.getApprovalChoice("tok-missing")).toBeNull();
+      expect((await store.sentinel.listApprovalChoices(request.id)).map((c) => [c.token, c.choice]).sort()).toEqual([["tok-deny", "deny"], ["tok-once", "once"]]);
+      expect(await store.sentinel.listApprovalChoices(asId("approval", "apr_missing"))).toEqual([]);
+      await expect(store.sentinel.recordApprovalChoices([{ token: "tok-once", approvalId: request.id, choice: "always", outboxId: null }], at(3))).rejects.toMatchObject({ code: "DUPLICATE" });
+      expect((await store.sentinel.getApprovalChoice("tok-once"))?.choice).toBe("once");
+    });
+
+    it("keeps one session row per person and replaces it", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      expect(await store.sentinel.getSession(person.id)).toBeNull();
+      const first = { personId: person.id, sessionId: "ses_a", startedAt: at(1), lastActivityAt: at(2), lastSeq: 3 };
+      await store.sentinel.saveSession(first);
+      expect(await store.sentinel.getSession(person.id)).toEqual(first);
+      const second = { personId: person.id, sessionId: "ses_b", startedAt: at(10), lastActivityAt: at(20), lastSeq: 7 };
+      await store.sentinel.saveSession(second);
+      expect(await store.sentinel.getSession(person.id)).toEqual(second);
+    });
+
+    it("raises the time high-water mark and never lowers it", async () => {
+      const store = ctx.store();
+      expect(await store.sentinel.advanceClock(at(1000))).toEqual(at(1000));
+      expect(await store.sentinel.advanceClock(at(5000))).toEqual(at(5000));
+      expect(await store.sentinel.advanceClock(at(2000))).toEqual(at(5000));
+      const raced = await Promise.all([store.sentinel.advanceClock(at(7000)), store.sentinel.advanceClock(at(6000))]);
+      expect(raced.map((d) => d.getTime()).sort()).toContain(at(7000).getTime());
+      expect(await store.sentinel.advanceClock(at(0))).toEqual(at(7000));
+    });
+
+    it("keeps the first untrusted sighting of a host per person", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      const other = await makePerson(store);
+      await store.sentinel.noteUntrustedHosts(person.id, ["evil.example", "cdn.example:8443"], "https://page.example/a", at(10));
+      await store.sentinel.noteUntrustedHosts(person.id, ["evil.example", "new.example"], "https://page.example/b", at(20));
+      await store.sentinel.noteUntrustedHosts(person.id, [], "nothing", at(30));
+      const seen = await store.sentinel.firstUntrustedSightings(person.id, ["evil.example", "new.example", "cdn.example:8443", "never.example"]);
+      const byHost = Object.fromEntries(seen.map((s) => [s.host, s]));
+      expect(Object.keys(byHost).sort()).toEqual(["cdn.example:8443", "evil.example", "new.example"]);
+      expect(byHost["evil.example"]).toEqual({ personId: person.id, host: "evil.example", firstSeenAt: at(10), source: "https://page.example/a" });
+      expect(byHost["new.example"]?.firstSeenAt).toEqual(at(20));
+      expect(await store.sentinel.firstUntrustedSightings(other.id, ["evil.example"])).toEqual([]);
+      expect(await store.sentinel.firstUntrustedSightings(person.id, [])).toEqual([]);
+    });
+  });
+
+  describe("access", () => {
+    it("keeps roles and group member lists", async () => {
+      const store = ctx.store();
+      const a = await makePerson(store);
+      const b = await makePerson(store);
+      expect(await store.access.listRoles()).toEqual([]);
+      await store.access.setRole(a.id, "admin");
+      await store.access.setRole(a.id, "admin");
+      expect(await store.access.listRoles()).toEqual([{ personId: a.id, role: "admin" }]);
+      await store.access.setRole(a.id, null);
+      expect(await store.access.listRoles()).toEqual([]);
+
+      const group = { channel: "telegram" as const, groupId: "-1001" };
+      const elsewhere = { channel: "slack" as const, groupId: "-1001" };
+      expect(await store.access.listGroupMembers(group)).toEqual([]);
+      expect(await store.access.addGroupMember(group, a.id, at(1))).toBe(true);
+      expect(await store.access.addGroupMember(group, a.id, at(2))).toBe(false);
+      expect(await store.access.addGroupMember(group, b.id, at(3))).toBe(true);
+      expect(await store.access.listGroupMembers(group)).toEqual([a.id, b.id]);
+      expect(await store.access.listGroupMembers(elsewhere)).toEqual([]);
+      expect(await store.access.removeGroupMember(group, a.id)).toBe(true);
+      expect(await store.access.removeGroupMember(group, a.id)).toBe(false);
+      expect(await store.access.listGroupMembers(group)).toEqual([b.id]);
     });
   });
 

@@ -92,7 +92,7 @@ export function miscContract(ctx: ContractContext): void {
       const m1 = await store.localMailbox.putLocalMessage({ id: "l1", user: "alice", text: "one", buttons, at: at(1) });
       const m2 = await store.localMailbox.putLocalMessage({ id: "l2", user: "alice", text: "two", buttons: [], at: at(2) });
       const bob = await store.localMailbox.putLocalMessage({ id: "l3", user: "bob", text: "hey", buttons: [], at: at(3) });
-      expect(m1).toEqual({ seq: m1.seq, id: "l1", user: "alice", text: "one", buttons, attachments: [], at: at(1), role: "assistant", channel: "local" });
+      expect(m1).toEqual({ seq: m1.seq, id: "l1", user: "alice", text: "one", buttons, card: null, attachments: [], at: at(1), role: "assistant", channel: "local" });
       expect(m2.seq).toBeGreaterThan(m1.seq);
       expect(bob.seq).toBeGreaterThan(m2.seq);
       await expectCode(store.localMailbox.putLocalMessage({ id: "l1", user: "alice", text: "dup", buttons: [], at: at(4) }), "DUPLICATE");
@@ -107,6 +107,12 @@ export function miscContract(ctx: ContractContext): void {
       expect(await store.localMailbox.getLocalMessage("l1")).toEqual(edited);
       expect((await store.localMailbox.listLocalMessages("alice", m2.seq, 10)).map((m) => m.text)).toEqual(["one (approved)"]);
       expect(await store.localMailbox.editLocalMessage("missing", { text: "x", buttons: [] }, at(11))).toBeNull();
+      // A structured card round-trips as JSON, and an edit can replace or clear it.
+      const card = { v: 1, kind: "approval", fields: [{ label: "Body", value: "{\"a\":1}" }], "$key": "x" };
+      const withCard = await store.localMailbox.putLocalMessage({ id: "l4", user: "alice", text: "card", buttons, card, at: at(12) });
+      expect(withCard.card).toEqual(card);
+      expect((await store.localMailbox.editLocalMessage("l4", { text: "done", buttons: [], card: { ...card, status: "approved" } }, at(13)))?.card).toEqual({ ...card, status: "approved" });
+      expect((await store.localMailbox.editLocalMessage("l4", { text: "plain", buttons: [] }, at(14)))?.card).toBeNull();
       expect(await store.localMailbox.getLocalMessage("missing")).toBeNull();
     });
 

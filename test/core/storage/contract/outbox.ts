@@ -17,6 +17,7 @@ export function outboxContract(ctx: ContractContext): void {
         text: "Done ✅",
         buttons: [],
         editOf: null,
+        card: null,
         status: "queued",
         attempts: 0,
         nextAttemptAt: at(0),
@@ -36,6 +37,11 @@ export function outboxContract(ctx: ContractContext): void {
         at(1),
       );
       expect(await store.outbox.getOutbound(card.id)).toMatchObject({ channel: "telegram", editOf: first.id, buttons: [{ id: "a:1", label: "Allow once" }, { id: "d:1", label: "Deny" }] });
+      // A structured card is opaque JSON to the store (model-made keys included).
+      const view = { v: 1, kind: "approval", fields: [{ label: "Body", value: "x" }], "a.b": { $where: "1" } };
+      const structured = await store.outbox.enqueueOutbound({ personId: person.id, deliveryKey: "card-2", text: "Allow?", card: view }, at(2));
+      expect(structured.card).toEqual(view);
+      expect((await store.outbox.getOutbound(structured.id))?.card).toEqual(view);
     });
 
     it("delivers each person's messages in order, one at a time, persons in parallel", async () => {
