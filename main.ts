@@ -28,7 +28,9 @@ import { SwitchableModelClient } from "./core/model/switchable.js";
 import type { Scheduler } from "./core/scheduling/scheduler.js";
 import type { Store } from "./core/storage/ports.js";
 import { openSqliteStore } from "./core/storage/sqlite/index.js";
-import { createEmbeddedScheduler, createMongoScheduler, registerJobs, scheduleHousekeeping } from "./jobs/index.js";
+// Agenda itself (jobs/factories.ts) is imported only when a job needs it.
+import { registerJobs, startHousekeeping } from "./jobs/catalogue.js";
+import { LazyScheduler, sqliteJobsExist } from "./jobs/lazy.js";
 import { webTools } from "./connectors/web/index.js";
 import { workspaceTools } from "./sandbox/workspace.js";
 import { WorkspaceArtifacts, artifactTools } from "./sandbox/artifacts.js";
@@ -81,10 +83,17 @@ export async function startApp(
     const mongo = await connectMongoStore(config.MONGODB_URI);
     store = mongo;
     mongoClient = mongo.client;
-    scheduler = await createMongoScheduler({ client: mongo.client, logger });
+    scheduler = await (await import("./jobs/factories.js")).createMongoScheduler({ client: mongo.client, logger });
   } else {
     store = openSqliteStore({ path: join(dataDir, "familiar.db"), clock });
-    scheduler = await createEmbeddedScheduler({ path: join(dataDir, "jobs.db"), logger, soleOwner: true });
+    // Agenda loads only when there is a job to run (see jobs/lazy.ts).
+    const jobsPath = join(dataDir, "jobs.db");
+    scheduler = new LazyScheduler({
+      load: async () => (await import("./jobs/factories.js")).createEmbeddedScheduler({ path: jobsPath, logger, soleOwner: true }),
+      hasJobs: () => sqliteJobsExist(jobsPath),
+      backend: "agenda-sqlite",
+      logger,
+    });
   }
 
   const egress = new EgressGuard({ privateHostsAllowed: config.PRIVATE_HOSTS_ALLOWED });
@@ -144,7 +153,6 @@ export async function startApp(
     {
       expireApprovals: () => familiar.approvals.expire(),
       sendDigest: (personId) => familiar.notifier.sendDigest(asId("person", personId)),
-      pruneInbound: (before) => store.inbound.pruneProcessedUpdates(before),
     },
     { logger, now: () => clock.now() },
   );
@@ -243,7 +251,7 @@ export async function startApp(
   http.mount(hooksRouter((id, secret, body) => familiar.handleHookEvent(id, secret, body), { onRefused }));
 
   await scheduler.start();
-  await scheduleHousekeeping(scheduler);
+  const stopHousekeeping = startHousekeeping({ pruneInbound: (before) => store.inbound.pruneProcessedUpdates(before), logger, now: () => clock.now() });
   const channels = await familiar.start();
   messengerStatus.started(channels);
   const port = await http.listen(config.HOST, config.PORT);
@@ -266,6 +274,7 @@ export async function startApp(
     (stopping ??= (async () => {
       const deadline = config.SHUTDOWN_DEADLINE_MS;
       chatLog.releaseAll();
+      stopHousekeeping();
       await http.close();
       await familiar.stop(deadline);
       await browser.close();

@@ -1,8 +1,9 @@
 /**
  * The job catalogue: every Agenda job Familiar runs — its name, its payload schema and its handler
- * registration. Time-based *task* work (wake-ups, check-ins, retries of interrupted activations) is
- * not here: the task store holds when each task is due and the runtime's due loop claims it. Agenda
- * keeps the few jobs that belong to no task.
+ * registration — plus housekeeping. Time-based *task* work (wake-ups, check-ins, retries of
+ * interrupted activations) is not here: the task store holds when each task is due and the
+ * runtime's due loop claims it. Agenda keeps the jobs that belong to no task (approval expiry,
+ * digests); housekeeping needs no persistence and runs on a plain timer.
  */
 import { z } from "zod";
 import { approvalExpiryJobName } from "../core/runtime/approvals.js";
@@ -19,15 +20,12 @@ export const jobs = {
   approvalExpire: { name: approvalExpiryJobName, data: z.object({ approvalId: z.string().min(1) }) },
   /** Sends a person's digest of held messages. */
   digestSend: { name: digestJobName, data: z.object({ personId: z.string().min(1) }) },
-  /** Deletes processed-update records older than {@link inboundRetentionMs} (daily). */
-  inboundPrune: { name: "inbound.prune", data: z.object({}) },
 } as const;
 
 /** What the jobs do, from the composition root. */
 export interface JobHandlers {
   expireApprovals(): Promise<unknown>;
   sendDigest(personId: string): Promise<unknown>;
-  pruneInbound(before: Date): Promise<number>;
 }
 
 /**
@@ -48,13 +46,25 @@ export function registerJobs(scheduler: Scheduler, handlers: JobHandlers, option
     const data = parsed(jobs.digestSend.data, job);
     if (data) await handlers.sendDigest(data.personId);
   });
-  scheduler.define(jobs.inboundPrune.name, async () => {
-    const pruned = await handlers.pruneInbound(new Date(options.now().getTime() - inboundRetentionMs));
-    options.logger.info({ pruned, retentionDays: inboundRetentionMs / 86_400_000 }, "pruned processed update ids");
-  });
 }
 
-/** Schedules the repeating jobs that belong to no person (idempotent: the same key replaces). */
-export async function scheduleHousekeeping(scheduler: Scheduler): Promise<void> {
-  await scheduler.schedule({ name: jobs.inboundPrune.name, key: "daily", data: {}, timing: { kind: "every", intervalMs: 24 * 60 * 60 * 1000 } });
+/**
+ * Housekeeping: deletes processed-update records older than {@link inboundRetentionMs}, shortly after
+ * start and then every 24 h (an unref'd timer: it never keeps the process alive). Returns a stop function.
+ */
+export function startHousekeeping(options: { pruneInbound: (before: Date) => Promise<number>; logger: Logger; now: () => Date }): () => void {
+  const run = () => {
+    options
+      .pruneInbound(new Date(options.now().getTime() - inboundRetentionMs))
+      .then((pruned) => options.logger.info({ pruned, retentionDays: inboundRetentionMs / 86_400_000 }, "pruned processed update ids"))
+      .catch((err: unknown) => options.logger.warn({ err }, "could not prune processed update ids; trying again in 24 h"));
+  };
+  const first = setTimeout(run, 60_000);
+  const daily = setInterval(run, 24 * 60 * 60 * 1000);
+  first.unref();
+  daily.unref();
+  return () => {
+    clearTimeout(first);
+    clearInterval(daily);
+  };
 }

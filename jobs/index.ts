@@ -7,4 +7,5 @@ export { AgendaScheduler, type AgendaSchedulerOptions, type StoredJobData } from
 export { createEmbeddedScheduler, createMongoScheduler, type SchedulerTuning } from "./factories.js";
 export { DueTimes, recordDueTimes } from "./due-times.js";
 export { isValidTimeZone } from "./timing.js";
-export { jobs, registerJobs, scheduleHousekeeping, inboundRetentionMs, type JobHandlers } from "./catalogue.js";
+export { jobs, registerJobs, startHousekeeping, inboundRetentionMs, type JobHandlers } from "./catalogue.js";
+export { LazyScheduler, sqliteJobsExist } from "./lazy.js";

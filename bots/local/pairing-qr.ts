@@ -1,5 +1,4 @@
 import { Router } from "express";
-import qrcode from "qrcode-terminal";
 import { checkExpressRequest } from "./access.js";
 
 /** What the page shows: a messenger's connection state and its current pairing QR (raw string), if any. */
@@ -28,9 +27,15 @@ export function pairingQrRouter(source: QrSource, options: { allowRemote: boolea
         );
     if (!status) return render("<h1>WhatsApp</h1><p>WhatsApp is not enabled. Set <code>WHATSAPP_ENABLED=true</code> and restart.</p>", false);
     if (!status.qr) return render(`<h1>WhatsApp</h1><p>State: ${escape(status.state)}.</p>`, status.state !== "ready");
-    qrcode.generate(status.qr, { small: true }, (drawn) => {
-      render(`<h1>Pair WhatsApp</h1><p>On your phone: WhatsApp → Linked devices → Link a device, then scan:</p><pre aria-label="pairing QR code">${escape(drawn)}</pre>`, true);
-    });
+    const qr = status.qr;
+    // Loaded only while a QR is shown.
+    import("qrcode-terminal").then(
+      ({ default: qrcode }) =>
+        qrcode.generate(qr, { small: true }, (drawn) => {
+          render(`<h1>Pair WhatsApp</h1><p>On your phone: WhatsApp → Linked devices → Link a device, then scan:</p><pre aria-label="pairing QR code">${escape(drawn)}</pre>`, true);
+        }),
+      () => res.status(500).type("text/plain").send("could not draw the QR code"),
+    );
   });
   return router;
 }

@@ -2,7 +2,6 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import express, { type Request, type RequestHandler, type Response, type Router } from "express";
-import { Marked } from "marked";
 import type { Clock } from "../../core/clock.js";
 import type { Familiar } from "../../core/familiar.js";
 import type { Logger } from "../../core/log.js";
@@ -100,8 +99,13 @@ export function webApp(deps: WebAppDeps): Router {
     access.gate(req, res, () => {
       const text = deps.readme();
       if (text === null) return next();
-      headers(res, "text/html; charset=utf-8");
-      res.send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Familiar · README</title><link rel="stylesheet" href="/web/app.css"></head><body><main class="readme">${renderReadme(text)}</main></body></html>`);
+      renderReadme(text).then(
+        (html) => {
+          headers(res, "text/html; charset=utf-8");
+          res.send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Familiar · README</title><link rel="stylesheet" href="/web/app.css"></head><body><main class="readme">${html}</main></body></html>`);
+        },
+        (err: unknown) => next(err),
+      );
     }),
   );
 
@@ -116,7 +120,9 @@ export function webApp(deps: WebAppDeps): Router {
 }
 
 /** README as HTML with GitHub-style heading ids; raw HTML in it is shown as text, never run. */
-function renderReadme(text: string): string {
+async function renderReadme(text: string): Promise<string> {
+  // Loaded on the first visit of /readme only: the server does not need it otherwise.
+  const { Marked } = await import("marked");
   const marked = new Marked({
     renderer: {
       html: ({ text: raw }) => escapeHtml(raw),

@@ -1,3 +1,4 @@
+import { boundedJson } from "../http/body.js";
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import { z } from "zod";
 import type { Clock } from "../../core/clock.js";
@@ -117,7 +118,7 @@ export function webAccess(options: WebAccessOptions) {
   };
 
   const router: Router = express.Router();
-  router.use("/api/web", gate, express.json({ limit: "64kb" }));
+  router.use("/api/web", gate, ...boundedJson({ limit: 64 * 1024, source: "web" }));
   // Sign-in requests carry no session yet: JSON only (a cross-site form cannot send it without CORS).
   router.use("/api/web/session", (req, res, next) => {
     if (req.method === "POST" && !req.is("application/json")) return void res.status(415).json({ error: "send JSON" });

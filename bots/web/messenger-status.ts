@@ -1,7 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import qrcode from "qrcode-terminal";
 import type { MessengerInfo } from "./setup-api.js";
 
 /** What each messenger needs and where the README explains it (anchors of README's headings). */
@@ -49,6 +48,7 @@ export class MessengerStatus {
     if (!status) return null;
     if (!status.qr) return { state: status.state, qr: null };
     const raw = status.qr;
+    const { default: qrcode } = await import("qrcode-terminal");
     return { state: status.state, qr: await new Promise<string>((done) => qrcode.generate(raw, { small: true }, done)) };
   };
 }
