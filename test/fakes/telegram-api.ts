@@ -52,6 +52,11 @@ export class FakeTelegramApi {
   readonly calls: RecordedCall[] = [];
   readonly messages: FakeMessage[] = [];
   webhook: { url: string; secretToken: string | null; allowedUpdates: unknown } | null = null;
+  /**
+   * Answer getUpdates at once even when nothing is queued, ignoring its `timeout` (as a Bot API
+   * server without long polling, or a proxy in front of one, does).
+   */
+  answerAtOnce = false;
   private queue: Update[] = [];
   private nextUpdateId = 1000;
   private nextMessageId = 1;
@@ -170,7 +175,7 @@ export class FakeTelegramApi {
     const limit = Number(payload.limit ?? 100);
     const timeoutMs = Number(payload.timeout ?? 0) * 1000;
     this.waiter?.wake("conflict");
-    if (this.queue.length === 0 && timeoutMs > 0) {
+    if (this.queue.length === 0 && timeoutMs > 0 && !this.answerAtOnce) {
       const outcome = await new Promise<"update" | "conflict" | "closed" | "timeout">((resolve) => {
         const timer = setTimeout(() => resolve("timeout"), timeoutMs);
         const waiter = {
