@@ -151,6 +151,7 @@ export class Familiar {
       onMessage: (person) => void this.turns.requestTurn(person.id),
       answer: (person, event, text) => this.answer(person, event, text),
       pressHandlers: () => this.pressHandlers,
+      links: this.access.links,
     });
     const personOf = (data: Record<string, unknown>) => asId("person", String(data.personId));
     const taskOf = (data: Record<string, unknown>) => asId("task", String(data.taskId));

@@ -4,6 +4,7 @@ import type { Logger } from "../log.js";
 import type { Store } from "../storage/ports.js";
 import type { Identity, Person } from "../storage/types.js";
 import type { CommandRegistry } from "./commands.js";
+import type { LinkCodes } from "./links.js";
 
 /** Decides who an unknown sender is: a person to create (trusted channel), or null (drop / pairing). */
 export type UnknownSenderPolicy = (event: InboundEvent) => Promise<Person | null>;
@@ -25,6 +26,8 @@ export interface InboundDeps {
   /** Sends a direct answer (command output, press feedback) on the event's channel. */
   answer: (person: Person, event: InboundEvent, text: string) => Promise<void>;
   pressHandlers: () => PressHandler[];
+  /** /link codes: a message that is a pending code is redeemed before the sender is resolved (it may be nobody yet). */
+  links?: Pick<LinkCodes, "claim" | "release" | "redeem">;
 }
 
 /**
@@ -39,6 +42,8 @@ export class InboundHandler {
 
   async handle(event: InboundEvent): Promise<InboundOutcome> {
     const { store, clock, logger } = this.deps;
+    const claim = event.kind === "message" ? this.deps.links?.claim(event.text) : null;
+    if (claim && event.kind === "message") return this.link(event, claim);
     const resolved = await this.resolve(event);
     if (event.kind === "press") {
       if (!(await store.inbound.markUpdateProcessed(event.channel, event.updateId, clock.now()))) return { status: "duplicate" };
@@ -85,6 +90,20 @@ export class InboundHandler {
       });
       return message.id;
     });
+  }
+
+  /** A pending /link code from any account, known or not (see `LinkCodes`). */
+  private async link(event: InboundMessage, claim: NonNullable<ReturnType<LinkCodes["claim"]>>): Promise<InboundOutcome> {
+    const { store, clock } = this.deps;
+    const links = this.deps.links!;
+    if (!(await store.inbound.markUpdateProcessed(event.channel, event.updateId, clock.now()))) {
+      links.release(claim);
+      return { status: "duplicate" };
+    }
+    const answer = await links.redeem(event, claim);
+    if (!answer) return { status: "ignored" };
+    await this.deps.answer(answer.person, event, answer.text);
+    return { status: "handled" };
   }
 
   private async press(event: InboundPress, person: Person | null, identity: Identity | null): Promise<InboundOutcome> {

@@ -76,6 +76,12 @@ export interface PersonRepository {
   listIdentities(personId: PersonId): Promise<Identity[]>;
   /** Marks (or with `null`, clears) an identity as unreachable after a permanent delivery error. */
   setIdentityUnreachable(channel: ChannelName, accountId: string, reason: string | null, now: Date): Promise<void>;
+  /**
+   * Gives an existing account to another person (a confirmed `/link … move`): sets its person and
+   * address and clears any unreachable mark; `createdAt` stays. Throws NotFoundError when the
+   * identity does not exist.
+   */
+  moveIdentity(input: { channel: ChannelName; accountId: string; toPersonId: PersonId; address: string }): Promise<Identity>;
 }
 
 export interface ConversationRepository {

@@ -88,4 +88,14 @@ export class MongoPersonRepository implements PersonRepository {
     // An unknown identity is a no-op (as in the SQLite adapter): there is nothing to skip.
     await this.identities.updateOne({ channel, accountId }, { $set: { unreachable } });
   }
+
+  async moveIdentity(input: { channel: ChannelName; accountId: string; toPersonId: PersonId; address: string }): Promise<Identity> {
+    if ((await this.persons.findOne({ _id: input.toPersonId })) === null) throw new NotFoundError("person", input.toPersonId);
+    const doc = await this.identities.findOneAndUpdate(
+      { channel: input.channel, accountId: input.accountId },
+      { $set: { personId: input.toPersonId, address: input.address, unreachable: null } },
+    );
+    if (doc === null) throw new NotFoundError("identity", `${input.channel}:${input.accountId}`);
+    return toIdentity(doc);
+  }
 }
