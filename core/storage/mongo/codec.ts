@@ -3,6 +3,7 @@
  * server-added fields such as a text score never leak out) and turns JSON text back into values.
  */
 import { asId } from "../../ids.js";
+import { readAttachments } from "../attachments.js";
 import type {
   ApprovalRequest,
   AuditEvent,
@@ -87,6 +88,7 @@ export function toMessage(d: MessageDoc): ConversationMessage {
     text: d.text,
     taskId: optionalId("task", d.taskId),
     at: d.at,
+    attachments: readAttachments(d.attachments),
   };
 }
 

@@ -21,6 +21,7 @@ import type {
   GrantScope,
   Lease,
   MemoryKind,
+  MessageAttachment,
   NotificationDecision,
   OutboxStatus,
   Proactivity,
@@ -92,6 +93,8 @@ export interface MessageDoc {
   text: string;
   taskId: string | null;
   at: Date;
+  /** Files of a person's message; absent on messages without any (and on documents written before). */
+  attachments?: MessageAttachment[];
 }
 
 export interface SummaryDoc {

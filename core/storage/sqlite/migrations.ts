@@ -38,6 +38,14 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX hooks_by_person ON hooks (person_id, created_at);`);
     },
   },
+  {
+    version: 60,
+    name: "attachments of conversation messages",
+    up(db) {
+      // JSON array of MessageAttachment; NULL for the (many) messages without files.
+      db.exec("ALTER TABLE messages ADD COLUMN attachments TEXT");
+    },
+  },
 ];
 
 /** What `migrate` did. */
