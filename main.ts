@@ -28,6 +28,11 @@ import { openSqliteStore } from "./core/storage/sqlite/index.js";
 import { createEmbeddedScheduler, createMongoScheduler } from "./jobs/index.js";
 import { webTools } from "./connectors/web/index.js";
 import { workspaceTools } from "./sandbox/workspace.js";
+import { workspaceContextMedia, workspaceReceivedFiles } from "./sandbox/inbox.js";
+import { MediaIntake } from "./core/inbound/media.js";
+import { ModelCapabilities } from "./core/model/capabilities.js";
+import { OpenAITranscriber } from "./core/model/openai-transcriber.js";
+import { VisionFallbackModel } from "./core/model/vision-fallback.js";
 import { EgressGuard } from "./core/sentinel/egress.js";
 import { SecretVault } from "./core/sentinel/vault.js";
 
@@ -83,13 +88,14 @@ export async function startApp(
         })
       : null;
 
+  const media = createMedia(config, dataDir, model, logger);
   const egress = new EgressGuard({ privateHostsAllowed: config.PRIVATE_HOSTS_ALLOWED });
   const vault = await SecretVault.open({ dataDir, ...(config.FAMILIAR_SECRET_KEY && { secretKey: config.FAMILIAR_SECRET_KEY }), addSecret });
   let url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
   const familiar = new Familiar({
     store,
     scheduler,
-    model,
+    model: media.model,
     tokens: createTokenCounter(),
     clock,
     logger,
@@ -101,6 +107,7 @@ export async function startApp(
     notificationJudgement: config.NOTIFY_MODEL_JUDGEMENT,
     sentinel: { egress, vault },
     allowFrom: config.ALLOW_FROM,
+    media: { intake: media.intake, context: media.context },
   });
   familiar.addTools([...webTools(egress), ...workspaceTools(dataDir)]);
   const local = new LocalChannel(store.localMailbox, { clock });
@@ -155,6 +162,30 @@ export async function startApp(
       await store.close();
     })());
   return { familiar, store, scheduler, http, url, logger, stop };
+}
+
+/**
+ * Inbound files: the capabilities learnt about the model endpoint, the model wrapped so a refusal of
+ * images is learnt (and answered honestly), the transcriber of voice notes (same endpoint and key),
+ * and the person's workspace for received files.
+ */
+function createMedia(config: Config, dataDir: string, model: OpenAIModelClient | null, logger: Logger) {
+  const transcribe = model !== null && config.OPENAI_TRANSCRIPTION_MODEL.toLowerCase() !== "off";
+  const capabilities = new ModelCapabilities({ model: model?.model ?? null, vision: config.OPENAI_VISION, transcription: transcribe }, logger);
+  const transcriber = transcribe
+    ? new OpenAITranscriber({
+        model: config.OPENAI_TRANSCRIPTION_MODEL,
+        ...(config.OPENAI_API_KEY && { apiKey: config.OPENAI_API_KEY }),
+        ...(config.OPENAI_BASE_URL && { baseURL: config.OPENAI_BASE_URL }),
+        timeout: config.MODEL_TIMEOUT_MS,
+      })
+    : null;
+  const files = workspaceReceivedFiles(dataDir, config.MAX_ATTACHMENT_BYTES);
+  return {
+    model: model && new VisionFallbackModel(model, capabilities),
+    intake: new MediaIntake({ files, transcriber, capabilities, logger, maxBytes: config.MAX_ATTACHMENT_BYTES }),
+    context: workspaceContextMedia(files, capabilities),
+  };
 }
 
 /** `npm start`: load settings (exit 2 with every bad key listed), start, stop cleanly on SIGTERM/SIGINT. */

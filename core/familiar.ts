@@ -1,11 +1,13 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { ChannelAdapter, InboundEvent, InboundOutcome } from "./channels/port.js";
 import type { Clock } from "./clock.js";
+import type { ContextMedia } from "./context/attachments.js";
 import type { TokenCounter } from "./context/tokens.js";
 import { asId, type HookId, type PersonId } from "./ids.js";
 import { AccessControl } from "./inbound/access.js";
 import { CommandRegistry, registerCoreCommands } from "./inbound/commands.js";
-import { InboundHandler, type PressHandler } from "./inbound/handler.js";
+import { answerDeliveryKey, InboundHandler, type PressHandler } from "./inbound/handler.js";
+import type { MediaIntake } from "./inbound/media.js";
 import { registerSentinelCommands } from "./inbound/sentinel-commands.js";
 import { registerSettingsCommands } from "./inbound/settings-commands.js";
 import type { Logger } from "./log.js";
@@ -57,6 +59,8 @@ export interface FamiliarDeps {
   sentinel: { egress: EgressGuard; vault?: SecretVault; policy?: Policy };
   /** Let the model judge whether a proactive message is worth sending (strict JSON; failures hold). */
   notificationJudgement?: boolean;
+  /** Photos, voice notes, files and stickers: taken in on arrival (`intake`) and shown to the model (`context`). */
+  media?: { intake: MediaIntake; context: ContextMedia };
 }
 
 /**
@@ -124,6 +128,7 @@ export class Familiar {
       deliverReply: (task, person, text, key) => this.turns.deliverReply(task, person, text, key),
       leaseMs: deps.taskLeaseMs ?? 120_000,
       graceMs: deps.wakeupGraceMs,
+      ...(deps.media && { media: deps.media.context }),
     });
     this.turns = new TurnRuntime({
       store,
@@ -152,6 +157,7 @@ export class Familiar {
       answer: (person, event, text) => this.answer(person, event, text),
       pressHandlers: () => this.pressHandlers,
       links: this.access.links,
+      ...(deps.media && { media: deps.media.intake }),
     });
     const personOf = (data: Record<string, unknown>) => asId("person", String(data.personId));
     const taskOf = (data: Record<string, unknown>) => asId("task", String(data.taskId));
@@ -225,7 +231,7 @@ export class Familiar {
   /** Sends a direct answer (not part of the conversation) through the outbox on the event's channel. */
   async answer(person: Person, event: InboundEvent, text: string): Promise<void> {
     await this.deps.store.outbox.enqueueOutbound(
-      { personId: person.id, deliveryKey: `answer:${event.channel}:${event.updateId}`, text, channel: event.channel },
+      { personId: person.id, deliveryKey: answerDeliveryKey(event), text, channel: event.channel },
       this.deps.clock.now(),
     );
     await this.outbox.deliver(person.id);

@@ -1,4 +1,4 @@
-import { lstat, mkdir, readdir, readFile, realpath, rename, stat, writeFile } from "node:fs/promises";
+import { link, lstat, mkdir, readdir, readFile, realpath, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { z } from "zod";
 import type { PersonId } from "../core/ids.js";
@@ -72,6 +72,36 @@ export class Workspace {
     await writeFile(temp, content, "utf8");
     await rename(temp, file);
     return bytes;
+  }
+
+  /**
+   * Creates a new file holding `bytes` (any content: photos, audio, PDFs). Atomic and never
+   * overwriting: the bytes go to a temp file that is then hard-linked to `path`, so a crash leaves
+   * no half-written file and an existing file (or symlink) at `path` makes it throw `EEXIST`.
+   * Throws PathJailError for a path outside the workspace, and an Error above `maxBytes`.
+   */
+  async create(path: string, bytes: Uint8Array, maxBytes: number): Promise<number> {
+    if (bytes.byteLength > maxBytes) throw new Error(`content is ${bytes.byteLength} bytes; the limit is ${maxBytes}`);
+    const file = await this.resolve(path);
+    await mkdir(dirname(file), { recursive: true });
+    // The parent now exists: resolve again so a symlinked folder created meanwhile is caught.
+    if ((await this.resolve(path)) !== file) throw new PathJailError(path);
+    const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
+    await writeFile(temp, bytes, { flag: "wx" });
+    try {
+      await link(temp, file);
+    } finally {
+      await unlink(temp).catch(() => undefined);
+    }
+    return bytes.byteLength;
+  }
+
+  /** Reads a file's bytes (any content). Throws PathJailError outside the workspace, an Error above `maxBytes`. */
+  async readBytes(path: string, maxBytes: number): Promise<Buffer> {
+    const file = await this.resolve(path);
+    const info = await stat(file);
+    if (info.size > maxBytes) throw new Error(`${path} is ${info.size} bytes; the limit is ${maxBytes}`);
+    return readFile(file);
   }
 
   /** Files and folders directly under `path` (default the root), names with a trailing `/` for folders. */

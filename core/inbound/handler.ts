@@ -5,6 +5,12 @@ import type { Store } from "../storage/ports.js";
 import type { Identity, Person } from "../storage/types.js";
 import type { CommandRegistry } from "./commands.js";
 import type { LinkCodes } from "./links.js";
+import type { MediaIntake, PreparedMedia } from "./media.js";
+
+/** The outbox delivery key of a direct answer to an inbound event (command output, notices): one answer per update. */
+export function answerDeliveryKey(event: Pick<InboundEvent, "channel" | "updateId">): string {
+  return `answer:${event.channel}:${event.updateId}`;
+}
 
 /** Decides who an unknown sender is: a person to create (trusted channel), or null (drop / pairing). */
 export type UnknownSenderPolicy = (event: InboundEvent) => Promise<Person | null>;
@@ -28,6 +34,8 @@ export interface InboundDeps {
   pressHandlers: () => PressHandler[];
   /** /link codes: a message that is a pending code is redeemed before the sender is resolved (it may be nobody yet). */
   links?: Pick<LinkCodes, "claim" | "release" | "redeem">;
+  /** Takes in the files of a message (download, workspace, transcription, vision check) before it is recorded. */
+  media?: Pick<MediaIntake, "prepare">;
 }
 
 /**
@@ -42,7 +50,8 @@ export class InboundHandler {
 
   async handle(event: InboundEvent): Promise<InboundOutcome> {
     const { store, clock, logger } = this.deps;
-    const claim = event.kind === "message" ? this.deps.links?.claim(event.text) : null;
+    const files = event.kind === "message" ? (event.attachments ?? []) : [];
+    const claim = event.kind === "message" && files.length === 0 ? this.deps.links?.claim(event.text) : null;
     if (claim && event.kind === "message") return this.link(event, claim);
     const resolved = await this.resolve(event);
     if (event.kind === "press") {
@@ -58,7 +67,7 @@ export class InboundHandler {
     }
     const { person } = resolved;
 
-    const command = this.deps.commands.parse(event.text);
+    const command = files.length === 0 ? this.deps.commands.parse(event.text) : null;
     if (command) {
       if (!(await store.inbound.markUpdateProcessed(event.channel, event.updateId, clock.now()))) return { status: "duplicate" };
       const reply = await this.deps.commands.run(command.name, { person, args: command.args, channel: event.channel, accountId: event.accountId });
@@ -66,17 +75,26 @@ export class InboundHandler {
       return { status: "handled" };
     }
 
-    const messageId = await this.record(event, person);
+    // Files are fetched before the message is recorded: a crash meanwhile leaves the update
+    // unrecorded, so the platform's redelivery brings it (and its files) back.
+    const media = files.length > 0 && this.deps.media ? await this.deps.media.prepare(person, event) : null;
+    const messageId = await this.record(event, person, media);
     if (!messageId) {
       logger.debug({ channel: event.channel, updateId: event.updateId }, "duplicate update dropped");
       return { status: "duplicate" };
     }
+    if (media?.notice) await this.deps.answer(person, event, media.notice);
+    if (media && !media.needsTurn) return { status: "handled" };
     this.deps.onMessage(person, messageId);
     return { status: "accepted" };
   }
 
-  /** Dedupe and append atomically; returns the new message id, or null for a duplicate. */
-  private async record(event: InboundMessage, person: Person): Promise<string | null> {
+  /**
+   * Dedupe and append atomically; returns the new message id, or null for a duplicate. A notice
+   * about the files is queued in the same transaction; when it is the whole answer (nothing for the
+   * model), it is recorded as Familiar's reply too, so the message counts as answered.
+   */
+  private async record(event: InboundMessage, person: Person, media: PreparedMedia | null): Promise<string | null> {
     const { store, clock } = this.deps;
     return store.transaction(async () => {
       if (!(await store.inbound.markUpdateProcessed(event.channel, event.updateId, clock.now()))) return null;
@@ -87,7 +105,12 @@ export class InboundHandler {
         text: event.text,
         taskId: null,
         at: event.at,
+        ...(media && { attachments: media.attachments }),
       });
+      if (media?.notice) {
+        await store.outbox.enqueueOutbound({ personId: person.id, deliveryKey: answerDeliveryKey(event), text: media.notice, channel: event.channel }, clock.now());
+        if (!media.needsTurn) await store.conversation.appendMessage({ personId: person.id, role: "assistant", channel: event.channel, text: media.notice, taskId: null });
+      }
       return message.id;
     });
   }
