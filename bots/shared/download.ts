@@ -12,6 +12,11 @@ export interface DownloadOptions {
   announcedSize?: number | null;
   /** Whole download deadline, ms (default 60,000). */
   timeoutMs?: number;
+  /**
+   * When set, a `text/html` answer is refused with this message (reason `unavailable`): Slack
+   * answers a file URL it will not serve with its sign-in page, status 200.
+   */
+  refuseHtml?: string;
 }
 
 /**
@@ -39,6 +44,10 @@ export async function downloadLimited(url: string, options: DownloadOptions): Pr
   if (!response.ok) {
     await response.body?.cancel().catch(() => undefined);
     throw new AttachmentError("download_failed", `${what} could not be downloaded (HTTP ${response.status})`);
+  }
+  if (options.refuseHtml && /^text\/html\b/i.test(response.headers.get("content-type") ?? "")) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new AttachmentError("unavailable", options.refuseHtml);
   }
   const declared = Number(response.headers.get("content-length") ?? Number.NaN);
   if (Number.isFinite(declared) && declared > maxBytes) {
