@@ -19,11 +19,15 @@ import {
   type ChannelAdapter,
   type ChannelTarget,
   type DeliveryReceipt,
+  type InboundAttachment,
   type InboundEvent,
   type InboundSink,
   type OutboundContent,
 } from "../../core/channels/port.js";
+import { AttachmentError } from "../../core/channels/attachments.js";
 import type { Logger } from "../../core/log.js";
+import { downloadLimited } from "../shared/download.js";
+import { KeyedQueue } from "../shared/ordering.js";
 import type { Button } from "../../core/storage/types.js";
 import { isDiscordCode, toDeliveryError } from "./errors.js";
 import { renderDiscordMessages } from "./markdown.js";
@@ -61,7 +65,8 @@ export class DiscordStartError extends Error {
  *
  * Inbound: MESSAGE_CREATE from a DM (needs the DirectMessages intent **and** the Channel partial, or a DM
  * from someone the bot never wrote to is dropped) or from an ALLOW_GROUPS channel that mentions the bot
- * (mention stripped) → `InboundMessage` with `updateId` = message id, `address` = channel id. Button
+ * (mention stripped) → `InboundMessage` with `updateId` = message id, `address` = channel id, files
+ * and stickers as attachments (downloaded from the CDN only when the core asks). Button
  * presses → `deferUpdate()` first (Discord: an interaction must be answered within 3 s, later answers fail
  * with 10062 "Unknown interaction"), then the sink; its `notice` becomes an ephemeral follow-up.
  *
@@ -71,10 +76,14 @@ export class DiscordStartError extends Error {
 export class DiscordChannel implements ChannelAdapter {
   readonly channel = "discord" as const;
   private client: Client | null = null;
+  private readonly inOrder = new KeyedQueue();
   private readonly groups: ReadonlySet<string>;
+  /** Hosts attachments are downloaded from: Discord's CDN, and DISCORD_API_URL's host (a local fake or proxy). */
+  private readonly fileHosts: ReadonlySet<string>;
 
   constructor(private readonly options: DiscordChannelOptions) {
     this.groups = new Set(options.groups ?? []);
+    this.fileHosts = new Set(["cdn.discordapp.com", "media.discordapp.net", ...(options.apiUrl ? [new URL(options.apiUrl).host] : [])]);
   }
 
   /**
@@ -95,7 +104,8 @@ export class DiscordChannel implements ChannelAdapter {
       rest: { ...(this.options.apiUrl ? { api: this.options.apiUrl } : {}), retries: this.options.restRetries ?? 3 },
       allowedMentions: { parse: [] },
     });
-    client.on(Events.MessageCreate, (message) => void this.onMessage(sink, message));
+    // One DM channel's messages reach the core in order, even when one of them waits for a download.
+    client.on(Events.MessageCreate, (message) => void this.inOrder.run(message.channelId, () => this.onMessage(sink, message)));
     client.on(Events.InteractionCreate, (interaction) => void this.onInteraction(sink, interaction));
     client.on(Events.Error, (err) => this.options.logger.error({ err }, "discord: client error"));
     client.on(Events.ShardError, (err) => this.options.logger.warn({ err }, "discord: gateway connection error"));
@@ -200,9 +210,9 @@ export class DiscordChannel implements ChannelAdapter {
         if (!this.groups.has(message.channelId) || !message.mentions.users.has(me)) return;
         text = text.replace(new RegExp(`<@!?${me}>`, "g"), "").replace(/\s{2,}/g, " ").trim();
       }
-      const files = [...message.attachments.values()].map((a) => `[attachment ${a.name}: ${a.url}]`);
-      text = [text.trim(), ...files].filter(Boolean).join("\n");
-      if (!text) return;
+      text = text.trim();
+      const attachments = this.attachmentsOf(message);
+      if (!text && attachments.length === 0) return;
       const event: InboundEvent = {
         channel: "discord",
         kind: "message",
@@ -214,11 +224,62 @@ export class DiscordChannel implements ChannelAdapter {
         displayName: message.member?.displayName ?? message.author.globalName ?? message.author.username,
         at: message.createdAt,
         text,
+        ...(attachments.length > 0 && { attachments }),
       };
       await sink(event);
     } catch (err) {
       this.options.logger.error({ err, messageId: message.id }, "discord: inbound message not recorded");
     }
+  }
+
+  /**
+   * A message's files and stickers (Discord API: Message.attachments, sticker_items). A voice message
+   * (flag IS_VOICE_MESSAGE) carries its audio as the one attachment. Stickers have no emoji in a
+   * message, only a name, which stands in for it.
+   */
+  private attachmentsOf(message: Message): InboundAttachment[] {
+    const voice = message.flags.has(MessageFlags.IsVoiceMessage);
+    const files: InboundAttachment[] = [...message.attachments.values()].map((a) => {
+      const mime = a.contentType?.split(";")[0]?.trim() ?? null;
+      return {
+        kind: voice ? "voice" : mime?.startsWith("image/") ? "image" : mime?.startsWith("audio/") ? "audio" : mime?.startsWith("video/") ? "video" : "document",
+        mimeType: mime,
+        size: a.size,
+        fileName: a.name,
+        caption: a.description ?? null,
+        emoji: null,
+        durationSeconds: a.duration ?? null,
+        fetch: (maxBytes) => this.fetchAttachment(a.url, a.id, a.size, maxBytes),
+      };
+    });
+    const stickers: InboundAttachment[] = [...message.stickers.values()].map((st) => ({
+      kind: "sticker",
+      mimeType: null,
+      size: null,
+      fileName: null,
+      caption: null,
+      emoji: st.name,
+      durationSeconds: null,
+      fetch: async () => {
+        throw new AttachmentError("unavailable", "a sticker is taken as what it stands for, not downloaded");
+      },
+    }));
+    return [...files, ...stickers];
+  }
+
+  /**
+   * Downloads an attachment from its URL (Discord's CDN; the URL is signed and needs no token, so
+   * none is sent). Only Discord's CDN hosts and the host of DISCORD_API_URL are fetched.
+   */
+  private async fetchAttachment(url: string, id: string, size: number, maxBytes: number): Promise<Buffer> {
+    let host: string;
+    try {
+      host = new URL(url).host;
+    } catch {
+      throw new AttachmentError("unavailable", `Discord attachment ${id} has no valid URL`);
+    }
+    if (!this.fileHosts.has(host)) throw new AttachmentError("unavailable", `Discord attachment ${id} is on ${host}, not Discord's CDN`);
+    return downloadLimited(url, { maxBytes, what: `Discord attachment ${id}`, announcedSize: size });
   }
 
   private async onInteraction(sink: InboundSink, interaction: Interaction): Promise<void> {

@@ -13,6 +13,7 @@ import { BLOCK_REJECTIONS, slackErrorCode, toDeliveryError } from "./errors.js";
 import { toInboundMessage, toInboundPress, type SlackBlockActionsBody, type SlackFile, type SlackMessageEvent } from "./inbound.js";
 import { AttachmentError } from "../../core/channels/attachments.js";
 import { downloadLimited } from "../shared/download.js";
+import { KeyedQueue } from "../shared/ordering.js";
 import { layoutMessage, plainFallback, SLACK_LIMITS, type SlackLayoutLimits, type SlackMessagePart } from "./layout.js";
 
 /** Path of the Events API and interactivity request URL on our HTTP server. */
@@ -80,6 +81,7 @@ export class SlackChannel implements ChannelAdapter {
   /** User id → DM channel id, from conversations.open. */
   private readonly dmChannels = new Map<string, string>();
   private readonly botToken: string;
+  private readonly inOrder = new KeyedQueue();
   /** Host of the Web API (SLACK_API_URL) and the hosts the bot token may be sent to for file downloads. */
   private readonly apiHost: string;
   private readonly fileHosts: ReadonlySet<string>;
@@ -125,8 +127,10 @@ export class SlackChannel implements ChannelAdapter {
     this.app.client.on(webApi.WebClientEvent.RATE_LIMITED, (seconds: number) => {
       this.lastRetryAfterSec = seconds;
     });
-    this.app.event("message", async ({ event }) => this.onMessage(event as SlackMessageEvent));
-    this.app.event("app_mention", async ({ event }) => this.onMessage(event as SlackMessageEvent));
+    // Bolt has acked already; one conversation's messages still reach the core in order (a file download may take a while).
+    const ordered = (event: SlackMessageEvent) => this.inOrder.run(event.channel ?? "", () => this.onMessage(event));
+    this.app.event("message", async ({ event }) => ordered(event as SlackMessageEvent));
+    this.app.event("app_mention", async ({ event }) => ordered(event as SlackMessageEvent));
     this.app.action({ type: "block_actions" }, async ({ ack, body }) => {
       await ack();
       await this.onPress(body as SlackBlockActionsBody);
