@@ -272,13 +272,16 @@ export class DiscordChannel implements ChannelAdapter {
    * none is sent). Only Discord's CDN hosts and the host of DISCORD_API_URL are fetched.
    */
   private async fetchAttachment(url: string, id: string, size: number, maxBytes: number): Promise<Buffer> {
-    let host: string;
+    let parsed: URL;
     try {
-      host = new URL(url).host;
+      parsed = new URL(url);
     } catch {
       throw new AttachmentError("unavailable", `Discord attachment ${id} has no valid URL`);
     }
-    if (!this.fileHosts.has(host)) throw new AttachmentError("unavailable", `Discord attachment ${id} is on ${host}, not Discord's CDN`);
+    const local = this.options.apiUrl !== undefined && parsed.host === new URL(this.options.apiUrl).host;
+    if (!this.fileHosts.has(parsed.host) || (parsed.protocol !== "https:" && !local)) {
+      throw new AttachmentError("unavailable", `Discord attachment ${id} is on ${parsed.host}, not Discord's CDN`);
+    }
     return downloadLimited(url, { maxBytes, what: `Discord attachment ${id}`, announcedSize: size });
   }
 
