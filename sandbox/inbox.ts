@@ -14,7 +14,8 @@ const MAX_NAME_TRIES = 99;
 /**
  * Received files in the person's workspace (`DATA_DIR/persons/<id>/workspace/`), through the
  * workspace's path jail: `save` creates a new file (never overwriting; `photo-2.jpg` when
- * `photo.jpg` exists), `read` reads one back within a byte limit. `maxBytes` caps any one file.
+ * `photo.jpg` holds other bytes — the same bytes, as after a redelivery, are kept once), `read`
+ * reads one back within a byte limit. `maxBytes` caps any one file.
  */
 export function workspaceReceivedFiles(dataDir: string, maxBytes: number): ReceivedFiles {
   return {
@@ -28,7 +29,9 @@ export function workspaceReceivedFiles(dataDir: string, maxBytes: number): Recei
           await workspace.create(path, bytes, maxBytes);
           return path;
         } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+          if (!(err instanceof Error) || !("code" in err) || err.code !== "EEXIST") throw err;
+          // The same bytes under this name already (a redelivered message after a crash): keep one copy.
+          if (await sameBytes(workspace, path, bytes)) return path;
         }
       }
       throw new Error(`${folder}/${fileName}: ${MAX_NAME_TRIES} files of that name exist already`);
@@ -37,6 +40,15 @@ export function workspaceReceivedFiles(dataDir: string, maxBytes: number): Recei
       return Workspace.of(dataDir, personId).readBytes(path, Math.min(limit, maxBytes));
     },
   };
+}
+
+/** Whether the file at `path` holds exactly `bytes`. */
+async function sameBytes(workspace: Workspace, path: string, bytes: Buffer): Promise<boolean> {
+  try {
+    return (await workspace.readBytes(path, bytes.byteLength)).equals(bytes);
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -246,7 +246,7 @@ export class TelegramChannel implements ChannelAdapter {
       if (err instanceof GrammyError && /file is too big/i.test(err.description)) {
         throw new AttachmentError("too_large", `Telegram file is over the 20 MB bots may download`, { limit: maxBytes });
       }
-      throw new AttachmentError("download_failed", `Telegram getFile failed: ${err instanceof GrammyError ? `${err.error_code} ${err.description}` : (err as Error).message}`);
+      throw new AttachmentError("download_failed", `Telegram getFile failed: ${err instanceof GrammyError ? `${err.error_code} ${err.description}` : err instanceof Error ? err.message : String(err)}`);
     }
     if (!file.file_path) throw new AttachmentError("unavailable", "Telegram gave no file_path for this file");
     const path = file.file_path.split("/").map(encodeURIComponent).join("/");

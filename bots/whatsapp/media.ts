@@ -52,7 +52,7 @@ export function mediaAttachment(message: WaMessage): InboundAttachment | null {
       try {
         media = await message.downloadMedia();
       } catch (err) {
-        throw new AttachmentError("download_failed", `WhatsApp could not download the media: ${(err as Error)?.message ?? String(err)}`);
+        throw new AttachmentError("download_failed", `WhatsApp could not download the media: ${err instanceof Error ? err.message : String(err)}`);
       }
       if (!media) throw new AttachmentError("unavailable", "WhatsApp no longer has this media (expired or deleted on the phone)");
       const bytes = Buffer.from(media.data, "base64");

@@ -3,7 +3,7 @@ import { attachmentKinds, type MessageAttachment } from "./types.js";
 
 /** One `MessageAttachment` as both adapters store it (JSON in SQLite, a sub-document in MongoDB). */
 export const messageAttachmentSchema = z.object({
-  kind: z.enum(attachmentKinds as [MessageAttachment["kind"], ...MessageAttachment["kind"][]]),
+  kind: z.enum(attachmentKinds),
   mimeType: z.string().nullable(),
   size: z.number().int().nonnegative().nullable(),
   fileName: z.string().nullable(),

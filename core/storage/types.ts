@@ -92,8 +92,8 @@ export interface Identity {
 // Conversation
 
 /** What kind of file a message carries (a photo is an `image`, a voice note a `voice`). */
-export type AttachmentKind = "image" | "voice" | "audio" | "video" | "document" | "sticker";
-export const attachmentKinds: readonly AttachmentKind[] = ["image", "voice", "audio", "video", "document", "sticker"];
+export const attachmentKinds = ["image", "voice", "audio", "video", "document", "sticker"] as const;
+export type AttachmentKind = (typeof attachmentKinds)[number];
 
 /**
  * A file that came with a person's message, as the conversation records it. The bytes are never

@@ -24,6 +24,9 @@ describe("received files in the person's workspace", () => {
     expect(await files.save(person, "inbox/2026-11-30", "photo.jpg", a)).toBe("inbox/2026-11-30/photo.jpg");
     expect(await files.save(person, "inbox/2026-11-30", "photo.jpg", b)).toBe("inbox/2026-11-30/photo-2.jpg");
     expect(await files.save(person, "inbox/2026-11-30", "notes", b)).toBe("inbox/2026-11-30/notes");
+    // The same bytes again (a message redelivered after a crash between saving and recording): one copy.
+    expect(await files.save(person, "inbox/2026-11-30", "photo.jpg", a)).toBe("inbox/2026-11-30/photo.jpg");
+    expect(await files.save(person, "inbox/2026-11-30", "photo.jpg", b)).toBe("inbox/2026-11-30/photo-2.jpg");
     const root = join(dataDir, "persons", person, "workspace");
     expect(readFileSync(join(root, "inbox/2026-11-30/photo.jpg"))).toEqual(a);
     expect(readFileSync(join(root, "inbox/2026-11-30/photo-2.jpg"))).toEqual(b);
