@@ -1,9 +1,11 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { httpError, imageUrls, startFakeOpenAI, text, type FakeOpenAIOptions, type FakeOpenAIServer, type FakeResponse, type RecordedRequest } from "../fakes/openai-server.js";
 import { FakeTelegramApi, updates, type FakeMessage } from "../fakes/telegram-api.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
+import { freePort, startChild } from "../helpers/child.js";
 import { sleep, userTexts } from "../helpers/e2e.js";
 
 /**
@@ -167,4 +169,51 @@ describe("Telegram photos, voice notes, documents and stickers end to end", () =
     expect(fake.callsOf("getFile")).toHaveLength(0); // Telegram announced the size: refused before asking for the file
     expect(userTexts(model.requests[0]!).at(-1)).toMatch(/not kept: 3 KB is over the 1 KB limit[\s\S]*here are the files/);
   }, 30_000);
+});
+
+describe("a photo whose download is cut by a crash", () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+  });
+
+  it("is neither lost nor doubled: after SIGKILL mid-download and a restart, one message, one file, one reply", async () => {
+    const fake = await FakeTelegramApi.start();
+    cleanups.push(() => fake.close());
+    const model = await startFakeOpenAI({ fallback: (r) => text(imageUrls(r).length === 1 ? "A red bicycle." : "no image") });
+    cleanups.push(() => model.close());
+    const dataDir = mkdtempSync(join(tmpdir(), "familiar-media-kill-"));
+    cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+    const env = { DATA_DIR: dataDir, PORT: String(await freePort()), TELEGRAM_BOT_TOKEN: fake.token, TELEGRAM_API_ROOT: fake.apiRoot, OPENAI_BASE_URL: model.url, ALLOW_FROM: `telegram:${ANA}` };
+
+    let child = await startChild(env);
+    cleanups.push(() => child.kill());
+    const release = fake.stallDownloads();
+    const photo = fake.addFile(JPEG, "photo.jpg");
+    const update = fake.push(updates.photo(ANA, photo, photo, "what is this?"));
+    await fake.waitFor(() => fake.fileRequests === 1, 20_000, "the child to start downloading the photo");
+    await child.kill();
+    expect(fake.confirmedOffset).toBeLessThanOrEqual(update.update_id); // not confirmed: Telegram delivers it again
+    release();
+
+    child = await startChild(env);
+    await fake.waitFor(() => fake.messages.some((m) => m.text === "A red bicycle."), 20_000, "the reply after the restart");
+    await sleep(1_000);
+    expect(fake.messages.filter((m) => m.text === "A red bicycle.")).toHaveLength(1);
+    expect(model.requests).toHaveLength(1);
+    await child.stop();
+
+    const { openSqliteStore } = await import("../../core/storage/sqlite/index.js");
+    const store = openSqliteStore({ path: join(dataDir, "familiar.db") });
+    try {
+      const identity = (await store.persons.findIdentity("telegram", String(ANA)))!;
+      const users = (await store.conversation.listRecentMessages(identity.personId, 10)).filter((m) => m.role === "user");
+      expect(users).toHaveLength(1);
+      const inbox = join(dataDir, "persons", identity.personId, "workspace", users[0]!.attachments[0]!.path!);
+      expect(readFileSync(inbox)).toEqual(JPEG);
+      expect(readdirSync(dirname(inbox)).filter((f) => !f.endsWith(".tmp"))).toEqual([basename(inbox)]);
+    } finally {
+      await store.close();
+    }
+  }, 90_000);
 });

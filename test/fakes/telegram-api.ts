@@ -80,6 +80,10 @@ export class FakeTelegramApi {
   private nextFile = 1;
   /** `file_path`s downloaded through `/file/bot<token>/…`, in order. */
   readonly downloads: string[] = [];
+  /** Requests for files that arrived (whether answered yet or not). */
+  fileRequests = 0;
+  /** While set, file downloads wait for it (a slow download, to kill a process in the middle). */
+  private stall: Promise<void> | null = null;
 
   private constructor(
     private readonly server: Server,
@@ -92,7 +96,7 @@ export class FakeTelegramApi {
     const server = createServer(app);
     const fake = new FakeTelegramApi(server, token);
     app.post("/bot:token/:method", express.json({ limit: "5mb" }), (req, res) => void fake.serve(req, res));
-    app.get("/file/:token/*path", (req, res) => fake.download(req, res));
+    app.get("/file/:token/*path", (req, res) => void fake.download(req, res));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     return fake;
   }
@@ -108,6 +112,16 @@ export class FakeTelegramApi {
     const file: FakeFile = { file_id: `FILE${n}-${bytes.length}`, file_unique_id: `U${n}`, file_size: bytes.length, file_path: `documents/${n}/${name}` };
     this.files.set(file.file_id, { file, bytes });
     return file;
+  }
+
+  /** Makes file downloads wait until the returned function is called. */
+  stallDownloads(): () => void {
+    let release!: () => void;
+    this.stall = new Promise<void>((r) => (release = r));
+    return () => {
+      this.stall = null;
+      release();
+    };
   }
 
   /** Queues an update for getUpdates (assigning the next update_id) and returns it. */
@@ -198,7 +212,10 @@ export class FakeTelegramApi {
     }
   }
 
-  private download(req: Request, res: Response): void {
+  private async download(req: Request, res: Response): Promise<void> {
+    this.fileRequests++;
+    if (this.stall) await this.stall;
+    if (res.destroyed) return;
     const parts = req.params.path;
     const path = (Array.isArray(parts) ? parts : [String(parts)]).join("/");
     const stored = [...this.files.values()].find((f) => f.file.file_path === path);
