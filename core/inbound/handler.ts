@@ -5,7 +5,7 @@ import type { Store } from "../storage/ports.js";
 import type { Identity, Person } from "../storage/types.js";
 import type { CommandRegistry } from "./commands.js";
 import type { LinkCodes } from "./links.js";
-import type { MediaIntake, PreparedMedia } from "./media.js";
+import { describedOnly, type MediaIntake, type PreparedMedia } from "./media.js";
 
 /** The outbox delivery key of a direct answer to an inbound event (command output, notices): one answer per update. */
 export function answerDeliveryKey(event: Pick<InboundEvent, "channel" | "updateId">): string {
@@ -77,7 +77,7 @@ export class InboundHandler {
 
     // Files are fetched before the message is recorded: a crash meanwhile leaves the update
     // unrecorded, so the platform's redelivery brings it (and its files) back.
-    const media = files.length > 0 && this.deps.media ? await this.deps.media.prepare(person, event) : null;
+    const media = files.length === 0 ? null : this.deps.media ? await this.deps.media.prepare(person, event) : describedOnly(event);
     const messageId = await this.record(event, person, media);
     if (!messageId) {
       logger.debug({ channel: event.channel, updateId: event.updateId }, "duplicate update dropped");

@@ -158,6 +158,28 @@ export class MediaIntake {
   }
 }
 
+/**
+ * The files of a message described without taking them in (no intake wired, e.g. a core built
+ * without file storage): the model still learns what was sent, and the turn runs.
+ */
+export function describedOnly(event: InboundMessage): PreparedMedia {
+  const attachments = (event.attachments ?? []).map(
+    (a): MessageAttachment => ({
+      kind: a.kind,
+      mimeType: a.mimeType,
+      size: a.size,
+      fileName: a.fileName,
+      caption: a.caption,
+      path: null,
+      transcript: null,
+      emoji: a.emoji,
+      durationSeconds: a.durationSeconds,
+      note: a.kind === "sticker" ? null : "not kept: files are not taken in here",
+    }),
+  );
+  return { attachments, notice: null, needsTurn: true };
+}
+
 /** `inbox/2026-11-30`: the day the message was sent, in the person's time zone. */
 export function inboxFolder(at: Date, timeZone: string): string {
   let day: string;
