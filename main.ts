@@ -20,12 +20,13 @@ import type { Config } from "./core/config/schema.js";
 import { createTokenCounter } from "./core/context/tokens.js";
 import { ConfigError } from "./core/errors.js";
 import { Familiar } from "./core/familiar.js";
+import { asId } from "./core/ids.js";
 import { createLogger, type Logger } from "./core/log.js";
 import { OpenAIModelClient } from "./core/model/openai.js";
 import type { Scheduler } from "./core/scheduling/scheduler.js";
 import type { Store } from "./core/storage/ports.js";
 import { openSqliteStore } from "./core/storage/sqlite/index.js";
-import { createEmbeddedScheduler, createMongoScheduler } from "./jobs/index.js";
+import { createEmbeddedScheduler, createMongoScheduler, registerJobs, scheduleHousekeeping } from "./jobs/index.js";
 import { webTools } from "./connectors/web/index.js";
 import { workspaceTools } from "./sandbox/workspace.js";
 import { workspaceContextMedia, workspaceReceivedFiles } from "./sandbox/inbox.js";
@@ -74,8 +75,8 @@ export async function startApp(
     mongoClient = mongo.client;
     scheduler = await createMongoScheduler({ client: mongo.client, logger });
   } else {
-    store = openSqliteStore({ path: join(dataDir, "familiar.db") });
-    scheduler = await createEmbeddedScheduler({ path: join(dataDir, "jobs.db"), logger });
+    store = openSqliteStore({ path: join(dataDir, "familiar.db"), clock });
+    scheduler = await createEmbeddedScheduler({ path: join(dataDir, "jobs.db"), logger, soleOwner: true });
   }
 
   const model =
@@ -110,6 +111,15 @@ export async function startApp(
     media: { intake: media.intake, context: media.context },
   });
   familiar.addTools([...webTools(egress), ...workspaceTools(dataDir)]);
+  registerJobs(
+    scheduler,
+    {
+      expireApprovals: () => familiar.approvals.expire(),
+      sendDigest: (personId) => familiar.notifier.sendDigest(asId("person", personId)),
+      pruneInbound: (before) => store.inbound.pruneProcessedUpdates(before),
+    },
+    { logger, now: () => clock.now() },
+  );
   const local = new LocalChannel(store.localMailbox, { clock });
   familiar.addChannel(local);
   options.configure?.(familiar);
@@ -138,6 +148,7 @@ export async function startApp(
   http.mount(hooksRouter((id, secret, body) => familiar.handleHookEvent(id, secret, body)));
 
   await scheduler.start();
+  await scheduleHousekeeping(scheduler);
   const channels = await familiar.start();
   const port = await http.listen(config.HOST, config.PORT);
   url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`;

@@ -1,9 +1,10 @@
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type { ChannelAdapter, InboundEvent, InboundOutcome } from "./channels/port.js";
 import type { Clock } from "./clock.js";
 import type { ContextMedia } from "./context/attachments.js";
+import { updateRollingSummary } from "./context/summary.js";
 import type { TokenCounter } from "./context/tokens.js";
-import { asId, type HookId, type PersonId } from "./ids.js";
+import type { PersonId } from "./ids.js";
 import { AccessControl } from "./inbound/access.js";
 import { CommandRegistry, registerCoreCommands } from "./inbound/commands.js";
 import { answerDeliveryKey, InboundHandler, type PressHandler } from "./inbound/handler.js";
@@ -12,12 +13,16 @@ import { registerSentinelCommands } from "./inbound/sentinel-commands.js";
 import { registerSettingsCommands } from "./inbound/settings-commands.js";
 import type { Logger } from "./log.js";
 import type { ModelClient } from "./model/port.js";
-import { Notifier, digestJobName } from "./notify/notifier.js";
+import { Notifier } from "./notify/notifier.js";
+import { notifyTools } from "./notify/tools.js";
 import { OutboxDelivery } from "./outbox/delivery.js";
-import { ApprovalFlow, approvalExpiryJobName } from "./runtime/approvals.js";
-import { PersonQueue } from "./runtime/person-queue.js";
-import { TaskRuntime, resumeJobName } from "./runtime/tasks.js";
-import { TurnRuntime } from "./runtime/turns.js";
+import { ApprovalFlow } from "./runtime/approvals.js";
+import { DueLoop } from "./runtime/due-loop.js";
+import { Heartbeat } from "./runtime/heartbeat.js";
+import { ProactiveFlow } from "./runtime/proactive.js";
+import { TaskRunner } from "./runtime/task-runner.js";
+import { WakeupFlow } from "./runtime/wakeup.js";
+import { WebhookEvents, type HookEventResult } from "./runtime/webhook-event.js";
 import type { Scheduler } from "./scheduling/scheduler.js";
 import type { EgressGuard } from "./sentinel/egress.js";
 import type { Policy } from "./sentinel/policy.js";
@@ -25,17 +30,15 @@ import { Sentinel } from "./sentinel/sentinel.js";
 import type { SecretVault } from "./sentinel/vault.js";
 import { SentinelViews } from "./sentinel/views.js";
 import type { Store } from "./storage/ports.js";
-import type { ChannelName, Person, Task } from "./storage/types.js";
-import { coreTools, jobNames } from "./tools/core-tools.js";
+import type { ChannelName, ClaimedTask, OutboxMessage, Person } from "./storage/types.js";
+import { coreTools } from "./tools/core-tools.js";
 import type { ToolDefinition } from "./tools/tool.js";
-
-/** Job that retries a person's outbox after a transient delivery failure. */
-export const outboxJobName = "outbox.deliver";
 
 export interface FamiliarDeps {
   store: Store;
   scheduler: Scheduler;
-  model: ModelClient | null;
+  /** The configured model, or a function reading the current one (it can be set up while Familiar runs). */
+  model: ModelClient | null | (() => ModelClient | null);
   tokens: TokenCounter;
   clock: Clock;
   logger: Logger;
@@ -47,11 +50,11 @@ export interface FamiliarDeps {
   wakeupGraceMs: number;
   /** Base URL people give outside services for webhooks, e.g. `https://familiar.example.com` (read when needed: the port may be chosen at listen). */
   publicUrl: () => string;
-  /** One process owns the store (embedded SQLite): take over leases of a dead predecessor at start. */
+  /** One process owns the store (embedded SQLite): at start, leases left by a predecessor are taken over at once. */
   singleProcess: boolean;
-  /** Lease on a running task, ms (default 2 min). */
-  taskLeaseMs?: number;
-  /** Most activations running at once across all persons. */
+  /** Lease on a running task or an outbox row being sent, ms (default 30 s; renewed by the heartbeat every third of it). */
+  leaseMs?: number;
+  /** Most activations running at once across all persons (default 16). */
   maxConcurrentActivations?: number;
   /** ALLOW_FROM: `channel:accountId` entries that may talk without pairing. */
   allowFrom?: readonly string[];
@@ -59,47 +62,57 @@ export interface FamiliarDeps {
   sentinel: { egress: EgressGuard; vault?: SecretVault; policy?: Policy };
   /** Let the model judge whether a proactive message is worth sending (strict JSON; failures hold). */
   notificationJudgement?: boolean;
+  /** How long processed platform update ids are kept for redelivery dedupe, ms (default 14 days). */
+  inboundRetentionMs?: number;
   /** Photos, voice notes, files and stickers: taken in on arrival (`intake`) and shown to the model (`context`). */
   media?: { intake: MediaIntake; context: ContextMedia };
 }
 
+/** Job names Familiar no longer uses (round 1 kept wake-ups and retries in Agenda); purged at start. */
+const retiredJobNames = ["task.wake", "task.resume", "outbox.deliver"] as const;
+
 /**
- * The core's public face for adapters and the composition root: inbound events in, outbound
- * messages out through the registered channel adapters, with commands, turns, background tasks,
- * the notification filter and the outbox wired together.
+ * The core assembled: the flows (inbound → turn, due task → activation, approval → resume, webhook
+ * event → resume, proactive candidate → filter → outbox) built in dependency order, plus the public
+ * face adapters and the composition root use. It holds no behaviour of its own beyond wiring.
  */
 export class Familiar {
+  /** This process's lease owner id: tasks and outbox rows it works on are leased to it. */
+  readonly owner = `proc:${randomUUID()}`;
   readonly commands = new CommandRegistry();
-  readonly queue: PersonQueue;
   readonly outbox: OutboxDelivery;
+  readonly outboxLoop: DueLoop<OutboxMessage>;
   readonly notifier: Notifier;
-  readonly tasks: TaskRuntime;
-  readonly turns: TurnRuntime;
   readonly sentinel: Sentinel;
   readonly approvals: ApprovalFlow;
   readonly views: SentinelViews;
   readonly access: AccessControl;
+  readonly wakeups: WakeupFlow;
+  readonly tasks: TaskRunner;
+  readonly taskLoop: DueLoop<ClaimedTask>;
+  readonly webhooks: WebhookEvents;
+  private readonly heartbeat: Heartbeat;
   private readonly adapters = new Map<ChannelName, ChannelAdapter>();
   private readonly inbound: InboundHandler;
   private readonly pressHandlers: PressHandler[] = [];
-  private readonly extraTools: ToolDefinition[] = [];
-  private readonly baseTools: ToolDefinition[];
+  private readonly tools: ToolDefinition[];
   private readonly creatingLocal = new Map<string, Promise<Person>>();
 
   constructor(readonly deps: FamiliarDeps) {
     const { store, scheduler, clock, logger } = deps;
-    this.queue = new PersonQueue(deps.maxConcurrentActivations ?? 16);
-    this.baseTools = coreTools({ store, scheduler, clock });
-    this.outbox = new OutboxDelivery({
-      store,
-      clock,
-      logger,
-      adapters: () => this.adapters,
-      onRetryScheduled: async (personId, at) => {
-        await scheduler.schedule({ name: outboxJobName, key: personId, data: { personId }, timing: { kind: "at", at } });
-      },
-    });
-    this.approvals = new ApprovalFlow({ store, clock, logger, outbox: this.outbox, scheduler, tasks: () => this.tasks });
+    const leaseMs = deps.leaseMs ?? 30_000;
+    const owner = this.owner;
+    const model = typeof deps.model === "function" ? deps.model : () => deps.model as ModelClient | null;
+    const adapters = () => this.adapters;
+
+    this.outbox = new OutboxDelivery({ store, clock, logger, owner, leaseMs, adapters });
+    this.outboxLoop = new DueLoop(this.outbox, { name: "outbox", clock, logger, maxInFlight: 8 });
+    const outbox = this.outboxLoop;
+    // The task loop is created below; these flows only need to wake it.
+    const pokeTasks = () => this.taskLoop.poke();
+
+    this.notifier = new Notifier({ store, clock, logger, outbox, scheduler, judge: deps.notificationJudgement ? model() : null });
+    this.approvals = new ApprovalFlow({ store, clock, logger, outbox, scheduler, tasks: { poke: pokeTasks } });
     this.sentinel = new Sentinel({
       store,
       egress: deps.sentinel.egress,
@@ -110,39 +123,45 @@ export class Familiar {
       now: () => clock.now(),
     });
     this.views = new SentinelViews(store, () => clock.now());
-    this.notifier = new Notifier({ store, clock, logger, outbox: this.outbox, scheduler, judge: deps.notificationJudgement ? deps.model : null });
-    this.tasks = new TaskRuntime({
+    this.wakeups = new WakeupFlow({ store, clock, logger, graceMs: deps.wakeupGraceMs, owner });
+    this.webhooks = new WebhookEvents({ store, clock, publicUrl: deps.publicUrl, pokeTasks, pokeOutbox: () => outbox.poke() });
+    this.tools = [...coreTools({ store, clock, poke: pokeTasks, releaseHeld: (personId, goalId) => this.wakeups.releaseHeld(personId, goalId) }), ...notifyTools({ store })];
+    this.tasks = new TaskRunner({
       store,
-      model: deps.model,
-      tokens: deps.tokens,
       clock,
       logger,
-      queue: this.queue,
-      scheduler,
-      notifier: this.notifier,
-      budget: deps.contextTokenBudget,
-      maxSteps: deps.maxSteps,
-      tools: () => [...this.baseTools, ...this.extraTools],
-      gate: (inner, activation) => this.sentinel.wrap(inner, { tainted: activation.tainted, sessionId: activation.sessionId }),
-      createHook: (person, task, description) => this.createHook(person, task, description),
-      deliverReply: (task, person, text, key) => this.turns.deliverReply(task, person, text, key),
-      leaseMs: deps.taskLeaseMs ?? 120_000,
-      graceMs: deps.wakeupGraceMs,
-      ...(deps.media && { media: deps.media.context }),
+      owner,
+      leaseMs,
+      model,
+      activation: {
+        tokens: deps.tokens,
+        budget: deps.contextTokenBudget,
+        maxSteps: deps.maxSteps,
+        gate: (inner, activation) => this.sentinel.wrap(inner, { tainted: activation.tainted, sessionId: activation.sessionId }),
+        createHook: (person, task, description) => this.webhooks.create(person, task, description),
+        ...(deps.media && { media: deps.media.context }),
+      },
+      tools: () => this.tools,
+      wakeups: this.wakeups,
+      proactive: new ProactiveFlow({ store, notifier: this.notifier }),
+      outbox,
+      poke: pokeTasks,
+      typing: (person) => this.startTyping(person.id),
+      summarize: (person, keepFromSeq) => this.summarize(person, keepFromSeq),
     });
-    this.turns = new TurnRuntime({
-      store,
-      model: deps.model,
-      tokens: deps.tokens,
-      clock,
-      logger,
-      queue: this.queue,
-      outbox: this.outbox,
-      tasks: this.tasks,
-      typing: (personId) => this.startTyping(personId),
-    });
+    this.taskLoop = new DueLoop(this.tasks, { name: "tasks", clock, logger, maxInFlight: deps.maxConcurrentActivations ?? 16 });
+    this.heartbeat = new Heartbeat({ store, clock, logger, owner, leaseMs });
+
     registerCoreCommands(this.commands, { store, clock });
-    registerSettingsCommands(this.commands, { store, clock, resumeDue: (personId) => this.resumeDue(personId) });
+    registerSettingsCommands(this.commands, {
+      store,
+      clock,
+      resumeDue: async (personId) => {
+        const released = await this.wakeups.releaseHeld(personId);
+        pokeTasks();
+        return released;
+      },
+    });
     registerSentinelCommands(this.commands, this.views);
     this.access = new AccessControl({ store, clock, logger, allowFrom: deps.allowFrom ?? [], channel: (name) => this.adapters.get(name) });
     this.access.registerCommands(this.commands);
@@ -153,21 +172,12 @@ export class Familiar {
       logger,
       commands: this.commands,
       unknownSender: async (event) => (event.channel === "local" ? this.localPerson(event) : this.access.unknownSender(event)),
-      onMessage: (person) => void this.turns.requestTurn(person.id),
+      onMessage: pokeTasks,
       answer: (person, event, text) => this.answer(person, event, text),
       pressHandlers: () => this.pressHandlers,
       links: this.access.links,
       ...(deps.media && { media: deps.media.intake }),
     });
-    const personOf = (data: Record<string, unknown>) => asId("person", String(data.personId));
-    const taskOf = (data: Record<string, unknown>) => asId("task", String(data.taskId));
-    scheduler.define(outboxJobName, async (job) => this.outbox.deliver(personOf(job.data)));
-    // As many wake-ups at once as activations (Agenda's default of 5 would queue a 09:00 rush).
-    const concurrency = deps.maxConcurrentActivations ?? 16;
-    scheduler.define(jobNames.wake, async (job) => this.tasks.onWake(taskOf(job.data), job.dueAt), { lockLifetimeMs: 5 * 60_000, concurrency });
-    scheduler.define(resumeJobName, async (job) => this.tasks.onResume(taskOf(job.data)), { concurrency });
-    scheduler.define(approvalExpiryJobName, async () => void (await this.approvals.expire()));
-    scheduler.define(digestJobName, async (job) => void (await this.notifier.sendDigest(personOf(job.data))));
   }
 
   /** Registers a channel adapter (before `start`). */
@@ -182,7 +192,7 @@ export class Familiar {
 
   /** Adds tools every activation gets (web tools through Sentinel, …). */
   addTools(tools: ToolDefinition[]): void {
-    this.extraTools.push(...tools);
+    this.tools.push(...tools);
   }
 
   onPress(handler: PressHandler): void {
@@ -192,11 +202,19 @@ export class Familiar {
   /** Entry point for adapters: resolves when the event is durably recorded (acknowledge the platform then). */
   handleInbound = (event: InboundEvent): Promise<InboundOutcome> => this.inbound.handle(event);
 
+  /** A webhook call (see WebhookEvents.receive). */
+  handleHookEvent(hookId: string, secret: string, body: string): Promise<HookEventResult> {
+    return this.webhooks.receive(hookId, secret, body);
+  }
+
   /**
    * Starts every registered channel (a channel that fails to start is reported and the others keep
-   * running), recovers interrupted and due work, and delivers pending outbound messages.
+   * running), takes over what a dead predecessor left (embedded mode), and starts the task and outbox
+   * loops: everything due — unanswered messages, wake-ups, interrupted activations, undelivered
+   * messages — is found by the same claims.
    */
   async start(): Promise<{ started: ChannelName[]; failed: { channel: ChannelName; error: string }[] }> {
+    const { store, scheduler, clock, logger } = this.deps;
     const started: ChannelName[] = [];
     const failed: { channel: ChannelName; error: string }[] = [];
     for (const [name, adapter] of this.adapters) {
@@ -206,18 +224,27 @@ export class Familiar {
       } catch (err) {
         this.adapters.delete(name);
         failed.push({ channel: name, error: (err as Error).message });
-        this.deps.logger.error({ channel: name, err }, "channel failed to start; the others keep running");
+        logger.error({ channel: name, err }, "channel failed to start; the others keep running");
       }
     }
-    await this.tasks.recover({ takeOverStaleLeases: this.deps.singleProcess });
-    await this.turns.recover();
-    void this.outbox.deliver().catch((err: unknown) => this.deps.logger.error({ err }, "outbox delivery failed"));
+    if (this.deps.singleProcess) {
+      const now = clock.now();
+      const tasks = await store.tasks.expireForeignLeases({ owner: this.owner, now });
+      const rows = await store.outbox.expireForeignLeases({ owner: this.owner, now });
+      if (tasks + rows > 0) logger.info({ tasks, outbox: rows }, "took over work left by a previous process");
+    }
+    for (const name of retiredJobNames) await scheduler.cancelAll(name);
+    this.heartbeat.start();
+    this.taskLoop.start();
+    this.outboxLoop.start();
     return { started, failed };
   }
 
-  /** Stops channels and waits (up to `deadlineMs`) for running activations. */
+  /** Stops claiming work, waits (up to `deadlineMs`) for what runs, then stops the channels. */
   async stop(deadlineMs: number): Promise<void> {
-    await this.queue.drain(deadlineMs);
+    await this.taskLoop.stop(deadlineMs);
+    await this.outboxLoop.stop(deadlineMs);
+    await this.heartbeat.stop();
     for (const adapter of this.adapters.values()) {
       try {
         await adapter.stop();
@@ -234,49 +261,7 @@ export class Familiar {
       { personId: person.id, deliveryKey: answerDeliveryKey(event), text, channel: event.channel },
       this.deps.clock.now(),
     );
-    await this.outbox.deliver(person.id);
-  }
-
-  /**
-   * An outside service called a webhook. The secret (header `X-Familiar-Hook-Secret`) is compared in
-   * constant time with the stored hash; the body resumes every task waiting for the hook as untrusted
-   * data. Returns `unknown` (404), `forbidden` (401) or the number of tasks resumed.
-   */
-  async handleHookEvent(hookId: string, secret: string, body: string): Promise<{ status: "unknown" } | { status: "forbidden" } | { status: "accepted"; resumed: number }> {
-    const { store, clock } = this.deps;
-    const hook = await store.hooks.getHook(asId("hook", hookId));
-    if (!hook) return { status: "unknown" };
-    const given = createHash("sha256").update(secret).digest();
-    const expected = Buffer.from(hook.secretHash, "hex");
-    if (expected.length !== given.length || !timingSafeEqual(given, expected)) {
-      await store.audit.appendAudit({ personId: hook.personId, kind: "hook.rejected", summary: `webhook ${hook.id}: wrong secret`, data: { hookId: hook.id } });
-      return { status: "forbidden" };
-    }
-    await store.hooks.touchHook(hook.id, clock.now());
-    const waiting = await store.tasks.findWaitingTasks({ kind: "event", hookId: hook.id });
-    await store.audit.appendAudit({ personId: hook.personId, kind: "hook.event", summary: `webhook "${hook.description}" received; resuming ${waiting.length} task(s)`, data: { hookId: hook.id, bytes: body.length } });
-    for (const task of waiting) {
-      void this.tasks.run(task.id, { trigger: `webhook event "${hook.description}"`, from: "waiting", observations: [{ source: `webhook ${hook.id}`, text: body }] });
-    }
-    return { status: "accepted", resumed: waiting.length };
-  }
-
-  /** Creates a webhook for a task and sends its URL and secret to the person directly (never to the model). */
-  private async createHook(person: Person, task: Task, description: string): Promise<HookId> {
-    const { store, clock } = this.deps;
-    const secret = randomBytes(24).toString("base64url");
-    const hook = await store.hooks.createHook({ personId: person.id, description, secretHash: createHash("sha256").update(secret).digest("hex") });
-    const url = `${this.deps.publicUrl().replace(/\/$/, "")}/hooks/${hook.id}`;
-    await store.outbox.enqueueOutbound(
-      {
-        personId: person.id,
-        deliveryKey: `hook:${hook.id}`,
-        text: `To trigger “${description}” (task: ${task.title}), have the service send an HTTP POST to ${url} with the header \`X-Familiar-Hook-Secret: ${secret}\`. Keep the secret private.`,
-      },
-      clock.now(),
-    );
-    void this.outbox.deliver(person.id);
-    return hook.id;
+    this.outboxLoop.poke();
   }
 
   /**
@@ -296,28 +281,23 @@ export class Familiar {
         if (!other) continue;
         const day = clock.now().toISOString().slice(0, 10);
         await store.outbox.enqueueOutbound({ personId: person.id, channel: other.channel, deliveryKey: `alert:${failing}:${day}:${person.id}`, text }, clock.now());
-        void this.outbox.deliver(person.id);
         told++;
       }
       after = page.next;
     } while (after);
+    if (told > 0) this.outboxLoop.poke();
     return told;
   }
 
-  /** After /resume: runs the person's pending work that became due while paused. */
-  private async resumeDue(personId: PersonId): Promise<number> {
-    const { store, clock } = this.deps;
-    const page = await store.tasks.listTasks({ personId, status: ["pending", "waiting"] }, { limit: 500 });
-    let count = 0;
-    for (const task of page.items) {
-      const state = task.state;
-      const due = state.status === "pending" ? (task.notBefore ?? clock.now()) : state.status === "waiting" && state.wait.kind === "time" ? state.wait.until : null;
-      if (due && due <= clock.now()) {
-        void this.tasks.onWake(task.id, due);
-        count++;
-      }
+  /** Folds older turns into the rolling summary (best effort: a failure only logs). */
+  private async summarize(person: Person, keepFromSeq: number): Promise<void> {
+    const model = typeof this.deps.model === "function" ? this.deps.model() : this.deps.model;
+    if (!model) return;
+    try {
+      await updateRollingSummary({ store: this.deps.store, model, tokens: this.deps.tokens, person, keepFromSeq });
+    } catch (err) {
+      this.deps.logger.warn({ err, personId: person.id }, "rolling summary not updated");
     }
-    return count;
   }
 
   /** The local chat is trusted (loopback only unless allowed): its users become persons on first message. */
@@ -347,10 +327,10 @@ export class Familiar {
       const [last] = await this.deps.store.conversation.listRecentMessages(personId, 1);
       const adapter = last && this.adapters.get(last.channel);
       const identity = adapter && (await this.deps.store.persons.listIdentities(personId)).find((i) => i.channel === last.channel);
-      if (adapter?.typing && identity && !stopped) await adapter.typing({ accountId: identity.accountId, address: identity.address }).catch(() => undefined);
-      if (!stopped) timer = setTimeout(() => void tick(), 4_000).unref();
+      if (adapter?.typing && identity && !stopped) await adapter.typing({ accountId: identity.accountId, address: identity.address });
+      if (!stopped) timer = setTimeout(() => void tick().catch((err: unknown) => this.deps.logger.debug({ err, personId }, "typing indicator failed")), 4_000).unref();
     };
-    void tick();
+    void tick().catch((err: unknown) => this.deps.logger.debug({ err, personId }, "typing indicator failed"));
     return () => {
       stopped = true;
       if (timer) clearTimeout(timer);

@@ -70,16 +70,26 @@ async function build(
  * @throws ValidationError for a bad table name; better-sqlite3's SqliteError if the file cannot be opened.
  */
 export async function createEmbeddedScheduler(
-  options: ({ path: string; db?: never } | { db: BetterSqlite3.Database; path?: never }) & SchedulerTuning & { tableName?: string },
+  options: ({ path: string; db?: never } | { db: BetterSqlite3.Database; path?: never }) &
+    SchedulerTuning & {
+      tableName?: string;
+      /** This process is the only one using the file (embedded mode): locks left at start belong to dead processes and are released. */
+      soleOwner?: boolean;
+    },
 ): Promise<AgendaScheduler> {
   const backend = new SqliteBackend({
     ...(options.db ? { db: options.db } : { path: options.path as string }),
     ...(options.tableName ? { tableName: options.tableName } : {}),
     notificationChannel: new InMemoryNotificationChannel(),
   });
-  return build(backend, options, (error) =>
+  const scheduler = await build(backend, options, (error) =>
     error instanceof Error ? error : new StoreUnavailableError(`SQLite scheduler could not open its job table: ${String(error)}`, { cause: error }),
   );
+  if (options.soleOwner) {
+    const released = backend.repository.releaseAllLocks();
+    if (released > 0) options.logger?.info({ released }, "released job locks left by a previous process");
+  }
+  return scheduler;
 }
 
 /**

@@ -7,3 +7,4 @@ export { AgendaScheduler, type AgendaSchedulerOptions, type StoredJobData } from
 export { createEmbeddedScheduler, createMongoScheduler, type SchedulerTuning } from "./factories.js";
 export { DueTimes, recordDueTimes } from "./due-times.js";
 export { isValidTimeZone } from "./timing.js";
+export { jobs, registerJobs, scheduleHousekeeping, inboundRetentionMs, type JobHandlers } from "./catalogue.js";

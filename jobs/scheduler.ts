@@ -118,6 +118,11 @@ export class AgendaScheduler implements Scheduler {
     return this.agenda.cancel({ name, data: { key } });
   }
 
+  /** Removes every job of `name` (jobs of a name no longer in use). */
+  async cancelAll(name: string): Promise<number> {
+    return this.agenda.cancel({ name });
+  }
+
   /** Next run of (name, key) in UTC; null if there is no such job or it will not run again. */
   async nextRunAt(name: string, key: string): Promise<Date | null> {
     const { jobs } = await this.agenda.queryJobs({ name, data: { key }, sort: { nextRunAt: "asc" } });

@@ -18,8 +18,9 @@ import {
   DeliveryError,
   type ChannelAdapter,
   type ChannelTarget,
-  type DeliveryReceipt,
   type InboundAttachment,
+  type OutboundPart,
+  type RenderOptions,
   type InboundEvent,
   type InboundSink,
   type OutboundContent,
@@ -30,7 +31,20 @@ import { downloadLimited } from "../shared/download.js";
 import { KeyedQueue } from "../shared/ordering.js";
 import type { Button } from "../../core/storage/types.js";
 import { isDiscordCode, toDeliveryError } from "./errors.js";
-import { renderDiscordMessages } from "./markdown.js";
+import { createHash } from "node:crypto";
+import { splitPlain } from "../shared/split.js";
+import { DISCORD_MESSAGE_LIMIT, renderDiscordMessages } from "./markdown.js";
+
+/** What one rendered Discord part carries to `sendPart`. */
+interface DiscordPartBody {
+  content: string;
+  buttons: Button[];
+}
+
+/** Discord API: a message nonce is at most 25 characters; derived from the part's delivery key. */
+export function discordNonce(key: string): string {
+  return createHash("sha256").update(key).digest("base64url").slice(0, 25);
+}
 
 /** Discord API: at most 5 buttons per action row and 5 action rows per message. */
 export const DISCORD_BUTTONS_PER_ROW = 5;
@@ -127,31 +141,52 @@ export class DiscordChannel implements ChannelAdapter {
   }
 
   /**
-   * Sends `content` to the DM or guild channel `target.address` (a user id also works: its DM channel
-   * is opened). Returns the ids of every part in order. Throws `DeliveryError` — permanent for 50007
-   * (cannot message this user), 10003 (unknown channel), 50035 (invalid form body), too many buttons.
+   * Discord deduplicates a message whose `nonce` was sent to the channel within the last few minutes
+   * when `enforce_nonce` is set (Discord API: Create Message), so a part re-sent after a restart is
+   * the same message.
    */
-  async send(target: ChannelTarget, content: OutboundContent): Promise<DeliveryReceipt> {
-    const parts = renderDiscordMessages(content.text);
-    const rows = buttonRows(content.buttons);
-    if (parts.length === 0 && rows.length === 0) return { platformIds: [] };
+  readonly resend = "idempotent" as const;
+
+  /**
+   * Renders `content` as Discord messages of at most `2000 × scale` characters: rich style is the
+   * model's markdown as Discord markdown, plain style the text as typed. Buttons ride on the last
+   * part (a message of buttons only when there is no text). Throws a `payload_rejected`
+   * DeliveryError for buttons that cannot be sent.
+   */
+  render(content: OutboundContent, options: RenderOptions): OutboundPart[] {
+    const limit = Math.max(64, Math.floor(DISCORD_MESSAGE_LIMIT * options.scale));
+    const texts = options.style === "rich" ? renderDiscordMessages(content.text, limit) : splitPlain(content.text, limit);
+    buttonRows(content.buttons); // validates before anything is sent
+    if (texts.length === 0 && content.buttons.length === 0) return [];
+    const parts = texts.length > 0 ? texts : [""];
+    return parts.map((text, i) => {
+      const last = i === parts.length - 1;
+      const body: DiscordPartBody = { content: text, buttons: last ? content.buttons : [] };
+      return { body, plain: text, buttons: last && content.buttons.length > 0 };
+    });
+  }
+
+  /**
+   * Sends one part to the DM or guild channel `target.address` (a user id also works: its DM channel
+   * is opened), with a nonce derived from `key`. Returns the message id. Throws `DeliveryError`:
+   * `recipient_gone` for 50007 / unknown channel or user, `payload_rejected` for 50035 and other 4xx.
+   */
+  async sendPart(target: ChannelTarget, part: OutboundPart, key: string): Promise<string> {
+    const body = part.body as DiscordPartBody;
     const channel = await this.sendable(target.address);
-    const platformIds: string[] = [];
-    const count = Math.max(parts.length, 1);
-    for (let i = 0; i < count; i++) {
-      const last = i === count - 1;
-      try {
-        const sent = await channel.send({
-          ...(parts[i] !== undefined ? { content: parts[i] } : {}),
-          components: last ? rows : [],
-          allowedMentions: { parse: [] },
-        });
-        platformIds.push(sent.id);
-      } catch (err) {
-        throw toDeliveryError(err, `send part ${i + 1}/${count} to channel ${target.address}`);
-      }
+    try {
+      const sent = await channel.send({
+        ...(body.content !== "" ? { content: body.content } : {}),
+        components: buttonRows(body.buttons),
+        allowedMentions: { parse: [] },
+        flags: MessageFlags.SuppressEmbeds,
+        nonce: discordNonce(key),
+        enforceNonce: true,
+      });
+      return sent.id;
+    } catch (err) {
+      throw toDeliveryError(err, `send a message to channel ${target.address}`);
     }
-    return { platformIds };
   }
 
   /**
@@ -161,9 +196,9 @@ export class DiscordChannel implements ChannelAdapter {
    */
   async edit(target: ChannelTarget, platformIds: string[], content: OutboundContent): Promise<void> {
     const id = platformIds.at(-1);
-    if (id === undefined) throw new DeliveryError("Discord: edit needs the id of the message to edit", true);
+    if (id === undefined) throw new DeliveryError("Discord: edit needs the id of the message to edit", "payload_rejected");
     const parts = renderDiscordMessages(content.text);
-    if (parts.length > 1) throw new DeliveryError(`Discord: the edited text of message ${id} needs ${parts.length} messages`, true);
+    if (parts.length > 1) throw new DeliveryError(`Discord: the edited text of message ${id} needs ${parts.length} messages`, "payload_rejected");
     const channel = await this.sendable(target.address);
     try {
       await channel.messages.edit(id, { content: parts[0] ?? "", components: buttonRows(content.buttons), allowedMentions: { parse: [] } });
@@ -184,7 +219,7 @@ export class DiscordChannel implements ChannelAdapter {
 
   private async sendable(address: string): Promise<SendableChannels> {
     const client = this.client;
-    if (!client) throw new DeliveryError("Discord channel is not started", false);
+    if (!client) throw new DeliveryError("Discord channel is not started", "transient");
     let channel;
     try {
       channel = await client.channels.fetch(address);
@@ -197,7 +232,7 @@ export class DiscordChannel implements ChannelAdapter {
         throw toDeliveryError(isDiscordCode(dmErr, RESTJSONErrorCodes.UnknownUser) ? err : dmErr, `open a DM with ${address}`);
       }
     }
-    if (!channel?.isSendable()) throw new DeliveryError(`Discord: channel ${address} does not accept messages`, true);
+    if (!channel?.isSendable()) throw new DeliveryError(`Discord: channel ${address} does not accept messages`, "recipient_gone");
     return channel;
   }
 
@@ -332,7 +367,7 @@ export class DiscordChannel implements ChannelAdapter {
  */
 export function buttonRows(buttons: readonly Button[]): ActionRowBuilder<ButtonBuilder>[] {
   const max = DISCORD_BUTTONS_PER_ROW * DISCORD_ROWS_PER_MESSAGE;
-  if (buttons.length > max) throw new DeliveryError(`Discord: ${buttons.length} buttons, at most ${max} fit on a message`, true);
+  if (buttons.length > max) throw new DeliveryError(`Discord: ${buttons.length} buttons, at most ${max} fit on a message`, "payload_rejected");
   const rows: ActionRowBuilder<ButtonBuilder>[] = [];
   try {
     for (let i = 0; i < buttons.length; i += DISCORD_BUTTONS_PER_ROW) {
@@ -346,7 +381,7 @@ export function buttonRows(buttons: readonly Button[]): ActionRowBuilder<ButtonB
     }
   } catch (err) {
     // discord.js builders validate with shapeshift and throw before any request: the payload is invalid.
-    throw new DeliveryError(`Discord: invalid buttons (${(err as Error).message})`, true, { cause: err });
+    throw new DeliveryError(`Discord: invalid buttons (${(err as Error).message})`, "payload_rejected", { cause: err });
   }
   return rows;
 }

@@ -2,23 +2,17 @@ import { DiscordAPIError, HTTPError, RESTJSONErrorCodes } from "discord.js";
 import { DeliveryError } from "../../core/channels/port.js";
 
 /**
- * Discord REST refusals that mean "this payload will never be accepted here": resending the same
- * payload cannot help (Discord API "JSON Error Codes").
- * - 50007 Cannot send messages to this user (DMs closed, bot blocked, no shared server);
- * - 10003 Unknown Channel, 10008 Unknown Message, 10013 Unknown User;
- * - 50001 Missing Access, 50013 Missing Permissions;
- * - 50035 Invalid Form Body (content over 2,000 characters, too many components, bad custom_id);
- * - 50006 Cannot send an empty message.
+ * Discord REST refusals that mean the person cannot be reached there (Discord API "JSON Error
+ * Codes"): 50007 Cannot send messages to this user (DMs closed, bot blocked, no shared server),
+ * 10003 Unknown Channel, 10013 Unknown User, 50001 Missing Access. Other 4xx (50035 Invalid Form
+ * Body: content over 2,000 characters, bad components; 50006 empty message; 10008 Unknown Message
+ * for an edit; 50013 Missing Permissions) reject this payload only.
  */
-export const PERMANENT_DISCORD_CODES: ReadonlySet<number> = new Set([
+export const RECIPIENT_GONE_DISCORD_CODES: ReadonlySet<number> = new Set([
   RESTJSONErrorCodes.CannotSendMessagesToThisUser,
   RESTJSONErrorCodes.UnknownChannel,
-  RESTJSONErrorCodes.UnknownMessage,
   RESTJSONErrorCodes.UnknownUser,
   RESTJSONErrorCodes.MissingAccess,
-  RESTJSONErrorCodes.MissingPermissions,
-  RESTJSONErrorCodes.InvalidFormBodyOrContentType,
-  RESTJSONErrorCodes.CannotSendAnEmptyMessage,
 ]);
 
 /** Whether `err` is a Discord REST error with JSON error code `code`. */
@@ -27,28 +21,35 @@ export function isDiscordCode(err: unknown, code: number): boolean {
 }
 
 /**
- * Maps whatever discord.js threw while delivering to a `DeliveryError`: the permanent codes above,
- * any other 4xx except 429 (a request Discord will keep refusing) and RangeErrors are permanent
- * (builder validation is mapped where the builders run); 5xx after @discordjs/rest's own retries,
- * 429s, timeouts and network failures are not.
- * The message names the operation and Discord's code, never the token.
+ * Maps whatever discord.js threw while delivering to a `DeliveryError`: `recipient_gone` for the
+ * codes above; `payload_rejected` for any other 4xx except 429 and for RangeErrors (builder
+ * validation); `rate_limited` for 429 with Discord's `retry_after`; `transient` for 5xx after
+ * @discordjs/rest's own retries, timeouts and network failures. The message names the operation
+ * and Discord's code, never the token.
  */
 export function toDeliveryError(err: unknown, what: string): DeliveryError {
   if (err instanceof DeliveryError) return err;
   if (err instanceof DiscordAPIError) {
     const code = typeof err.code === "number" ? err.code : Number.NaN;
-    const permanent = PERMANENT_DISCORD_CODES.has(code) || (err.status >= 400 && err.status < 500 && err.status !== 429);
     const retryAfter = (err.rawError as { retry_after?: unknown }).retry_after;
-    return new DeliveryError(`Discord refused to ${what}: ${err.status} ${err.code} ${err.message}`, permanent, {
+    const outcome = RECIPIENT_GONE_DISCORD_CODES.has(code)
+      ? "recipient_gone"
+      : err.status === 429
+        ? "rate_limited"
+        : err.status >= 400 && err.status < 500
+          ? "payload_rejected"
+          : "transient";
+    return new DeliveryError(`Discord refused to ${what}: ${err.status} ${err.code} ${err.message}`, outcome, {
       cause: err,
       ...(typeof retryAfter === "number" ? { retryAfterMs: Math.ceil(retryAfter * 1000) } : {}),
     });
   }
   if (err instanceof HTTPError) {
-    return new DeliveryError(`Discord failed to ${what}: HTTP ${err.status}`, err.status < 500 && err.status !== 429, { cause: err });
+    const outcome = err.status === 429 ? "rate_limited" : err.status < 500 ? "payload_rejected" : "transient";
+    return new DeliveryError(`Discord failed to ${what}: HTTP ${err.status}`, outcome, { cause: err });
   }
   if (err instanceof RangeError) {
-    return new DeliveryError(`Discord payload invalid, could not ${what}: ${err.message}`, true, { cause: err });
+    return new DeliveryError(`Discord payload invalid, could not ${what}: ${err.message}`, "payload_rejected", { cause: err });
   }
-  return new DeliveryError(`Discord: could not ${what}: ${(err as Error)?.message ?? String(err)}`, false, { cause: err });
+  return new DeliveryError(`Discord: could not ${what}: ${(err as Error)?.message ?? String(err)}`, "transient", { cause: err });
 }

@@ -4,15 +4,18 @@ import {
   DeliveryError,
   type ChannelAdapter,
   type ChannelTarget,
-  type DeliveryReceipt,
+  type OutboundPart,
   type InboundEvent,
   type InboundOutcome,
   type InboundSink,
   type OutboundContent,
 } from "../../core/channels/port.js";
+import { z } from "zod";
 import { systemClock, type Clock } from "../../core/clock.js";
 import type { LocalMailboxRepository } from "../../core/storage/ports.js";
 import type { LocalMessage } from "../../core/storage/types.js";
+
+const localPartBody = z.object({ text: z.string(), buttons: z.array(z.object({ id: z.string(), label: z.string() })) });
 
 /** How long one `typing()` call keeps the indicator on (ms); callers renew it while they work. */
 export const LOCAL_TYPING_MS = 6_000;
@@ -85,29 +88,32 @@ export class LocalChannel implements ChannelAdapter {
     for (const user of [...this.waiters.keys()]) this.notify(user);
   }
 
+  /** Sending again with the same key finds the first copy in the mailbox. */
+  readonly resend = "idempotent" as const;
+
+  /** One part, whatever the length (the page shows any length); nothing for empty text without buttons. */
+  render(content: OutboundContent): OutboundPart[] {
+    if (content.text.trim() === "" && content.buttons.length === 0) return [];
+    return [{ body: { text: content.text, buttons: content.buttons }, plain: content.text, buttons: content.buttons.length > 0 }];
+  }
+
   /**
-   * Stores a message for the local user `target.address` and wakes that user's long-polls. A
-   * message is never split (the page shows any length). Ends the user's typing indicator.
-   * Throws DeliveryError (retryable) when the mailbox cannot be written.
+   * Stores a message for the local user `target.address` and wakes that user's long-polls; the
+   * mailbox is the platform, so the same `key` after a crash finds the first copy. Ends the user's
+   * typing indicator. Throws DeliveryError (transient) when the mailbox cannot be written.
    */
-  async send(target: ChannelTarget, content: OutboundContent): Promise<DeliveryReceipt> {
-    // The mailbox is the platform: with a delivery key, a re-send after a crash finds the first copy.
-    const id = content.deliveryKey ? `lm_${createHash("sha256").update(content.deliveryKey).digest("hex").slice(0, 32)}` : this.newId();
-    if (content.deliveryKey && (await this.mailbox.getLocalMessage(id))) return { platformIds: [id] };
+  async sendPart(target: ChannelTarget, part: OutboundPart, key: string): Promise<string> {
+    const id = `lm_${createHash("sha256").update(key).digest("hex").slice(0, 32)}`;
+    if (await this.mailbox.getLocalMessage(id)) return id;
+    const body = localPartBody.parse(part.body);
     try {
-      await this.mailbox.putLocalMessage({
-        id,
-        user: target.address,
-        text: content.text,
-        buttons: content.buttons,
-        at: this.clock.now(),
-      });
+      await this.mailbox.putLocalMessage({ id, user: target.address, text: body.text, buttons: body.buttons, at: this.clock.now() });
     } catch (err) {
-      throw new DeliveryError(`local chat: could not store a message for ${target.address}`, false, { cause: err });
+      throw new DeliveryError(`local chat: could not store a message for ${target.address}`, "transient", { cause: err });
     }
     this.typingUntil.delete(target.address);
     this.notify(target.address);
-    return { platformIds: [id] };
+    return id;
   }
 
   /**
@@ -117,23 +123,23 @@ export class LocalChannel implements ChannelAdapter {
    */
   async edit(target: ChannelTarget, platformIds: string[], content: OutboundContent): Promise<void> {
     const id = platformIds[0];
-    if (id === undefined) throw new DeliveryError("local chat: edit needs the id of the message to edit", true);
+    if (id === undefined) throw new DeliveryError("local chat: edit needs the id of the message to edit", "payload_rejected");
     let existing: LocalMessage | null;
     try {
       existing = await this.mailbox.getLocalMessage(id);
     } catch (err) {
-      throw new DeliveryError(`local chat: could not read message ${id}`, false, { cause: err });
+      throw new DeliveryError(`local chat: could not read message ${id}`, "transient", { cause: err });
     }
     if (!existing || existing.user !== target.address) {
-      throw new DeliveryError(`local chat: message ${id} of ${target.address} does not exist`, true);
+      throw new DeliveryError(`local chat: message ${id} of ${target.address} does not exist`, "payload_rejected");
     }
     let edited: LocalMessage | null;
     try {
       edited = await this.mailbox.editLocalMessage(id, { text: content.text, buttons: content.buttons }, this.clock.now());
     } catch (err) {
-      throw new DeliveryError(`local chat: could not edit message ${id}`, false, { cause: err });
+      throw new DeliveryError(`local chat: could not edit message ${id}`, "transient", { cause: err });
     }
-    if (!edited) throw new DeliveryError(`local chat: message ${id} disappeared before it could be edited`, true);
+    if (!edited) throw new DeliveryError(`local chat: message ${id} disappeared before it could be edited`, "payload_rejected");
     this.notify(target.address);
   }
 

@@ -71,3 +71,8 @@ export function packBlocks<B>(blocks: readonly B[], limit: number, render: { tex
   if (current.trim()) parts.push(current.trim());
   return parts;
 }
+
+/** Plain text split into chunks of at most `limit` characters, between words where possible. */
+export function splitPlain(text: string, limit: number): string[] {
+  return splitPieces(words(text), Math.max(1, Math.floor(limit)));
+}

@@ -4,7 +4,8 @@ import {
   DeliveryError,
   type ChannelAdapter,
   type ChannelTarget,
-  type DeliveryReceipt,
+  type OutboundPart,
+  type RenderOptions,
   type InboundSink,
   type OutboundContent,
 } from "../../core/channels/port.js";
@@ -14,7 +15,23 @@ import { toInboundMessage, toInboundPress, type SlackBlockActionsBody, type Slac
 import { AttachmentError } from "../../core/channels/attachments.js";
 import { downloadLimited } from "../shared/download.js";
 import { KeyedQueue } from "../shared/ordering.js";
-import { layoutMessage, plainFallback, SLACK_LIMITS, type SlackLayoutLimits, type SlackMessagePart } from "./layout.js";
+import { actionsBlocks, layoutMessage, SLACK_LIMITS, type SlackBlock, type SlackLayoutLimits, type SlackMessagePart } from "./layout.js";
+import { splitPlain } from "../shared/split.js";
+
+/** Metadata event type marking Familiar's outbound parts (their key is the payload). */
+const PART_EVENT = "familiar_part";
+
+/** The key in a part's metadata payload, if any. */
+function partKeyOf(payload: unknown): string | null {
+  const key: unknown = payload !== null && typeof payload === "object" && "key" in payload ? payload.key : null;
+  return typeof key === "string" ? key : null;
+}
+
+/** What one rendered Slack part carries to `sendPart`. */
+interface SlackPartBody {
+  text: string;
+  blocks: (SlackBlock | { type: "section"; text: { type: "plain_text"; text: string } })[] | null;
+}
 
 /** Path of the Events API and interactivity request URL on our HTTP server. */
 export const SLACK_EVENTS_PATH = "/slack/events";
@@ -180,17 +197,65 @@ export class SlackChannel implements ChannelAdapter {
     if (this.socketMode && wasStarted) await this.app.stop();
   }
 
+  /** A part is posted with its key in message metadata, so `findSent` can look it up in the DM's history. */
+  readonly resend = "lookup" as const;
+
   /**
-   * Sends markdown `content` as one or more Block Kit messages (split after rendering, in order,
-   * buttons on the last). A user id address (U…/W…) is opened as a DM first. When Slack rejects the
-   * blocks (`invalid_blocks`, `msg_blocks_too_long`) the part is resent as plain mrkdwn text.
-   * Returns every message `ts`. Throws `DeliveryError` (permanent for blocked / gone / invalid).
+   * Renders markdown `content` as Block Kit messages (rich: mrkdwn sections within Slack's limits,
+   * scaled by `scale`), or as plain text messages (plain: the text as typed, no blocks but the
+   * buttons), in order, buttons on the last. No parts for content with neither text nor buttons.
    */
-  async send(target: ChannelTarget, content: OutboundContent): Promise<DeliveryReceipt> {
+  render(content: OutboundContent, options: RenderOptions): OutboundPart[] {
+    if (options.style === "rich") {
+      const scaled = { ...this.limits, sectionChars: Math.max(200, Math.floor(this.limits.sectionChars * options.scale)) };
+      const parts = layoutMessage(content, scaled);
+      return parts.map((part, i) => {
+        const body: SlackPartBody = { text: part.text, blocks: part.blocks };
+        return { body, plain: part.sections.join("\n\n") || part.text, buttons: i === parts.length - 1 && content.buttons.length > 0 };
+      });
+    }
+    const limit = Math.max(200, Math.floor(this.limits.plainChars * options.scale));
+    const texts = splitPlain(content.text, limit);
+    if (texts.length === 0 && content.buttons.length === 0) return [];
+    const pieces = texts.length > 0 ? texts : [content.buttons.map((b) => b.label).join(" · ")];
+    return pieces.map((text, i) => {
+      const last = i === pieces.length - 1;
+      const actions = last ? actionsBlocks(content.buttons) : [];
+      const body: SlackPartBody = { text, blocks: actions.length > 0 ? [{ type: "section", text: { type: "plain_text", text: text.slice(0, 3_000) } }, ...actions] : null };
+      return { body, plain: text, buttons: last && content.buttons.length > 0 };
+    });
+  }
+
+  /**
+   * Posts one part (a user id address is opened as a DM first) with `key` in its metadata. Returns
+   * its `ts`. Throws `DeliveryError`: `payload_rejected` for invalid or too long blocks (the outbox
+   * then sends plain text), `recipient_gone` for a closed or missing conversation.
+   */
+  async sendPart(target: ChannelTarget, part: OutboundPart, key: string): Promise<string> {
+    const body = part.body as SlackPartBody;
     const channel = await this.resolveChannel(target.address);
-    const platformIds: string[] = [];
-    for (const part of layoutMessage(content, this.limits)) platformIds.push(...(await this.postPart(channel, part)));
-    return { platformIds };
+    return this.call("chat.postMessage", async () => {
+      const res = await this.app.client.chat.postMessage({
+        channel,
+        text: body.text,
+        ...(body.blocks ? { blocks: body.blocks } : {}),
+        unfurl_links: false,
+        unfurl_media: false,
+        metadata: { event_type: PART_EVENT, event_payload: { key } },
+      });
+      if (!res.ts) throw new DeliveryError("Slack chat.postMessage returned no ts", "transient");
+      return res.ts;
+    });
+  }
+
+  /** Looks for the part posted with `key` since `since` in the conversation's history (conversations.history with metadata). */
+  async findSent(target: ChannelTarget, key: string, since: Date): Promise<string | null> {
+    const channel = await this.resolveChannel(target.address);
+    const res = await this.call("conversations.history", () =>
+      this.app.client.conversations.history({ channel, oldest: String((since.getTime() - 60_000) / 1000), include_all_metadata: true, limit: 100 }),
+    );
+    const found = (res.messages ?? []).find((m) => m.metadata?.event_type === PART_EVENT && partKeyOf(m.metadata.event_payload) === key);
+    return found?.ts ?? null;
   }
 
   /**
@@ -205,7 +270,9 @@ export class SlackChannel implements ChannelAdapter {
       if (part) await this.updatePart(channel, ts, part);
       else await this.call("chat.delete", () => this.app.client.chat.delete({ channel, ts }));
     }
-    for (const part of parts.slice(platformIds.length)) await this.postPart(channel, part);
+    for (const part of parts.slice(platformIds.length)) {
+      await this.call("chat.postMessage", () => this.app.client.chat.postMessage({ channel, text: part.text, blocks: part.blocks, unfurl_links: false, unfurl_media: false }));
+    }
   }
 
   // -------------------------------------------------------------------------------------------
@@ -272,40 +339,6 @@ export class SlackChannel implements ChannelAdapter {
     }
   }
 
-  /** Posts one laid-out part; on a Block Kit rejection, posts it as text-only messages instead. */
-  private async postPart(channel: string, part: SlackMessagePart): Promise<string[]> {
-    try {
-      return [await this.post(channel, part.text, part.blocks)];
-    } catch (err) {
-      const code = slackErrorCode(err);
-      if (!code || !BLOCK_REJECTIONS.has(code)) throw toDeliveryError("chat.postMessage", err, this.lastRetryAfterSec);
-      this.logger.warn({ code, blocks: part.blocks.length }, "Slack rejected the blocks: sending plain text instead");
-    }
-    const texts = plainFallback(part, { ...this.limits, plainChars: this.limits.sectionChars });
-    const actions = part.blocks.filter((b) => b.type === "actions");
-    const ids: string[] = [];
-    for (const [i, text] of texts.entries()) {
-      const last = i === texts.length - 1;
-      try {
-        // Buttons still need blocks: the last piece goes as one small section plus its actions.
-        const blocks = last && actions.length > 0 ? [{ type: "section" as const, text: { type: "mrkdwn" as const, text } }, ...actions] : undefined;
-        ids.push(await this.post(channel, text, blocks));
-      } catch (err) {
-        throw toDeliveryError("chat.postMessage", err, this.lastRetryAfterSec);
-      }
-    }
-    if (texts.length === 0 && actions.length > 0) {
-      ids.push(await this.post(channel, part.text, actions).catch((err: unknown) => Promise.reject(toDeliveryError("chat.postMessage", err))));
-    }
-    return ids;
-  }
-
-  private async post(channel: string, text: string, blocks: SlackMessagePart["blocks"] | undefined): Promise<string> {
-    const res = await this.app.client.chat.postMessage({ channel, text, ...(blocks ? { blocks } : {}), unfurl_links: false });
-    if (!res.ts) throw new DeliveryError("Slack chat.postMessage returned no ts", false);
-    return res.ts;
-  }
-
   private async updatePart(channel: string, ts: string, part: SlackMessagePart): Promise<void> {
     try {
       await this.app.client.chat.update({ channel, ts, text: part.text, blocks: part.blocks });
@@ -325,7 +358,7 @@ export class SlackChannel implements ChannelAdapter {
     if (known) return known;
     const res = await this.call("conversations.open", () => this.app.client.conversations.open({ users: address }));
     const id = res.channel?.id;
-    if (!id) throw new DeliveryError("Slack conversations.open returned no channel", false);
+    if (!id) throw new DeliveryError("Slack conversations.open returned no channel", "transient");
     this.dmChannels.set(address, id);
     return id;
   }

@@ -2,21 +2,14 @@ import { webApi } from "@slack/bolt";
 import { DeliveryError } from "../../core/channels/port.js";
 
 /**
- * Slack Web API error codes after which the same payload must never be sent again (Slack API
- * reference for chat.postMessage / chat.update): the conversation is gone or closed to the bot,
- * the person left, the token is dead, or the payload itself is invalid.
+ * Slack Web API error codes that mean the person cannot be reached in this conversation (Slack API
+ * reference for chat.postMessage / chat.update): the conversation is gone or closed to the bot, the
+ * person left or was deactivated.
  */
-const PERMANENT = new Set([
-  "channel_not_found",
-  "not_in_channel",
-  "is_archived",
-  "account_inactive",
-  "user_not_found",
-  "user_disabled",
-  "invalid_auth",
-  "not_authed",
-  "token_revoked",
-  "token_expired",
+const RECIPIENT_GONE = new Set(["channel_not_found", "not_in_channel", "is_archived", "account_inactive", "user_not_found", "user_disabled", "cannot_dm_bot"]);
+
+/** Codes that reject this payload (or this edit) only: the outbox re-renders or sends it as new. */
+const PAYLOAD_REJECTED = new Set([
   "msg_too_long",
   "no_text",
   "invalid_blocks",
@@ -28,7 +21,9 @@ const PERMANENT = new Set([
   "edit_window_closed",
   "restricted_action",
   "cannot_reply_to_message",
-  "missing_scope",
+  "invalid_metadata_format",
+  "invalid_metadata_schema",
+  "metadata_too_large",
 ]);
 
 /** Block Kit rejections after which the text-only fallback is tried (S3). */
@@ -44,30 +39,32 @@ export function slackErrorCode(err: unknown): string | null {
 }
 
 /**
- * Maps a failed Web API call to a `DeliveryError`: `permanent` for the codes above, retryable for
- * everything else (5xx, network, rate limits that outlived the WebClient's own Retry-After waits),
- * with `retryAfterMs` when Slack said how long to wait. The message names the method and Slack's
- * code, never the token.
+ * Maps a failed Web API call to a `DeliveryError`: `recipient_gone` and `payload_rejected` for the
+ * codes above; `rate_limited` (with `retryAfterMs` when Slack said how long) for rate limits that
+ * outlived the WebClient's own Retry-After waits; `transient` for everything else — 5xx, network,
+ * and token problems (invalid_auth, token_revoked, missing_scope) the operator fixes, after which
+ * the message itself is fine. The message names the method and Slack's code, never the token.
  */
 export function toDeliveryError(method: string, err: unknown, retryAfterSec?: number): DeliveryError {
+  if (err instanceof DeliveryError) return err;
   const code = slackErrorCode(err);
   if (code !== null) {
-    const permanent = PERMANENT.has(code);
-    return new DeliveryError(`Slack ${method} failed: ${code}`, permanent, {
+    const outcome = RECIPIENT_GONE.has(code) ? "recipient_gone" : PAYLOAD_REJECTED.has(code) ? "payload_rejected" : code === "ratelimited" ? "rate_limited" : "transient";
+    return new DeliveryError(`Slack ${method} failed: ${code}`, outcome, {
       cause: err,
-      retryAfterMs: !permanent && code === "ratelimited" && retryAfterSec ? retryAfterSec * 1000 : undefined,
+      retryAfterMs: code === "ratelimited" && retryAfterSec ? retryAfterSec * 1000 : undefined,
     });
   }
   const e = err as { code?: unknown; retryAfter?: unknown; statusCode?: unknown; original?: { message?: unknown } };
   if (e?.code === webApi.ErrorCode.RateLimitedError && typeof e.retryAfter === "number") {
-    return new DeliveryError(`Slack ${method} rate limited`, false, { cause: err, retryAfterMs: e.retryAfter * 1000 });
+    return new DeliveryError(`Slack ${method} rate limited`, "rate_limited", { cause: err, retryAfterMs: e.retryAfter * 1000 });
   }
   // After its own Retry-After waits, WebClient gives up with a request error wrapping
   // "A rate limit was exceeded (…)" (web-api 8.2, WebClient.makeRequest).
   const original = e?.code === webApi.ErrorCode.RequestError ? e.original?.message : undefined;
   const rateLimited = typeof original === "string" && original.startsWith("A rate limit was exceeded");
   const detail = rateLimited ? "rate limited" : e?.code === webApi.ErrorCode.HTTPError ? `HTTP ${String(e.statusCode)}` : "request failed";
-  return new DeliveryError(`Slack ${method} failed: ${detail}`, false, {
+  return new DeliveryError(`Slack ${method} failed: ${detail}`, rateLimited ? "rate_limited" : "transient", {
     cause: err,
     retryAfterMs: rateLimited && retryAfterSec ? retryAfterSec * 1000 : undefined,
   });

@@ -6,7 +6,8 @@ import {
   DeliveryError,
   type ChannelAdapter,
   type ChannelTarget,
-  type DeliveryReceipt,
+  type OutboundPart,
+  type RenderOptions,
   type InboundOutcome,
   type InboundSink,
   type OutboundContent,
@@ -16,7 +17,15 @@ import type { Logger } from "../../core/log.js";
 import { downloadLimited } from "../shared/download.js";
 import type { Button } from "../../core/storage/types.js";
 import { isNotModified, isStaleCallback, toDeliveryError, toStartError } from "./errors.js";
-import { renderTelegramHtml } from "./html.js";
+import { renderTelegramHtml, runsToHtml, splitRuns, TELEGRAM_TEXT_LIMIT, visibleText } from "./html.js";
+import { markdownToRuns, type Run } from "./markdown.js";
+
+/** What one rendered Telegram part carries to `sendPart`. */
+interface TelegramPartBody {
+  text: string;
+  html: boolean;
+  keyboard: InlineKeyboard | null;
+}
 import { ALLOWED_UPDATES, decideUpdate, type ChatPolicy } from "./inbound.js";
 import { UpdatePoller, type PollerOptions } from "./polling.js";
 
@@ -150,31 +159,47 @@ export class TelegramChannel implements ChannelAdapter {
     this.sink = null;
   }
 
+  /** Telegram offers no way to ask whether a message arrived, nor to send idempotently. */
+  readonly resend = "at-most-once" as const;
+
   /**
-   * Sends `content` to the chat `target.address` as one or more HTML messages (see
-   * `renderTelegramHtml`), in order, the inline keyboard on the last one. Returns every message id.
-   * Throws a permanent DeliveryError, before any call, for a button id over 64 bytes or text with
-   * nothing visible; otherwise as `toDeliveryError` maps Telegram's answer. A part that fails stops
-   * the send (the error message says how many parts went out).
+   * Renders `content` as Telegram messages: rich style is the model's markdown as Telegram HTML,
+   * plain style the text as typed (no parse mode); each part at most `4096 × scale` characters as
+   * Telegram counts them after parsing (see `splitRuns`), the inline keyboard on the last. No parts
+   * for text with nothing visible. Throws a `payload_rejected` DeliveryError for a button id over 64 bytes.
    */
-  async send(target: ChannelTarget, content: OutboundContent): Promise<DeliveryReceipt> {
+  render(content: OutboundContent, options: RenderOptions): OutboundPart[] {
+    const limit = Math.max(64, Math.floor(TELEGRAM_TEXT_LIMIT * options.scale));
+    const runs: Run[] = options.style === "rich" ? markdownToRuns(content.text) : [{ text: content.text, formats: [] }];
+    const parts = splitRuns(runs, limit);
     const keyboard = inlineKeyboard(content.buttons);
-    const parts = renderTelegramHtml(content.text);
-    if (parts.length === 0) throw new DeliveryError("telegram: nothing to send: the text has no visible characters", true);
-    const platformIds: string[] = [];
-    for (const [index, html] of parts.entries()) {
-      const last = index === parts.length - 1;
-      try {
-        const message = await this.bot.api.sendMessage(target.address, html, {
-          parse_mode: "HTML",
-          ...(last && keyboard ? { reply_markup: keyboard } : {}),
-        });
-        platformIds.push(String(message.message_id));
-      } catch (err) {
-        throw toDeliveryError(err, `sendMessage to chat ${target.address} (part ${index + 1} of ${parts.length}, ${platformIds.length} delivered)`);
-      }
+    return parts.map((part, i) => {
+      const last = i === parts.length - 1;
+      const body: TelegramPartBody = {
+        text: options.style === "rich" ? runsToHtml(part) : visibleText(part),
+        html: options.style === "rich",
+        keyboard: last && keyboard ? keyboard : null,
+      };
+      return { body, plain: visibleText(part), buttons: last && keyboard !== undefined };
+    });
+  }
+
+  /**
+   * Sends one part to the chat `target.address` (link previews off: a link in a reply must not load
+   * anything by itself). Returns the message id. Throws DeliveryError as `toDeliveryError` maps Telegram's answer.
+   */
+  async sendPart(target: ChannelTarget, part: OutboundPart): Promise<string> {
+    const body = part.body as TelegramPartBody;
+    try {
+      const message = await this.bot.api.sendMessage(target.address, body.text, {
+        ...(body.html ? { parse_mode: "HTML" as const } : {}),
+        ...(body.keyboard ? { reply_markup: body.keyboard } : {}),
+        link_preview_options: { is_disabled: true },
+      });
+      return String(message.message_id);
+    } catch (err) {
+      throw toDeliveryError(err, `sendMessage to chat ${target.address}`);
     }
-    return { platformIds };
   }
 
   /**
@@ -184,14 +209,14 @@ export class TelegramChannel implements ChannelAdapter {
    */
   async edit(target: ChannelTarget, platformIds: string[], content: OutboundContent): Promise<void> {
     const id = Number(platformIds[platformIds.length - 1]);
-    if (!Number.isSafeInteger(id)) throw new DeliveryError(`telegram: edit needs a Telegram message id, got ${JSON.stringify(platformIds)}`, true);
+    if (!Number.isSafeInteger(id)) throw new DeliveryError(`telegram: edit needs a Telegram message id, got ${JSON.stringify(platformIds)}`, "payload_rejected");
     const keyboard = inlineKeyboard(content.buttons) ?? { inline_keyboard: [] };
     const parts = renderTelegramHtml(content.text);
     if (parts.length !== 1) {
-      throw new DeliveryError(`telegram: an edited message must be one message of visible text; this one renders to ${parts.length} parts`, true);
+      throw new DeliveryError(`telegram: an edited message must be one message of visible text; this one renders to ${parts.length} parts`, "payload_rejected");
     }
     try {
-      await this.bot.api.editMessageText(target.address, id, parts[0]!, { parse_mode: "HTML", reply_markup: keyboard });
+      await this.bot.api.editMessageText(target.address, id, parts[0]!, { parse_mode: "HTML", reply_markup: keyboard, link_preview_options: { is_disabled: true } });
     } catch (err) {
       if (isNotModified(err)) return;
       throw toDeliveryError(err, `editMessageText of message ${id} in chat ${target.address}`);
@@ -307,9 +332,9 @@ export function inlineKeyboard(buttons: readonly Button[]): InlineKeyboard | und
   for (const button of buttons) {
     const bytes = Buffer.byteLength(button.id, "utf8");
     if (bytes < 1 || bytes > CALLBACK_DATA_MAX_BYTES) {
-      throw new DeliveryError(`telegram: button id ${JSON.stringify(button.id)} is ${bytes} bytes; Telegram's callback_data takes 1–${CALLBACK_DATA_MAX_BYTES} bytes`, true);
+      throw new DeliveryError(`telegram: button id ${JSON.stringify(button.id)} is ${bytes} bytes; Telegram's callback_data takes 1–${CALLBACK_DATA_MAX_BYTES} bytes`, "payload_rejected");
     }
-    if (button.label.trim() === "") throw new DeliveryError(`telegram: button ${JSON.stringify(button.id)} has an empty label`, true);
+    if (button.label.trim() === "") throw new DeliveryError(`telegram: button ${JSON.stringify(button.id)} has an empty label`, "payload_rejected");
   }
   const perRow = buttons.length <= 3 ? buttons.length : BUTTONS_PER_ROW;
   const rows: InlineKeyboard["inline_keyboard"] = [];

@@ -2,20 +2,21 @@ import { GrammyError, HttpError } from "grammy";
 import { DeliveryError } from "../../core/channels/port.js";
 import { ConfigError, FamiliarError } from "../../core/errors.js";
 
+/** Telegram's 400 descriptions that mean the chat itself is gone for the bot (not this payload). */
+const CHAT_GONE = /chat not found|user not found|peer_id_invalid|group chat was (deactivated|deleted|upgraded)|chat was deleted/i;
+
 /**
- * Maps a failed Bot API call to a `DeliveryError`.
- *
- * Permanent (the same payload would fail again; the outbox must not resend it):
- * - 400 Bad Request: "chat not found", "message is too long", "can't parse entities",
- *   "BUTTON_DATA_INVALID", "message text is empty", "message to edit not found", … — Telegram
- *   rejected this payload for this chat;
- * - 403 Forbidden: "bot was blocked by the user", "user is deactivated", "bot was kicked from the
- *   group chat" — the chat is gone for the bot.
- *
- * Retryable: 429 (with `retryAfterMs` from `parameters.retry_after`, seconds → ms, once
- * @grammyjs/auto-retry gave up), 5xx, 401/404 (a token or API root problem the operator fixes;
- * the message itself is fine), and network failures (`HttpError`). The network error itself is not
- * kept as `cause`: its text can contain the request URL, which contains the bot token.
+ * Maps a failed Bot API call to a `DeliveryError` with its outcome (Telegram Bot API error answers):
+ * - `recipient_gone`: 403 ("bot was blocked by the user", "user is deactivated", "bot was kicked
+ *   from the group chat") and the 400s that say the chat is gone ("chat not found", …);
+ * - `payload_rejected`: every other 400 ("message is too long", "can't parse entities",
+ *   "BUTTON_DATA_INVALID", "message text is empty", "message to edit not found", …) — this payload;
+ *   the outbox re-renders it, the person stays reachable;
+ * - `rate_limited`: 429, with `retryAfterMs` from `parameters.retry_after` (seconds → ms) once
+ *   @grammyjs/auto-retry gave up;
+ * - `transient`: 5xx, 401/404 (a token or API root problem the operator fixes; the message itself is
+ *   fine), and network failures (`HttpError`). The network error is not kept as `cause`: its text can
+ *   contain the request URL, which contains the bot token.
  *
  * Throws nothing; `what` names the call for the message ("sendMessage to chat 42").
  */
@@ -23,12 +24,14 @@ export function toDeliveryError(err: unknown, what: string): DeliveryError {
   if (err instanceof DeliveryError) return err;
   if (err instanceof GrammyError) {
     const message = `telegram: ${what} failed (${err.error_code}: ${err.description})`;
-    if (err.error_code === 400 || err.error_code === 403) return new DeliveryError(message, true, { cause: err });
+    if (err.error_code === 403 || (err.error_code === 400 && CHAT_GONE.test(err.description))) return new DeliveryError(message, "recipient_gone", { cause: err });
+    if (err.error_code === 400) return new DeliveryError(message, "payload_rejected", { cause: err });
     const retryAfter = err.parameters.retry_after;
-    return new DeliveryError(message, false, { cause: err, retryAfterMs: typeof retryAfter === "number" ? retryAfter * 1000 : undefined });
+    if (err.error_code === 429) return new DeliveryError(message, "rate_limited", { cause: err, retryAfterMs: typeof retryAfter === "number" ? retryAfter * 1000 : 1_000 });
+    return new DeliveryError(message, "transient", { cause: err });
   }
-  if (err instanceof HttpError) return new DeliveryError(`telegram: ${what} failed: ${err.message}`, false);
-  return new DeliveryError(`telegram: ${what} failed: ${err instanceof Error ? err.message : String(err)}`, false);
+  if (err instanceof HttpError) return new DeliveryError(`telegram: ${what} failed: ${err.message}`, "transient");
+  return new DeliveryError(`telegram: ${what} failed: ${err instanceof Error ? err.message : String(err)}`, "transient");
 }
 
 /** Telegram's answer when an edit changes nothing (a retried edit): the card already shows it. */

@@ -5,7 +5,8 @@ import {
   DeliveryError,
   type ChannelAdapter,
   type ChannelTarget,
-  type DeliveryReceipt,
+  type OutboundPart,
+  type RenderOptions,
   type InboundEvent,
   type InboundSink,
   type OutboundContent,
@@ -15,6 +16,15 @@ import { clientAuth, type WhatsAppAuthOption } from "./auth.js";
 import { CardBook, numberedHint, pollOptions, POLL_MAX_OPTIONS, POLL_MIN_OPTIONS, pollQuestion } from "./cards.js";
 import { renderWhatsAppMessages, WHATSAPP_MESSAGE_LIMIT } from "./markdown.js";
 import { mediaAttachment } from "./media.js";
+import { splitPlain } from "../shared/split.js";
+import type { Button } from "../../core/storage/types.js";
+
+/** What one rendered WhatsApp part carries to `sendPart`: a text, or a card's poll; `buttons` register the card. */
+interface WhatsAppPartBody {
+  kind: "text" | "poll";
+  text: string;
+  buttons: Button[];
+}
 import { realWhatsAppLibrary, type WaMessage, type WaPollVote, type WhatsAppClientAuth, type WhatsAppClientPort, type WhatsAppLibrary } from "./port.js";
 import { remoteSessionName } from "./remote-store.js";
 
@@ -124,34 +134,45 @@ export class WhatsAppChannel implements ChannelAdapter {
     await this.closeClient();
   }
 
+  /** WhatsApp Web offers no send key and the port no history look-up: a cut-short part is not resent. */
+  readonly resend = "at-most-once" as const;
+
   /**
-   * Sends the rendered text (split ≤ 4,000 characters); with buttons, the last text part ends with the
-   * numbered-reply line and a poll follows (2–12 buttons). Returns the ids of the text parts and the poll.
-   * Throws `DeliveryError`: retryable while WhatsApp is not ready, permanent for an unknown chat id.
+   * Renders `content` as WhatsApp messages (rich: WhatsApp formatting; plain: the text as typed),
+   * each within `4000 × scale` characters. With buttons, the last text part ends with the
+   * numbered-reply line and a poll follows when there are 2–12 buttons (WhatsApp: polls take 2–12
+   * options; interactive buttons are deprecated and do not render).
    */
-  async send(target: ChannelTarget, content: OutboundContent): Promise<DeliveryReceipt> {
-    const client = this.readyClient();
-    const parts = renderWhatsAppMessages(content.text);
+  render(content: OutboundContent, options: RenderOptions): OutboundPart[] {
+    const limit = Math.max(64, Math.floor(WHATSAPP_MESSAGE_LIMIT * options.scale));
+    const texts = options.style === "rich" ? renderWhatsAppMessages(content.text, limit) : splitPlain(content.text, limit);
+    const parts: WhatsAppPartBody[] = texts.map((text) => ({ kind: "text", text, buttons: [] }));
     if (content.buttons.length) {
       const hint = numberedHint(content.buttons);
       const last = parts.at(-1);
-      if (last !== undefined && last.length + 2 + hint.length <= WHATSAPP_MESSAGE_LIMIT) parts[parts.length - 1] = `${last}\n\n${hint}`;
-      else parts.push(hint);
+      if (last?.kind === "text" && last.text.length + 2 + hint.length <= limit) last.text = `${last.text}\n\n${hint}`;
+      else parts.push({ kind: "text", text: hint, buttons: [] });
+      const poll = content.buttons.length >= POLL_MIN_OPTIONS && content.buttons.length <= POLL_MAX_OPTIONS;
+      if (poll) parts.push({ kind: "poll", text: pollQuestion(texts[0] ?? ""), buttons: content.buttons });
+      else parts.at(-1)!.buttons = content.buttons;
     }
-    const platformIds: string[] = [];
-    for (const [i, part] of parts.entries()) {
-      platformIds.push(await this.call(() => client.sendMessage(target.address, part, { linkPreview: false }), `send part ${i + 1}/${parts.length} to ${target.address}`));
-    }
-    if (content.buttons.length) {
-      let pollId: string | null = null;
-      if (content.buttons.length >= POLL_MIN_OPTIONS && content.buttons.length <= POLL_MAX_OPTIONS) {
-        const poll = this.library.createPoll(pollQuestion(renderWhatsAppMessages(content.text)[0] ?? ""), pollOptions(content.buttons.map((b) => b.label)));
-        pollId = await this.call(() => client.sendMessage(target.address, poll), `send the poll to ${target.address}`);
-        platformIds.push(pollId);
-      }
-      this.cards.add({ pollId, ref: platformIds.at(-1)!, address: target.address, buttons: content.buttons, open: true });
-    }
-    return { platformIds };
+    return parts.map((body, i) => ({ body, plain: body.kind === "text" ? body.text : "", buttons: i === parts.length - 1 && content.buttons.length > 0 }));
+  }
+
+  /**
+   * Sends one part (a text, or the poll of a card); the part that carries the buttons registers the
+   * card so numbered replies and votes map back to its buttons. Throws `DeliveryError`: transient
+   * while WhatsApp is not ready, `recipient_gone` for a number that is not on WhatsApp.
+   */
+  async sendPart(target: ChannelTarget, part: OutboundPart): Promise<string> {
+    const client = this.readyClient();
+    const body = part.body as WhatsAppPartBody;
+    const id =
+      body.kind === "poll"
+        ? await this.call(() => client.sendMessage(target.address, this.library.createPoll(body.text, pollOptions(body.buttons.map((b) => b.label)))), `send the poll to ${target.address}`)
+        : await this.call(() => client.sendMessage(target.address, body.text, { linkPreview: false }), `send a message to ${target.address}`);
+    if (body.buttons.length) this.cards.add({ pollId: body.kind === "poll" ? id : null, ref: id, address: target.address, buttons: body.buttons, open: true });
+    return id;
   }
 
   /**
@@ -178,7 +199,7 @@ export class WhatsAppChannel implements ChannelAdapter {
       const quoted = platformIds.at(-1);
       await this.call(() => client.sendMessage(target.address, text, { linkPreview: false, ...(quoted ? { quotedMessageId: quoted } : {}) }), `send the outcome to ${target.address}`);
     }
-    if (content.buttons.length) await this.send(target, { text: "", buttons: content.buttons });
+    for (const part of this.render({ text: "", buttons: content.buttons }, { style: "rich", scale: 1 })) await this.sendPart(target, part);
   }
 
   /** Shows "typing…" in the chat (WhatsApp Web: lasts 25 s). */
@@ -192,7 +213,7 @@ export class WhatsAppChannel implements ChannelAdapter {
 
   private readyClient(): WhatsAppClientPort {
     if (!this.client || this.status !== "ready") {
-      throw new DeliveryError(`WhatsApp is not connected (${this.status})`, this.status === "gave_up", { retryAfterMs: 30_000 });
+      throw new DeliveryError(`WhatsApp is not connected (${this.status})`, "transient", { retryAfterMs: 30_000 });
     }
     return this.client;
   }
@@ -204,8 +225,9 @@ export class WhatsAppChannel implements ChannelAdapter {
       return typeof result === "string" ? result : result.id._serialized;
     } catch (err) {
       const message = (err as Error)?.message ?? String(err);
-      const permanent = /invalid wid|wid error|no lid for user|not a valid|chat not found|number is not registered/i.test(message);
-      throw new DeliveryError(`WhatsApp could not ${what}: ${message}`, permanent, { cause: err });
+      // "No LID for user" is WhatsApp Web not having mapped the contact yet: retried, never a reason to stop.
+      const gone = /invalid wid|wid error|not a valid|chat not found|number is not registered/i.test(message);
+      throw new DeliveryError(`WhatsApp could not ${what}: ${message}`, gone ? "recipient_gone" : "transient", { cause: err });
     }
   }
 

@@ -23,29 +23,63 @@ export interface OutboundContent {
   deliveryKey?: string;
 }
 
-/** Result of a delivery: the platform ids of every part sent (a long message may be split). */
-export interface DeliveryReceipt {
-  platformIds: string[];
-}
-
 /**
- * Thrown by adapters when the platform refused a delivery. `permanent` errors (bot blocked, chat
- * gone, message too long after splitting) are never retried with the same payload; others are
- * retried with backoff.
+ * How a platform refused a delivery — a closed set, because each asks for a different reaction:
+ * - `recipient_gone`: the person blocked the bot, left or deleted the chat; the identity is marked
+ *   unreachable until they write again, and the message is not retried there;
+ * - `payload_rejected`: this payload cannot be sent (too long, bad entities, the message to edit is
+ *   gone); the outbox re-renders it (plain text, smaller parts, or a new message instead of an edit)
+ *   and never treats it as a reason to stop talking to the person;
+ * - `rate_limited`: retry after `retryAfterMs`;
+ * - `transient`: network, 5xx, the channel not connected yet; retried with backoff.
  */
+export type DeliveryOutcome = "recipient_gone" | "payload_rejected" | "rate_limited" | "transient";
+
+/** Thrown by adapters when the platform refused a delivery; `outcome` says what the outbox does next. */
 export class DeliveryError extends Error {
   readonly code = "CHANNEL_ERROR" as const;
+  readonly retryAfterMs: number | undefined;
   constructor(
     message: string,
-    readonly permanent: boolean,
+    readonly outcome: DeliveryOutcome,
     options?: { cause?: unknown; retryAfterMs?: number },
   ) {
     super(message, options);
     this.name = "DeliveryError";
     this.retryAfterMs = options?.retryAfterMs;
   }
-  readonly retryAfterMs: number | undefined;
 }
+
+/**
+ * How the rendering of a message is asked for: `rich` uses the platform's formatting; `plain` sends
+ * the text literally (the fallback after the platform rejected a formatted payload). `scale` shrinks
+ * the per-message limit (1 = the platform's own; 0.25 after a "too long" on a plain part).
+ */
+export interface RenderOptions {
+  style: "rich" | "plain";
+  scale: number;
+}
+
+/**
+ * One platform message of a rendered outbound message. `body` is the adapter's own payload (opaque
+ * to the core); `plain` is the part's visible text, which the outbox re-renders in plain style if
+ * the platform rejects `body`; `buttons` is true on the part that carries the buttons (the last).
+ */
+export interface OutboundPart {
+  body: unknown;
+  plain: string;
+  buttons: boolean;
+}
+
+/**
+ * How a part whose send was cut short (the process died after the request, before the answer was
+ * recorded) is settled after a restart:
+ * - `idempotent`: sending again with the same key cannot duplicate it (the platform dedupes);
+ * - `lookup`: `findSent` tells whether it arrived;
+ * - `at-most-once`: the platform offers no way to check; the part is not sent again and the person
+ *   is told that a message may not have arrived.
+ */
+export type ResendMode = "idempotent" | "lookup" | "at-most-once";
 
 interface InboundBase {
   channel: ChannelName;
@@ -129,12 +163,25 @@ export type InboundSink = (event: InboundEvent) => Promise<InboundOutcome>;
 
 export interface ChannelAdapter {
   readonly channel: ChannelName;
+  /** How an interrupted send is settled after a restart (see ResendMode). */
+  readonly resend: ResendMode;
   /** Connects to the platform and starts delivering events to `sink`. Throws if the platform refuses. */
   start(sink: InboundSink): Promise<void>;
   stop(): Promise<void>;
-  /** Sends a message. Throws DeliveryError. */
-  send(target: ChannelTarget, content: OutboundContent): Promise<DeliveryReceipt>;
-  /** Replaces an earlier message's text and buttons (an approval card showing its outcome). */
+  /**
+   * The platform messages `content` takes, in order, each within the platform's limits as the
+   * platform counts them; the buttons ride on the last. Pure and deterministic: a restarted process
+   * renders the same parts. An empty list means nothing visible to send.
+   */
+  render(content: OutboundContent, options: RenderOptions): OutboundPart[];
+  /**
+   * Sends one part; `key` is unique per part and stable across restarts (platforms that dedupe use
+   * it). Returns the platform's message id. Throws DeliveryError.
+   */
+  sendPart(target: ChannelTarget, part: OutboundPart, key: string): Promise<string>;
+  /** For `resend: "lookup"`: the id of the part sent with `key` since `since`, or null if it never arrived. */
+  findSent?(target: ChannelTarget, key: string, since: Date): Promise<string | null>;
+  /** Replaces an earlier message's text and buttons (an approval card showing its outcome). Throws DeliveryError. */
   edit?(target: ChannelTarget, platformIds: string[], content: OutboundContent): Promise<void>;
   /** Shows a typing indicator for the platform's own duration (callers renew it). */
   typing?(target: ChannelTarget): Promise<void>;

@@ -12,7 +12,7 @@ const PER_MESSAGE_OVERHEAD = 4;
 const RECENT_FETCH = 200;
 
 export interface AssembleInput {
-  store: Store;
+  store: Pick<Store, "conversation" | "goals" | "memory">;
   tokens: TokenCounter;
   person: Person;
   now: Date;
@@ -26,8 +26,31 @@ export interface AssembleInput {
   trigger?: string | null;
   /** Fresh outside content for this activation; placed as untrusted data and taints the activation. */
   observations?: UntrustedContent[];
+  /**
+   * What of the conversation this activation may see: nothing after `horizonSeq` (fixed when the
+   * activation started, so a resumed activation never adopts later messages), and no message of the
+   * person after `answer.toSeq` (those belong to their own turn). The person's messages being
+   * answered (`answer`) come last, after anything said since they were written.
+   */
+  view?: ConversationView;
   /** Shows the person's photos to a model that can see them (image content parts); without it, photos are described in words only. */
   media?: ContextMedia;
+}
+
+/** See {@link AssembleInput.view}. */
+export interface ConversationView {
+  horizonSeq: number;
+  answer: { fromSeq: number; toSeq: number } | null;
+}
+
+/** The conversation as one activation sees it (see {@link AssembleInput.view}). */
+export function visibleMessages(messages: readonly ConversationMessage[], view: ConversationView | undefined): ConversationMessage[] {
+  if (!view) return [...messages];
+  const { horizonSeq, answer } = view;
+  const seen = messages.filter((m) => m.seq <= horizonSeq && !(m.role === "user" && answer && m.seq > answer.toSeq));
+  if (!answer) return seen;
+  const answering = (m: ConversationMessage) => m.role === "user" && m.seq >= answer.fromSeq && m.seq <= answer.toSeq;
+  return [...seen.filter((m) => !answering(m)), ...seen.filter(answering)];
 }
 
 export interface AssembledContext {
@@ -57,13 +80,14 @@ export async function assembleContext(input: AssembleInput): Promise<AssembledCo
   const { store, tokens, person, now, budget } = input;
   const cap = (share: number) => Math.floor(budget * share);
 
-  const [summary, recent, goalsPage] = await Promise.all([
+  const [summary, fetched, goalsPage] = await Promise.all([
     store.conversation.getSummary(person.id),
     store.conversation.listRecentMessages(person.id, RECENT_FETCH),
     store.goals.listGoals(person.id, { status: ["active"] }, { limit: 50 }),
   ]);
+  const recent = visibleMessages(fetched, input.view);
   const summaryUpToSeq = summary?.upToSeq ?? 0;
-  const lastSeq = recent.at(-1)?.seq ?? 0;
+  const lastSeq = recent.reduce((max, m) => Math.max(max, m.seq), 0);
 
   const memoryQuery = recent
     .filter((m) => m.role === "user")
@@ -102,6 +126,7 @@ export async function assembleContext(input: AssembleInput): Promise<AssembledCo
   let firstVerbatimSeq = lastSeq + 1;
   for (let i = unsummarized.length - 1; i >= 0; i--) {
     const m = unsummarized[i]!;
+    // Reordering (the messages being answered come last) means the window's oldest seq is a minimum.
     const text = messageText(m);
     const n = (await tokens.countCached(m.id, text)) + PER_MESSAGE_OVERHEAD;
     if (recentUsed + n > recentCap) {
@@ -118,7 +143,7 @@ export async function assembleContext(input: AssembleInput): Promise<AssembledCo
     window.unshift(toChat(m, text));
     sources.unshift(m);
     recentUsed += n;
-    firstVerbatimSeq = m.seq;
+    firstVerbatimSeq = Math.min(firstVerbatimSeq, m.seq);
   }
   used += recentUsed;
   if (input.media) used += await shownImages(window, sources, person.id, input.media, budget - used - 256);
@@ -133,7 +158,7 @@ export async function assembleContext(input: AssembleInput): Promise<AssembledCo
   };
 }
 
-async function relevantMemory(store: Store, person: Person, query: string, now: Date): Promise<MemoryItem[]> {
+async function relevantMemory(store: Pick<Store, "memory">, person: Person, query: string, now: Date): Promise<MemoryItem[]> {
   const found = query.trim() ? await store.memory.searchMemory(person.id, query, { limit: 12, now }) : [];
   if (found.length >= 6) return found;
   // Few matches: add the newest items so stable facts (name, family) stay in view.

@@ -1,3 +1,4 @@
+import { sendDirect } from "../channels/send.js";
 import type { ChannelAdapter, InboundEvent } from "../channels/port.js";
 import type { Clock } from "../clock.js";
 import { DuplicateKeyError } from "../errors.js";
@@ -134,7 +135,7 @@ export class AccessControl {
     const adapter = this.deps.channel(channel);
     if (!adapter) return;
     try {
-      await adapter.send({ accountId: target.accountId, address: target.address }, { text, buttons: [] });
+      await sendDirect(adapter, { accountId: target.accountId, address: target.address }, { text, buttons: [] }, `tell:${channel}:${target.accountId}:${this.deps.clock.now().getTime()}`);
     } catch (err) {
       this.deps.logger.warn({ err, channel }, "could not answer an unknown sender");
     }

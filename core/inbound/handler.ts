@@ -27,7 +27,7 @@ export interface InboundDeps {
   logger: Logger;
   commands: CommandRegistry;
   unknownSender: UnknownSenderPolicy;
-  /** A new user message was recorded: start (or queue) a turn. */
+  /** A new user message was recorded and bound to a turn: look for due work now. */
   onMessage: (person: Person, messageId: string) => void;
   /** Sends a direct answer (command output, press feedback) on the event's channel. */
   answer: (person: Person, event: InboundEvent, text: string) => Promise<void>;
@@ -39,11 +39,13 @@ export interface InboundDeps {
 }
 
 /**
- * The inbound flow: dedupe on the platform's update id (durable, in the same transaction as the
- * message append, so a crash cannot lose a message or let a redelivery through) → resolve the
- * person → commands are answered directly → other text is appended to the person's one
- * conversation and a turn is requested. Adapters call `handle` and acknowledge the platform as soon
- * as it resolves; slow work (the turn) happens after.
+ * The inbound flow, message → turn: dedupe on the platform's update id, append to the person's one
+ * conversation and bind the message to a turn task — all three in one transaction, so a crash can
+ * neither lose a message, leave it without a turn, nor let a redelivery through. Commands are
+ * answered directly; a pending /link code is redeemed first (see `LinkCodes`); a message's files
+ * are taken in before it is recorded (see `MediaIntake`). The person writing again clears an "unreachable" mark on their account, and the
+ * reply address follows the chat they last wrote from. Adapters call `handle` and acknowledge the
+ * platform as soon as it resolves; the turn runs afterwards (the task loop claims it).
  */
 export class InboundHandler {
   constructor(private readonly deps: InboundDeps) {}
@@ -65,7 +67,8 @@ export class InboundHandler {
       await store.inbound.markUpdateProcessed(event.channel, event.updateId, clock.now());
       return { status: "ignored" };
     }
-    const { person } = resolved;
+    const { person, identity } = resolved;
+    await this.touchIdentity(identity, event);
 
     const command = files.length === 0 ? this.deps.commands.parse(event.text) : null;
     if (command) {
@@ -90,9 +93,10 @@ export class InboundHandler {
   }
 
   /**
-   * Dedupe and append atomically; returns the new message id, or null for a duplicate. A notice
-   * about the files is queued in the same transaction; when it is the whole answer (nothing for the
-   * model), it is recorded as Familiar's reply too, so the message counts as answered.
+   * Dedupe, append and bind to a turn atomically; returns the new message id, or null for a
+   * duplicate. A notice about the message's files is queued in the same transaction; when it is the
+   * whole answer (nothing for the model), it is recorded as Familiar's reply instead of binding a
+   * turn, so the message is answered and no turn waits for it.
    */
   private async record(event: InboundMessage, person: Person, media: PreparedMedia | null): Promise<string | null> {
     const { store, clock } = this.deps;
@@ -109,7 +113,11 @@ export class InboundHandler {
       });
       if (media?.notice) {
         await store.outbox.enqueueOutbound({ personId: person.id, deliveryKey: answerDeliveryKey(event), text: media.notice, channel: event.channel }, clock.now());
-        if (!media.needsTurn) await store.conversation.appendMessage({ personId: person.id, role: "assistant", channel: event.channel, text: media.notice, taskId: null });
+      }
+      if (media && !media.needsTurn && media.notice) {
+        await store.conversation.appendMessage({ personId: person.id, role: "assistant", channel: event.channel, text: media.notice, taskId: null });
+      } else {
+        await store.tasks.bindTurnMessage({ personId: person.id, seq: message.seq, now: clock.now() });
       }
       return message.id;
     });
@@ -127,6 +135,12 @@ export class InboundHandler {
     if (!answer) return { status: "ignored" };
     await this.deps.answer(answer.person, event, answer.text);
     return { status: "handled" };
+  }
+
+  /** The person wrote from this account: it is reachable again, at the chat they wrote from. */
+  private async touchIdentity(identity: Identity, event: InboundEvent): Promise<void> {
+    if (!identity.unreachable && identity.address === event.address) return;
+    await this.deps.store.persons.recordIdentitySeen({ channel: identity.channel, accountId: identity.accountId, address: event.address, now: this.deps.clock.now() });
   }
 
   private async press(event: InboundPress, person: Person | null, identity: Identity | null): Promise<InboundOutcome> {

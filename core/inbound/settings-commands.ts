@@ -42,8 +42,15 @@ export function registerSettingsCommands(
     await store.persons.updatePerson(person.id, { proactivity: level });
     return { text: `Proactivity set to ${level}.` };
   });
-  registry.register("digest", "when held messages arrive as a digest, e.g. `/digest 18:00`", async ({ person, args }) => {
-    if (!hhmm.test(args)) return { text: `${args ? `“${args}” is not a time like 18:30. ` : ""}Your digest time is ${person.digestTime}. Use /digest HH:MM.` };
+  registry.register("digest", "when held messages arrive as a digest, e.g. `/digest 18:00` (`/digest off`: when quiet hours end)", async ({ person, args }) => {
+    if (args === "off") {
+      await store.persons.updatePerson(person.id, { digestTime: null });
+      return { text: "No fixed digest time: held messages arrive when your quiet hours end." };
+    }
+    if (!hhmm.test(args)) {
+      const current = person.digestTime ? `Your digest time is ${person.digestTime}.` : "Held messages arrive when your quiet hours end.";
+      return { text: `${args ? `“${args}” is not a time like 18:30. ` : ""}${current} Use /digest HH:MM or /digest off.` };
+    }
     await store.persons.updatePerson(person.id, { digestTime: args });
     return { text: `Digest at ${args} (${person.timeZone}).` };
   });

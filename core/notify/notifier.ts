@@ -1,142 +1,222 @@
-import { z } from "zod";
+import { createHash } from "node:crypto";
 import type { Clock } from "../clock.js";
 import type { PersonId, TaskId } from "../ids.js";
 import type { Logger } from "../log.js";
 import type { ModelClient } from "../model/port.js";
-import type { OutboxDelivery } from "../outbox/delivery.js";
 import type { Scheduler } from "../scheduling/scheduler.js";
 import type { Store } from "../storage/ports.js";
-import type { Button, Person } from "../storage/types.js";
-import { decide, isNoNews, type Candidate, type FilterVerdict } from "./filter.js";
+import type { Button, NotificationRecord, Person } from "../storage/types.js";
+import type { Candidate } from "./candidate.js";
+import { releaseAt, startOfLocalDay } from "./digest-timing.js";
+import { applyRules, stricter, type FilterVerdict, type RuleId } from "./filter.js";
+import { judgeCandidate } from "./judge.js";
+import { assessNovelty, duplicateWindowMs, type HeardItem, type SaidItem } from "./novelty.js";
 
-/** Job that sends a person's digest of held messages at their digest time. */
+/** Job that sends a person's held messages that are due (the digest, or a deadline item early). */
 export const digestJobName = "digest.send";
 
-const judgementSchema = z.object({ worthwhile: z.boolean(), reason: z.string().max(300) }).strict();
+/** Default cap on asked-for (`notify: always`) notifications per person and hour (issue 11). */
+export const defaultAskedForPerHour = 10;
+
+/** What the filter decided for one candidate, and by which rule (`judge` when the model made it stricter). */
+export interface NotificationOutcome extends Omit<FilterVerdict, "rule"> {
+  rule: RuleId | "judge";
+  /** The stored record (null when the person is unknown). */
+  record: NotificationRecord | null;
+}
+
+export interface NotifierDeps {
+  store: Pick<Store, "persons" | "notifications" | "conversation" | "audit" | "outbox" | "transaction">;
+  clock: Clock;
+  logger: Logger;
+  /** Wakes the outbox's delivery loop after a message is queued. */
+  outbox: { poke(): void };
+  scheduler: Pick<Scheduler, "schedule" | "cancel">;
+  /** When set, a strict-JSON judgement by the model may make a decision stricter (never looser). */
+  judge: ModelClient | null;
+  /** Asked-for notifications per person and rolling hour before the cap trips (default 10). */
+  askedForPerHour?: number;
+}
 
 /**
- * Runs candidates from background activations through the notification filter, records every
- * decision with its reasons (audit and notification log), delivers what passes through the outbox,
- * and keeps held messages for the person's daily digest.
+ * Runs candidates from background activations through the notification filter (novelty, then the
+ * ordered rules, then the optional model judge bounded by them), records every decision with its
+ * rule and reasons (notification log and audit), delivers what passes through the outbox, and
+ * releases held messages with the digest — or earlier when their deadline requires it.
  */
 export class Notifier {
-  constructor(
-    private readonly deps: {
-      store: Store;
-      clock: Clock;
-      logger: Logger;
-      outbox: OutboxDelivery;
-      scheduler: Scheduler;
-      /** When set, a strict JSON judgement by the model may hold a message the rules would send. */
-      judge: ModelClient | null;
-    },
-  ) {}
+  constructor(private readonly deps: NotifierDeps) {}
 
   /**
-   * Decides and acts on one candidate. `deliveryKey` makes the send idempotent (an activation that
-   * is re-run after a crash proposes the same key). Returns the verdict.
+   * Decides and acts on one candidate. `deliveryKey` makes the send idempotent (an activation re-run
+   * after a crash proposes the same key). Never throws for a bad judgement (it holds); store errors
+   * propagate.
    */
-  async propose(input: { personId: PersonId; taskId: TaskId | null; deliveryKey: string; candidate: Candidate; buttons?: Button[] }): Promise<FilterVerdict> {
+  async propose(input: { personId: PersonId; taskId: TaskId | null; deliveryKey: string; candidate: Candidate; buttons?: Button[] }): Promise<NotificationOutcome> {
     const { store, clock } = this.deps;
     const now = clock.now();
+    // Untrusted content cannot force its way through quiet hours or "proactivity off": a critical
+    // claim from a tainted activation counts as high.
+    const c: Candidate = input.candidate.urgency === "critical" && input.candidate.provenance.tainted ? { ...input.candidate, urgency: "high" } : input.candidate;
     const person = await store.persons.getPerson(input.personId);
-    if (!person) return { decision: "drop", reasons: ["unknown person"] };
+    if (!person) return { decision: "drop", rule: "no-new-content", reasons: ["unknown person"], record: null };
 
-    let verdict: FilterVerdict;
-    if (isNoNews(input.candidate.text)) {
-      verdict = { decision: "drop", reasons: ["nothing to report"] };
-    } else {
-      const since = new Date(now.getTime() - 7 * 86_400_000);
-      const [recent, said] = await Promise.all([
-        store.notifications.listNotificationsSince(person.id, since),
-        store.conversation.listRecentMessages(person.id, 30),
-      ]);
-      const recentlySaid = [
-        ...said.filter((m) => m.role === "assistant").map((m) => m.text),
-        ...recent.filter((r) => r.decision !== "drop").map((r) => r.text),
-      ];
-      verdict = decide({ candidate: input.candidate, person, now, recent, recentlySaid });
-      if (verdict.decision === "send" && !input.candidate.askedFor && !input.candidate.mustAct && this.deps.judge) {
-        verdict = await this.judge(person, input.candidate.text, verdict);
-      }
+    const midnight = startOfLocalDay(now, person.timeZone);
+    const dayAgo = new Date(now.getTime() - duplicateWindowMs);
+    const [records, messages] = await Promise.all([
+      store.notifications.listNotificationsSince(person.id, midnight < dayAgo ? midnight : dayAgo),
+      store.conversation.listRecentMessages(person.id, 40),
+    ]);
+
+    // Only the person can make a notification "always" (issue 11), and only so many per hour.
+    const claimed = c.notify === "always";
+    const trusted = c.provenance.fromPersonWords && !c.provenance.tainted;
+    const hourAgo = now.getTime() - 3_600_000;
+    const askedLastHour = records.filter((r) => r.askedFor && r.decision === "send" && r.at.getTime() > hourAgo).length;
+    const capped = claimed && trusted && askedLastHour >= (this.deps.askedForPerHour ?? defaultAskedForPerHour);
+    const demoted = !claimed ? null : !trusted ? ("provenance" as const) : capped ? ("cap" as const) : null;
+    const askedFor = claimed && demoted === null;
+
+    const said: SaidItem[] = [
+      ...records.filter((r) => r.decision !== "drop").map((r) => ({ at: r.at, text: r.text, taskId: r.taskId, occurrenceKey: r.occurrenceKey })),
+      ...messages.filter((m) => m.role === "assistant").map((m) => ({ at: m.at, text: m.text, taskId: m.taskId })),
+    ].filter((s) => s.at >= dayAgo);
+    const heard: HeardItem[] = messages.filter((m) => m.role === "user").map((m) => ({ at: m.at, text: m.text }));
+    const sentToday = records.filter((r) => r.decision === "send" && r.at >= midnight).length;
+    const occurrenceTaken = c.occurrenceKey ? (await store.notifications.findOccurrence(person.id, c.occurrenceKey)) !== null : false;
+    const baseline = c.monitor ? ((await store.notifications.lastMonitorReport(person.id, c.monitor.subject))?.monitor ?? null) : null;
+
+    const novelty = assessNovelty({
+      candidate: { text: c.text, origin: c.origin, askedFor, needsAction: c.needsAction, urgency: c.urgency, occurrenceKey: c.occurrenceKey ?? null, monitor: c.monitor ?? null, taskId: input.taskId },
+      now,
+      said,
+      heard,
+      occurrenceTaken,
+      monitorBaseline: baseline,
+    });
+    const rules = applyRules({
+      candidate: { origin: c.origin, askedFor, urgency: c.urgency, needsAction: c.needsAction, deadline: c.deadline ?? null },
+      person,
+      now,
+      novelty,
+      sentToday,
+    });
+    const reasons = [...rules.reasons];
+    if (c !== input.candidate) reasons.push("critical from a tainted activation: treated as high");
+    if (demoted === "provenance") reasons.push("notify 'always' does not trace to the person's own words in an untainted activation: treated as if worthwhile");
+    if (demoted === "cap") reasons.push(`over the cap of ${this.deps.askedForPerHour ?? defaultAskedForPerHour} asked-for notifications per hour: treated as if worthwhile`);
+
+    let decision = rules.decision;
+    let rule: RuleId | "judge" = rules.rule;
+    // The judge may only make a decision stricter, and never second-guesses critical alerts,
+    // reminders the person asked for, or approval requests.
+    if (this.deps.judge && decision !== "drop" && rules.rule !== "critical" && rules.rule !== "asked-for" && c.origin !== "approval") {
+      const judged = await judgeCandidate(this.deps.judge, { candidate: c, person, now, said, sentToday, rules });
+      const wanted = judged.ok ? judged.decision : "hold";
+      const bounded = stricter(decision, wanted);
+      reasons.push(judged.ok ? `model: ${judged.decision} — ${judged.reason}` : `${judged.reason}: held`);
+      if (!judged.ok) this.deps.logger.warn({ personId: person.id, reason: judged.reason }, "notification judgement failed; holding");
+      if (bounded !== decision) rule = "judge";
+      decision = bounded;
     }
 
-    await store.notifications.recordNotification({ personId: person.id, taskId: input.taskId, text: input.candidate.text, decision: verdict.decision, reasons: verdict.reasons });
+    // The decision and the outbound message are written together: a crash between them would
+    // leave a "sent" record whose message never went out (and a re-run would see a duplicate).
+    const record = await store.transaction(async () => {
+      const written = await store.notifications.recordNotification({
+        personId: person.id,
+        taskId: input.taskId,
+        text: c.text,
+        decision,
+        reasons,
+        at: now,
+        origin: c.origin,
+        urgency: c.urgency,
+        needsAction: c.needsAction,
+        askedFor,
+        demoted,
+        deadline: c.deadline ?? null,
+        occurrenceKey: c.occurrenceKey ?? null,
+        monitor: c.monitor ?? null,
+        rule,
+      });
+      if (decision === "send") await this.enqueue(person, input.taskId, input.deliveryKey, c.text, input.buttons ?? []);
+      return written;
+    });
     await store.audit.appendAudit({
       personId: person.id,
       kind: "notification.decision",
-      summary: `${verdict.decision}: ${verdict.reasons.join("; ")}`,
-      data: { taskId: input.taskId, decision: verdict.decision, reasons: verdict.reasons, preview: input.candidate.text.slice(0, 120) },
+      summary: `${decision} (${rule}): ${reasons.join("; ")}`.slice(0, 500),
+      data: { taskId: input.taskId, notificationId: record.id, decision, rule, reasons, origin: c.origin, urgency: c.urgency, demoted, preview: c.text.slice(0, 120) },
     });
+    this.deps.logger.info({ personId: person.id, taskId: input.taskId, decision, rule, origin: c.origin }, "notification decided");
 
-    if (verdict.decision === "send") await this.send(person, input.taskId, input.deliveryKey, input.candidate.text, input.buttons ?? []);
-    if (verdict.decision === "hold") await this.scheduleDigest(person);
-    return verdict;
+    if (decision === "send") this.deps.outbox.poke();
+    // Also after a drop: a re-run after a crash may drop what the first run held before scheduling it.
+    else await this.scheduleRelease(person);
+    if (demoted === "cap" && !records.some((r) => r.demoted === "cap" && r.at.getTime() > hourAgo)) await this.capNotice(person, record);
+    return { decision, rule, reasons, record };
   }
 
-  /** Sends the person's held messages as one digest (nothing when none are held). */
+  /**
+   * Sends the person's held messages that are due now (the digest, or items whose deadline needs
+   * them early) as one message, marks them digested in the same transaction, and schedules the next
+   * release. Returns how many went out.
+   */
   async sendDigest(personId: PersonId): Promise<number> {
     const { store, clock } = this.deps;
     const person = await store.persons.getPerson(personId);
     if (!person) return 0;
+    const now = clock.now();
     const held = await store.notifications.listHeldNotifications(personId);
-    if (held.length === 0) return 0;
-    const text = `While you were away:\n${held.map((h) => `• ${h.text.replace(/\s+/g, " ").slice(0, 500)}`).join("\n")}`;
-    const day = clock.now().toISOString().slice(0, 10);
-    await this.send(person, null, `digest:${personId}:${day}:${held[0]!.id}`, text, []);
-    await store.notifications.markDigested(held.map((h) => h.id), clock.now());
-    return held.length;
+    // A second of slack: the job fires at the release instant and its own clock may read a hair earlier.
+    const due = held.filter((h) => releaseAt(person, h.at, h.deadline).getTime() <= now.getTime() + 1_000);
+    if (due.length > 0) {
+      const text = due.length === 1 ? due[0]!.text : `Here is what I held for you:\n${due.map((h) => `• ${h.text.replace(/\s+/g, " ").slice(0, 500)}`).join("\n")}`;
+      const key = `digest:${personId}:${createHash("sha256").update(due.map((h) => h.id).join(",")).digest("hex").slice(0, 16)}`;
+      await store.transaction(async () => {
+        await this.enqueue(person, null, key, text, []);
+        await store.notifications.markDigested(due.map((h) => h.id), now);
+      });
+      this.deps.outbox.poke();
+    }
+    await this.scheduleRelease(person);
+    return due.length;
   }
 
   private async send(person: Person, taskId: TaskId | null, deliveryKey: string, text: string, buttons: Button[]): Promise<void> {
+    await this.deps.store.transaction(() => this.enqueue(person, taskId, deliveryKey, text, buttons));
+    this.deps.outbox.poke();
+  }
+
+  /** Queues a message; only a new outbox row is recorded in the conversation (a re-run gets the old row). */
+  private async enqueue(person: Person, taskId: TaskId | null, deliveryKey: string, text: string, buttons: Button[]): Promise<void> {
     const { store, clock } = this.deps;
     const now = clock.now();
-    await store.transaction(async () => {
-      const row = await store.outbox.enqueueOutbound({ personId: person.id, deliveryKey, text, buttons }, now);
-      // Only a new row is recorded in the conversation (a re-run proposes the same key and gets the old row).
-      if (row.createdAt.getTime() === now.getTime()) {
-        const recent = await store.conversation.listRecentMessages(person.id, 20);
-        const channel = [...recent].reverse().find((m) => m.role === "user")?.channel ?? "local";
-        await store.conversation.appendMessage({ personId: person.id, role: "assistant", channel, text, taskId });
-      }
-    });
-    await this.deps.outbox.deliver(person.id);
-  }
-
-  private async scheduleDigest(person: Person): Promise<void> {
-    const [hh, mm] = person.digestTime.split(":");
-    await this.deps.scheduler.schedule({
-      name: digestJobName,
-      key: person.id,
-      data: { personId: person.id },
-      timing: { kind: "cron", cron: `${Number(mm)} ${Number(hh)} * * *`, timeZone: person.timeZone },
-    });
-  }
-
-  /** Strict JSON judgement; any failure holds (never sends). */
-  private async judge(person: Person, text: string, rules: FilterVerdict): Promise<FilterVerdict> {
-    try {
-      const response = await this.deps.judge!.complete({
-        json: true,
-        temperature: 0,
-        maxTokens: 120,
-        messages: [
-          {
-            role: "system",
-            content:
-              'You decide whether a proactive message is worth interrupting a person for right now. Answer only JSON: {"worthwhile": boolean, "reason": string}. Small talk, repetition and vague updates are not worthwhile; new facts the person cares about, deadlines and changes are.',
-          },
-          { role: "user", content: `Person: ${person.displayName}. Proposed message:\n${text}` },
-        ],
-      });
-      const parsed = judgementSchema.safeParse(JSON.parse(response.content ?? ""));
-      if (!parsed.success) return { decision: "hold", reasons: [...rules.reasons, "model judgement unreadable: held"] };
-      return parsed.data.worthwhile
-        ? { decision: "send", reasons: [...rules.reasons, `model: ${parsed.data.reason}`] }
-        : { decision: "hold", reasons: [`model: ${parsed.data.reason}`] };
-    } catch (err) {
-      this.deps.logger.warn({ err }, "notification judgement failed; holding");
-      return { decision: "hold", reasons: [...rules.reasons, "model judgement failed: held"] };
+    const row = await store.outbox.enqueueOutbound({ personId: person.id, deliveryKey, text, buttons }, now);
+    if (row.createdAt.getTime() === now.getTime()) {
+      const recent = await store.conversation.listRecentMessages(person.id, 20);
+      const channel = [...recent].reverse().find((m) => m.role === "user")?.channel ?? "local";
+      await store.conversation.appendMessage({ personId: person.id, role: "assistant", channel, text, taskId });
     }
+  }
+
+  /** Schedules the digest job at the earliest release among held messages (cancels it when none are held). */
+  private async scheduleRelease(person: Person): Promise<void> {
+    const held = await this.deps.store.notifications.listHeldNotifications(person.id);
+    if (held.length === 0) {
+      await this.deps.scheduler.cancel(digestJobName, person.id);
+      return;
+    }
+    const next = Math.min(...held.map((h) => releaseAt(person, h.at, h.deadline).getTime()));
+    await this.deps.scheduler.schedule({ name: digestJobName, key: person.id, data: { personId: person.id }, timing: { kind: "at", at: new Date(next) } });
+  }
+
+  /** Tells the person once per trip that the hourly cap on asked-for notifications tripped. */
+  private async capNotice(person: Person, record: NotificationRecord): Promise<void> {
+    const cap = this.deps.askedForPerHour ?? defaultAskedForPerHour;
+    const text = `I've delivered ${cap} notifications you asked for within the last hour, so I'm treating further ones as ordinary updates for now (quiet hours, your budget and duplicate checks apply). If something scheduled them without you, check /goals; /pause stops all background work.`;
+    await this.deps.store.audit.appendAudit({ personId: person.id, kind: "notification.cap", summary: `asked-for notifications over ${cap}/hour: cap tripped`, data: { notificationId: record.id, cap } });
+    await this.send(person, null, `notify-cap:${person.id}:${record.id}`, text, []);
   }
 }

@@ -1,15 +1,12 @@
-import { randomUUID } from "node:crypto";
-import { DeliveryError, type ChannelAdapter } from "../channels/port.js";
+import { DeliveryError, type ChannelAdapter, type ChannelTarget, type OutboundContent, type OutboundPart, type RenderOptions } from "../channels/port.js";
 import type { Clock } from "../clock.js";
-import type { PersonId } from "../ids.js";
 import type { Logger } from "../log.js";
+import type { DueSource } from "../runtime/due-loop.js";
 import type { Store } from "../storage/ports.js";
-import type { ChannelName, Identity, OutboxMessage } from "../storage/types.js";
+import type { ChannelName, DeliveryProgress, Identity, OutboxMessage } from "../storage/types.js";
 
-/** Lease on one outbox row while it is being sent, ms. */
-const LEASE_MS = 60_000;
-/** Attempts before a transient failure becomes permanent. */
-const MAX_ATTEMPTS = 8;
+/** Attempts before a transient failure becomes permanent (with the backoff below: about 2.5 hours). */
+const MAX_ATTEMPTS = 20;
 
 /** Backoff before attempt `n` (1-based), ms: 2 s, 4 s, … capped at 10 min. */
 export function retryDelayMs(attempt: number): number {
@@ -17,136 +14,255 @@ export function retryDelayMs(attempt: number): number {
 }
 
 /**
- * Delivers outbox rows through the channel adapters, in order per person, exactly once: a row is
- * claimed with a lease, sent, then marked delivered with the platform's ids; a crash between send
- * and mark can at worst leave the lease to expire, and adapters that support it pass the delivery
- * key to the platform. Permanent errors (blocked, chat gone) mark the identity unreachable and are
- * never retried (field case T6); transient ones are retried with backoff via `onRetryScheduled`.
+ * Rendering levels, tried in order after the platform rejects a part's payload: the platform's own
+ * formatting, then the part's plain text, then its plain text in quarter-size parts.
  */
-export class OutboxDelivery {
-  private readonly owner = `outbox:${randomUUID()}`;
-  private readonly active = new Map<string, Promise<void>>();
+export const renderLevels: readonly RenderOptions[] = [
+  { style: "rich", scale: 1 },
+  { style: "plain", scale: 1 },
+  { style: "plain", scale: 0.25 },
+];
 
-  constructor(
-    private readonly deps: {
-      store: Store;
-      adapters: () => ReadonlyMap<ChannelName, ChannelAdapter>;
-      clock: Clock;
-      logger: Logger;
-      /** Called with the time the next retry of a person's outbox is due (the runtime schedules a job). */
-      onRetryScheduled: (personId: PersonId, at: Date) => Promise<void>;
-      /** Called after each delivered message (audit, tests). */
-      onDelivered?: (message: OutboxMessage) => void;
-    },
-  ) {}
+/** Told to the person when a message part may not have arrived (a crash mid-send on a platform that cannot be checked). */
+export const uncertainNotice =
+  "I was restarted while sending you a message and can't tell whether all of it arrived. If something looks cut off or missing, ask me to repeat it.";
 
-  /**
-   * Delivers everything due for the person (or, without a person, for everyone). Concurrent calls for
-   * the same person share one run.
-   */
-  deliver(personId?: PersonId): Promise<void> {
-    const key = personId ?? "*";
-    const running = this.active.get(key);
-    if (running) return running.then(() => this.deliver(personId));
-    const run = this.drainDue(personId).finally(() => this.active.delete(key));
-    this.active.set(key, run);
-    return run;
+/** The slice of the store delivery needs. */
+export type OutboxStore = Pick<Store, "outbox" | "persons" | "audit" | "conversation">;
+
+export interface OutboxDeliveryDeps {
+  store: OutboxStore;
+  adapters: () => ReadonlyMap<ChannelName, ChannelAdapter>;
+  clock: Clock;
+  logger: Logger;
+  /** This process's lease owner id (shared with the task runtime and renewed by its heartbeat). */
+  owner: string;
+  /** Lease on a row being sent, ms. */
+  leaseMs: number;
+  /** Called after each delivered message (audit, tests). */
+  onDelivered?: (message: OutboxMessage) => void;
+}
+
+/**
+ * Delivers outbox rows through the channel adapters — in order per person, each part exactly once
+ * where the platform allows it:
+ * - a row is claimed with a lease (renewed by the process heartbeat; a dead process's lease ends and
+ *   the row is claimable again, in embedded mode at once on restart);
+ * - the parts are rendered deterministically and their progress saved before and after each send, so
+ *   a restarted process continues with the next part. A part cut short by a crash is settled by the
+ *   adapter's {@link ChannelAdapter.resend} mode: sent again (idempotent platforms), looked up, or
+ *   given up with an honest notice (platforms that offer no way to check);
+ * - a rejected payload is re-rendered (plain, then smaller parts) and a failed edit becomes a new
+ *   message, never a reason to stop talking to the person; a recipient who blocked the bot is marked
+ *   unreachable until they write again; rate limits and transient errors are retried with backoff.
+ *
+ * It is the {@link DueSource} of the outbox's DueLoop: due rows, rows to retry, and rows left
+ * "sending" by a dead process are all found by one claim.
+ */
+export class OutboxDelivery implements DueSource<OutboxMessage> {
+  constructor(private readonly deps: OutboxDeliveryDeps) {}
+
+  nextDueAt(): Promise<Date | null> {
+    return this.deps.store.outbox.nextDueAt();
   }
 
-  private async drainDue(personId?: PersonId): Promise<void> {
-    const { store, clock } = this.deps;
-    for (;;) {
-      const message = await store.outbox.claimNextOutbound({ owner: this.owner, now: clock.now(), leaseMs: LEASE_MS, ...(personId && { personId }) });
-      if (!message) return;
-      await this.deliverOne(message);
-    }
+  claim(): Promise<OutboxMessage | null> {
+    const { store, clock, owner, leaseMs } = this.deps;
+    return store.outbox.claimNextOutbound({ owner, now: clock.now(), leaseMs });
   }
 
-  private async deliverOne(message: OutboxMessage): Promise<void> {
+  keyOf(message: OutboxMessage): string {
+    return message.personId;
+  }
+
+  describe(message: OutboxMessage): Record<string, unknown> {
+    return { outboxId: message.id, personId: message.personId };
+  }
+
+  /** Delivers one claimed row (or schedules its retry). */
+  async run(message: OutboxMessage): Promise<void> {
     const { store, clock, logger } = this.deps;
-    const identity = await this.pickIdentity(message);
-    if (!identity) {
-      await store.outbox.markDeliveryFailed({ id: message.id, owner: this.owner, error: "no reachable identity", retryAt: null, now: clock.now() });
+    // Once a part went out (or may have), the rest follows it there; before that, pick afresh.
+    const started = Object.keys(message.progress.sent).length > 0 || message.progress.inflight !== null || message.progress.uncertain.length > 0;
+    const target = (started ? message.progress.target : null) ?? (await this.pickTarget(message));
+    if (!target) {
+      await store.outbox.markDeliveryFailed({ id: message.id, owner: this.deps.owner, error: "no reachable identity", retryAt: null, now: clock.now() });
       logger.warn({ outboxId: message.id, personId: message.personId }, "outbound message dropped: the person has no reachable identity");
       return;
     }
-    const adapter = this.deps.adapters().get(identity.channel);
-    if (!adapter) {
-      await this.retry(message, `channel ${identity.channel} is not running`);
-      return;
-    }
-    const target = { accountId: identity.accountId, address: identity.address };
-    const content = { text: message.text, buttons: message.buttons, deliveryKey: message.deliveryKey };
+    const adapter = this.deps.adapters().get(target.channel);
+    if (!adapter) return this.retry(message, `channel ${target.channel} is not running`);
+    const progress: DeliveryProgress = { ...message.progress, target };
     try {
-      let platformIds: string[];
-      if (message.editOf) {
-        const original = await store.outbox.getOutbound(message.editOf);
-        if (original?.delivered && original.delivered.channel === identity.channel && adapter.edit) {
-          await adapter.edit({ accountId: identity.accountId, address: original.delivered.address }, original.delivered.platformIds, content);
-          platformIds = original.delivered.platformIds;
-        } else {
-          platformIds = (await adapter.send(target, content)).platformIds;
-        }
-      } else {
-        platformIds = (await adapter.send(target, content)).platformIds;
-      }
-      const delivered = await store.outbox.markDelivered({
-        id: message.id,
-        owner: this.owner,
-        channel: identity.channel,
-        address: identity.address,
-        platformIds,
-        now: clock.now(),
-      });
+      const platformIds = await this.sendAll(message, adapter, target, progress);
+      const delivered = await store.outbox.markDelivered({ id: message.id, owner: this.deps.owner, channel: target.channel, address: target.address, platformIds, now: clock.now() });
       await store.audit.appendAudit({
         personId: message.personId,
         kind: "outbound.sent",
-        summary: `${message.editOf ? "Updated a message" : "Sent a message"} on ${identity.channel} (${message.text.length} characters)`,
-        data: { outboxId: message.id, channel: identity.channel, parts: platformIds.length },
+        summary: `${message.editOf ? "Updated a message" : "Sent a message"} on ${target.channel} (${message.text.length} characters)`,
+        data: { outboxId: message.id, channel: target.channel, parts: platformIds.length, uncertain: progress.uncertain.length },
       });
+      if (progress.uncertain.length > 0) {
+        await store.outbox.enqueueOutbound({ personId: message.personId, channel: target.channel, deliveryKey: `${message.deliveryKey}:uncertain`, text: uncertainNotice }, clock.now());
+      }
       this.deps.onDelivered?.(delivered);
     } catch (err) {
-      if (err instanceof DeliveryError && err.permanent) {
-        await store.persons.setIdentityUnreachable(identity.channel, identity.accountId, err.message, clock.now());
-        await store.outbox.markDeliveryFailed({ id: message.id, owner: this.owner, error: err.message, retryAt: null, now: clock.now() });
-        await store.audit.appendAudit({ personId: message.personId, kind: "outbound.failed", summary: `Could not deliver on ${identity.channel}: ${err.message.slice(0, 200)}; marked unreachable`, data: { outboxId: message.id, channel: identity.channel } });
-        logger.warn({ outboxId: message.id, channel: identity.channel, err: err.message }, "permanent delivery failure: identity marked unreachable");
+      if (!(err instanceof DeliveryError)) throw err;
+      if (err.outcome === "recipient_gone") {
+        await store.persons.setIdentityUnreachable(target.channel, target.accountId, err.message, clock.now());
+        // A message for "wherever they are" that nothing of went out yet tries their other accounts.
+        const elsewhere = message.channel === null && Object.keys(progress.sent).length === 0;
+        if (elsewhere) await store.outbox.saveProgress({ id: message.id, owner: this.deps.owner, progress: { ...progress, target: null, inflight: null }, now: clock.now(), leaseMs: this.deps.leaseMs });
+        await store.outbox.markDeliveryFailed({ id: message.id, owner: this.deps.owner, error: err.message, retryAt: elsewhere ? clock.now() : null, now: clock.now() });
+        await store.audit.appendAudit({
+          personId: message.personId,
+          kind: "outbound.failed",
+          summary: `Could not deliver on ${target.channel}: ${err.message.slice(0, 200)}; marked unreachable until they write again`,
+          data: { outboxId: message.id, channel: target.channel, outcome: err.outcome },
+        });
+        logger.warn({ outboxId: message.id, channel: target.channel, err: err.message }, "recipient gone: identity marked unreachable until they write again");
         return;
       }
-      await this.retry(message, (err as Error).message, err instanceof DeliveryError ? err.retryAfterMs : undefined);
+      // The platform answered (or could not be reached): the part did not go out. Keep what did.
+      await store.outbox.saveProgress({ id: message.id, owner: this.deps.owner, progress: { ...progress, inflight: null }, now: clock.now(), leaseMs: this.deps.leaseMs });
+      await this.retry(message, err.message, err.retryAfterMs);
     }
+  }
+
+  /** Sends every part not yet sent; returns all platform ids in order. Throws DeliveryError to stop. */
+  private async sendAll(message: OutboxMessage, adapter: ChannelAdapter, target: Target, progress: DeliveryProgress): Promise<string[]> {
+    const content: OutboundContent = { text: message.text, buttons: message.buttons, deliveryKey: message.deliveryKey };
+    if (message.editOf && adapter.edit) {
+      const edited = await this.tryEdit(message, adapter, target, content);
+      if (edited) return edited;
+    }
+    const parts = adapter.render(content, renderLevels[0]!);
+    const ids: string[] = [];
+    for (const [i, part] of parts.entries()) {
+      for (;;) {
+        const level = progress.fallback[String(i)] ?? 0;
+        const slots = level === 0 ? [[String(i), part] as const] : this.reRender(adapter, part, message, level).map((p, j) => [`${i}-${j}`, p] as const);
+        try {
+          const sentHere: string[] = [];
+          for (const [key, p] of slots) {
+            const id = await this.sendSlot(message, adapter, target, progress, key, p);
+            if (id !== null) sentHere.push(id);
+          }
+          ids.push(...sentHere);
+          break;
+        } catch (err) {
+          if (!(err instanceof DeliveryError) || err.outcome !== "payload_rejected") throw err;
+          if (level + 1 >= renderLevels.length) {
+            // Even the smallest plain parts were refused: skip this part, say so in the audit, go on.
+            await this.deps.store.audit.appendAudit({
+              personId: message.personId,
+              kind: "outbound.part_rejected",
+              summary: `${target.channel} refused part ${i + 1} of a message in every form: ${err.message.slice(0, 200)}`,
+              data: { outboxId: message.id, part: i },
+            });
+            break;
+          }
+          progress.fallback[String(i)] = level + 1;
+          this.deps.logger.info({ outboxId: message.id, part: i, level: level + 1, err: err.message }, "payload rejected: re-rendering the part");
+        }
+      }
+    }
+    return ids;
+  }
+
+  private reRender(adapter: ChannelAdapter, part: OutboundPart, message: OutboxMessage, level: number): OutboundPart[] {
+    return adapter.render({ text: part.plain, buttons: part.buttons ? message.buttons : [] }, renderLevels[level]!);
+  }
+
+  /**
+   * Sends one part unless it went out already; settles a part cut short by a crash first. Returns its
+   * platform id, or null for a part given up as uncertain.
+   */
+  private async sendSlot(message: OutboxMessage, adapter: ChannelAdapter, target: Target, progress: DeliveryProgress, key: string, part: OutboundPart): Promise<string | null> {
+    const already = progress.sent[key];
+    if (already !== undefined) return already;
+    if (progress.uncertain.includes(key)) return null;
+    const partKey = `${message.deliveryKey}#${key}`;
+    if (progress.inflight === key) {
+      progress.inflight = null;
+      if (adapter.resend === "at-most-once") {
+        progress.uncertain.push(key);
+        await this.save(message, progress);
+        this.deps.logger.warn({ outboxId: message.id, part: key, channel: target.channel }, "a part cut short by a restart is not resent (the platform cannot be asked whether it arrived)");
+        return null;
+      }
+      if (adapter.resend === "lookup" && adapter.findSent) {
+        const found = await adapter.findSent(target, partKey, message.createdAt);
+        if (found !== null) {
+          progress.sent[key] = found;
+          await this.save(message, progress);
+          return found;
+        }
+      }
+    }
+    // Idempotent platforms need no mark before the send: sending again is harmless.
+    if (adapter.resend !== "idempotent") {
+      progress.inflight = key;
+      await this.save(message, progress);
+    }
+    let id: string;
+    try {
+      id = await adapter.sendPart(target, part, partKey);
+    } finally {
+      progress.inflight = null;
+    }
+    progress.sent[key] = id;
+    await this.save(message, progress);
+    return id;
+  }
+
+  /** Edits the original message; null when it cannot be edited (then the text goes out as a new message). */
+  private async tryEdit(message: OutboxMessage, adapter: ChannelAdapter, target: Target, content: OutboundContent): Promise<string[] | null> {
+    const original = message.editOf ? await this.deps.store.outbox.getOutbound(message.editOf) : null;
+    if (!original?.delivered || original.delivered.channel !== target.channel || !adapter.edit) return null;
+    try {
+      await adapter.edit({ accountId: target.accountId, address: original.delivered.address }, original.delivered.platformIds, content);
+      return original.delivered.platformIds;
+    } catch (err) {
+      if (err instanceof DeliveryError && err.outcome === "payload_rejected") {
+        this.deps.logger.info({ outboxId: message.id, err: err.message }, "edit refused: sending the update as a new message");
+        return null;
+      }
+      throw err;
+    }
+  }
+
+  private async save(message: OutboxMessage, progress: DeliveryProgress): Promise<void> {
+    const { store, clock, owner, leaseMs } = this.deps;
+    await store.outbox.saveProgress({ id: message.id, owner, progress, now: clock.now(), leaseMs });
   }
 
   private async retry(message: OutboxMessage, error: string, retryAfterMs?: number): Promise<void> {
     const { store, clock, logger } = this.deps;
-    const attempt = message.attempts + 1;
+    const attempt = message.attempts;
     if (attempt >= MAX_ATTEMPTS) {
-      await store.outbox.markDeliveryFailed({ id: message.id, owner: this.owner, error, retryAt: null, now: clock.now() });
+      await store.outbox.markDeliveryFailed({ id: message.id, owner: this.deps.owner, error, retryAt: null, now: clock.now() });
       logger.error({ outboxId: message.id, err: error }, "outbound message failed after retries");
       return;
     }
     const retryAt = new Date(clock.now().getTime() + Math.max(retryAfterMs ?? 0, retryDelayMs(attempt)));
-    await store.outbox.markDeliveryFailed({ id: message.id, owner: this.owner, error, retryAt, now: clock.now() });
+    await store.outbox.markDeliveryFailed({ id: message.id, owner: this.deps.owner, error, retryAt, now: clock.now() });
     logger.info({ outboxId: message.id, attempt, retryAt }, "outbound message will be retried");
-    await this.deps.onRetryScheduled(message.personId, retryAt);
   }
 
   /** The message's channel, else the channel the person last wrote from, else any reachable identity. */
-  private async pickIdentity(message: OutboxMessage): Promise<Identity | null> {
+  private async pickTarget(message: OutboxMessage): Promise<Target | null> {
     const { store } = this.deps;
     const identities = (await store.persons.listIdentities(message.personId)).filter((i) => !i.unreachable);
     if (identities.length === 0) return null;
     let channel = message.channel;
     if (!channel) {
-      const [last] = await lastUserChannel(store, message.personId);
-      channel = last ?? null;
+      const recent = await store.conversation.listRecentMessages(message.personId, 20);
+      channel = [...recent].reverse().find((m) => m.role === "user")?.channel ?? null;
     }
-    return identities.find((i) => i.channel === channel) ?? (message.channel ? null : identities[0]!);
+    const identity: Identity | undefined = identities.find((i) => i.channel === channel) ?? (message.channel ? undefined : identities[0]);
+    return identity ? { channel: identity.channel, address: identity.address, accountId: identity.accountId } : null;
   }
 }
 
-async function lastUserChannel(store: Store, personId: PersonId): Promise<ChannelName[]> {
-  const recent = await store.conversation.listRecentMessages(personId, 20);
-  const lastUser = [...recent].reverse().find((m) => m.role === "user");
-  return lastUser ? [lastUser.channel] : [];
-}
+type Target = ChannelTarget & { channel: ChannelName };

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Clock } from "../clock.js";
-import { assembleContext, type AssembledContext } from "../context/assemble.js";
+import { assembleContext, type AssembledContext, type ConversationView } from "../context/assemble.js";
 import type { ContextMedia } from "../context/attachments.js";
 import type { TokenCounter } from "../context/tokens.js";
 import type { UntrustedContent } from "../context/untrusted.js";
@@ -9,53 +9,23 @@ import type { ExecuteTool, ToolLoopResult } from "../harness/types.js";
 import { newId, type HookId } from "../ids.js";
 import type { ModelClient } from "../model/port.js";
 import type { Store } from "../storage/ports.js";
-import type { Goal, Json, Person, Task } from "../storage/types.js";
+import type { Goal, Person, Task } from "../storage/types.js";
 import { defineTool, type ToolDefinition } from "../tools/tool.js";
+import type { RuntimeState, Trigger } from "./checkpoint.js";
 import { findTool, journalHistory, journaled } from "./journal.js";
 
-/** Runtime bookkeeping kept in every task's checkpoint under `runtime`. */
-export interface RuntimeState {
-  /** Number of the current (or last) activation, from 1. */
-  activation: number;
-  /** How often the current activation was resumed after an interruption. */
-  resumes: number;
-  /** True while an activation is in progress (a crash leaves it true: the next claim resumes it). */
-  open: boolean;
-  /** Set while the task waits for an approval: the call that asked. */
-  approvalId?: string | null;
-  /** Resumptions of the current activation after an approval (each may say something new). */
-  round?: number;
-}
-
-const runtimeStateSchema = z.object({
-  activation: z.number().int().min(0),
-  resumes: z.number().int().min(0),
-  open: z.boolean(),
-  approvalId: z.string().nullish(),
-  round: z.number().int().min(0).optional(),
-});
-
-export function runtimeStateOf(task: Task): RuntimeState {
-  const raw = (task.checkpoint as { runtime?: unknown } | null)?.runtime;
-  const parsed = runtimeStateSchema.safeParse(raw);
-  return parsed.success ? parsed.data : { activation: 0, resumes: 0, open: false };
-}
-
-/** Returns the task's checkpoint with `runtime` replaced. */
-export function withRuntime(task: Task, runtime: RuntimeState, extra: Record<string, Json> = {}): Json {
-  const base = task.checkpoint && typeof task.checkpoint === "object" && !Array.isArray(task.checkpoint) ? task.checkpoint : {};
-  return { ...base, ...extra, runtime: runtime as unknown as Json };
-}
-
-/** What a task activation asked the runtime to do next (set by the wait tools). */
+/** What a task activation asked the runtime to do next (set by the wait tools and Sentinel). */
 export interface ActivationRequests {
   waitForReply: string | null;
   waitForEvent: { hookId: HookId } | null;
   approvalId: string | null;
 }
 
+/** The slice of the store an activation reads and journals through. */
+export type ActivationStore = Pick<Store, "conversation" | "goals" | "memory" | "journal">;
+
 export interface ActivationDeps {
-  store: Store;
+  store: ActivationStore;
   model: ModelClient;
   tokens: TokenCounter;
   clock: Clock;
@@ -75,25 +45,36 @@ export interface ActivationOutcome {
   result: ToolLoopResult;
   context: AssembledContext;
   requests: ActivationRequests;
-  activationKey: string;
+}
+
+/** Input of one activation: the claimed task and everything fixed when the activation started. */
+export interface ActivationInput {
+  task: Task;
+  person: Person;
+  goal: Goal | null;
+  runtime: RuntimeState & { sessionId: string };
+  /** The trigger to tell the model about (null for a turn: the person's messages are the input). */
+  trigger: Trigger | null;
+  /** A one-line description of the trigger for the model (what woke it, in the person's terms). */
+  triggerText: string | null;
+  observations: UntrustedContent[];
+  view: ConversationView;
+  originMessageId: string | null;
 }
 
 /**
- * Runs one activation of a claimed task: assembles the context (with the task, its goal, the trigger
- * and any untrusted observations), rebuilds the steps of an interrupted activation from the journal,
- * and runs the tool loop with every call journaled (exactly once) and gated. The caller has saved the
- * runtime state (activation number, resumes) before calling.
+ * Runs one activation of a claimed task: assembles the context (bounded by the activation's view of
+ * the conversation, with the task, its goal, the trigger and any untrusted observations), rebuilds
+ * the steps of an interrupted activation from the journal, and runs the tool loop with every call
+ * journaled (exactly once) and gated. The caller saved the runtime state before calling.
  */
-export async function runActivation(
-  deps: ActivationDeps,
-  input: { task: Task; person: Person; goal: Goal | null; runtime: RuntimeState; trigger: string | null; observations: UntrustedContent[]; sessionId: string; originMessageId: string | null },
-): Promise<ActivationOutcome> {
-  const { store, clock, task, person } = { ...deps, ...input };
+export async function runActivation(deps: ActivationDeps, input: ActivationInput): Promise<ActivationOutcome> {
+  const { store, clock } = deps;
+  const { task, person, runtime } = input;
   const requests: ActivationRequests = { waitForReply: null, waitForEvent: null, approvalId: null };
-  const taskTools = activationTools(deps, input, requests);
-  const tools = [...deps.tools, ...taskTools];
-  const prefix = `${task.id}:a${input.runtime.activation}`;
-  const activationKey = `${prefix}r${input.runtime.resumes}`;
+  const tools = [...deps.tools, ...activationTools(deps, input, requests)];
+  const prefix = `${task.id}:a${runtime.activation}`;
+  const activationKey = `${prefix}r${runtime.resumes}`;
 
   const context = await assembleContext({
     store,
@@ -104,43 +85,47 @@ export async function runActivation(
     tools: tools.map(toChatTool),
     task,
     goal: input.goal,
-    trigger: input.trigger,
+    trigger: input.triggerText,
     observations: input.observations,
+    view: input.view,
     ...(deps.media && { media: deps.media }),
   });
 
   const toolContext = { personId: person.id, taskId: task.id, originMessageId: input.originMessageId, now: clock.now() };
   const baseExecute: ExecuteTool = (tool, args, ctx) => tool.execute(args as never, ctx);
-  const history = input.runtime.resumes > 0 ? await store.journal.listJournal(task.id) : [];
+  const history = runtime.resumes > 0 || runtime.round > 0 ? await store.journal.listJournal(task.id) : [];
   const rebuilt = await journalHistory(history, prefix, async (entry) => {
     const tool = findTool(tools, entry.tool);
-    if (!tool) return { ok: false, code: "UNKNOWN_TOOL", error: `no tool ${entry.tool}` };
+    if (!tool) return { ok: false, code: "unknown_tool", error: `no tool ${entry.tool}` };
     return baseExecute(tool, entry.args, { ...toolContext, idempotencyKey: entry.idempotencyKey, signal: AbortSignal.timeout(60_000) });
   });
   const tainted = context.tainted || rebuilt.tainted;
-  const gated = deps.gate ? deps.gate(baseExecute, { taskId: task.id, tainted, sessionId: input.sessionId }) : baseExecute;
+  const gated = deps.gate ? deps.gate(baseExecute, { taskId: task.id, tainted, sessionId: runtime.sessionId }) : baseExecute;
   const executeTool = journaled({ store, clock }, gated);
 
   const result = await runToolLoop({
     model: deps.model,
-    messages: [...context.messages, ...rebuilt.messages, ...triggerMessage(input.trigger)],
+    messages: [...context.messages, ...rebuilt.messages, ...triggerMessage(input.triggerText)],
     tools,
     maxSteps: deps.maxSteps,
     context: { ...toolContext, activationKey },
     executeTool: async (tool, args, ctx) => {
-      const r = await executeTool(tool, args, { ...ctx, tainted, sessionId: input.sessionId });
+      const r = await executeTool(tool, args, { ...ctx, tainted, sessionId: runtime.sessionId });
       if (!r.ok && r.code === "approval_required") {
-        const id = (r as { data?: { approvalId?: string } }).data?.approvalId ?? extractApprovalId(r.error);
+        const id = approvalIdOf(r.data);
         if (id) requests.approvalId = id;
       }
       return r;
     },
   });
-  return { result: { ...result, tainted: result.tainted || tainted }, context, requests, activationKey };
+  return { result: { ...result, tainted: result.tainted || tainted }, context, requests };
 }
 
-function extractApprovalId(text: string): string | null {
-  return /\b(apr_[0-9a-f]+)\b/.exec(text)?.[1] ?? null;
+const approvalData = z.object({ approvalId: z.string() });
+
+function approvalIdOf(data: unknown): string | null {
+  const parsed = approvalData.safeParse(data);
+  return parsed.success ? parsed.data.approvalId : null;
 }
 
 /** Background activations get their trigger as a final system note (it is not the person speaking). */

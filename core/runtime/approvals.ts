@@ -1,13 +1,12 @@
 import type { InboundOutcome, InboundPress } from "../channels/port.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log.js";
-import type { OutboxDelivery } from "../outbox/delivery.js";
 import type { Scheduler } from "../scheduling/scheduler.js";
 import { ApprovalDesk, approvalCard, parseApprovalButtonId } from "../sentinel/approvals.js";
 import type { Store } from "../storage/ports.js";
 import type { ApprovalRequest, Identity, Person } from "../storage/types.js";
-import type { TaskRuntime } from "./tasks.js";
-import { taskKind } from "./tasks.js";
+import type { ApprovalId } from "../ids.js";
+import type { Trigger } from "./checkpoint.js";
 
 /** Job that expires an approval request at its deadline and tells the waiting task. */
 export const approvalExpiryJobName = "approval.expire";
@@ -23,7 +22,16 @@ export class ApprovalFlow {
   private readonly desk: ApprovalDesk;
 
   constructor(
-    private readonly deps: { store: Store; clock: Clock; logger: Logger; outbox: OutboxDelivery; scheduler: Scheduler; tasks: () => TaskRuntime },
+    private readonly deps: {
+      store: Store;
+      clock: Clock;
+      logger: Logger;
+      /** Wakes the outbox's delivery loop (a card or its update was queued). */
+      outbox: { poke(): void };
+      scheduler: Scheduler;
+      /** Wakes the task loop (a waiting task became due). */
+      tasks: { poke(): void };
+    },
   ) {
     this.desk = new ApprovalDesk(deps.store);
   }
@@ -34,7 +42,7 @@ export class ApprovalFlow {
     const card = approvalCard(request);
     await store.outbox.enqueueOutbound({ personId: request.personId, deliveryKey: cardKey(request), text: card.text, buttons: card.buttons }, clock.now());
     await scheduler.schedule({ name: approvalExpiryJobName, key: request.id, data: { approvalId: request.id }, timing: { kind: "at", at: request.expiresAt } });
-    void this.deps.outbox.deliver(request.personId);
+    this.deps.outbox.poke();
   };
 
   /** Press handler for the inbound flow: null when the button is not an approval button. */
@@ -47,11 +55,9 @@ export class ApprovalFlow {
     });
     const request = result.request;
     if (request && result.cardUpdate) await this.editCard(request, result.cardUpdate.text, `${result.outcome}`);
-    if (request && (result.outcome === "approved" || result.outcome === "denied")) {
-      const how = result.outcome === "approved" ? `approved (${result.grant?.scope.kind ?? "once"})` : "denied";
-      void this.resume(request, `the person ${how} the request "${request.summary}"`);
+    if (request && (result.outcome === "approved" || result.outcome === "denied" || result.outcome === "expired")) {
+      await this.resume(request);
     }
-    if (request && result.outcome === "expired") void this.resume(request, `the approval request "${request.summary}" expired without an answer`);
     return { status: "handled", notice: result.notice };
   };
 
@@ -60,7 +66,7 @@ export class ApprovalFlow {
     const expired = await this.deps.store.approvals.expireApprovals(this.deps.clock.now());
     for (const request of expired) {
       await this.editCard(request, `⌛ Expired — not approved: ${request.summary}`, "expired");
-      await this.resume(request, `the approval request "${request.summary}" expired without an answer`);
+      await this.resume(request);
     }
     return expired.length;
   }
@@ -70,16 +76,29 @@ export class ApprovalFlow {
     // Enqueueing the card's key again returns the card row itself (idempotent by delivery key).
     const card = await store.outbox.enqueueOutbound({ personId: request.personId, deliveryKey: cardKey(request), text, buttons: [] }, clock.now());
     await store.outbox.enqueueOutbound({ personId: request.personId, deliveryKey: `${cardKey(request)}:${outcome}`, text, buttons: [], editOf: card.id }, clock.now());
-    void this.deps.outbox.deliver(request.personId);
+    this.deps.outbox.poke();
   }
 
-  private async resume(request: ApprovalRequest, trigger: string): Promise<void> {
-    if (!request.taskId) return;
-    const task = await this.deps.store.tasks.getTask(request.taskId);
-    if (!task) return;
-    const turn = taskKind(task) === "turn";
-    await this.deps.tasks().run(task.id, { trigger, from: "waiting", direct: turn, onlyIfWaitingFor: request.id });
+  /** The waiting task is due again, with the decision as its input (first resume wins). */
+  private async resume(request: ApprovalRequest): Promise<void> {
+    if (await resumeDecidedApproval(this.deps, request.id)) this.deps.tasks.poke();
   }
+}
+
+/**
+ * Resumes the task of a decided (or expired) approval request: it becomes due again with the decision
+ * as its input. Called on the press, on expiry, and by the runtime right after an activation released
+ * its task to wait — the person may have answered while the activation was still running. A request
+ * still pending, or a task no longer waiting for it, changes nothing (first resume wins).
+ */
+export async function resumeDecidedApproval(deps: { store: Pick<Store, "approvals" | "tasks">; clock: Clock }, approvalId: ApprovalId): Promise<boolean> {
+  const request = await deps.store.approvals.getApprovalRequest(approvalId);
+  if (!request?.taskId || request.status === "pending") return false;
+  const outcome = request.status === "approved" ? "approved" : request.status === "denied" ? "denied" : "expired";
+  const scope = request.decision?.kind === "approve" ? request.decision.scope : null;
+  const input: Trigger = { kind: "approval", approvalId: request.id, outcome, summary: request.summary, scope };
+  const resumed = await deps.store.tasks.resumeWaitingTask({ taskId: request.taskId, wait: { kind: "approval", approvalId: request.id }, input, now: deps.clock.now() });
+  return resumed !== null;
 }
 
 function cardKey(request: ApprovalRequest): string {

@@ -21,7 +21,7 @@ const defaultExecute: ExecuteTool = (tool, args, context) => tool.execute(args a
  * "interrupted, outcome unknown" for side-effecting tools, and simply run again for read-only ones.
  * Calls outside a task (no `taskId`) run unjournaled.
  */
-export function journaled(deps: { store: Store; clock: Clock }, inner: ExecuteTool = defaultExecute): ExecuteTool {
+export function journaled(deps: { store: Pick<Store, "journal">; clock: Clock }, inner: ExecuteTool = defaultExecute): ExecuteTool {
   const { store, clock } = deps;
   return async (tool, args, context) => {
     if (!context.taskId) return inner(tool, args, context);

@@ -57,6 +57,8 @@ export interface Scheduler {
   schedule(request: ScheduleRequest): Promise<Date | null>;
   /** Removes the job(s) identified by (name, key). Returns how many were removed. */
   cancel(name: string, key: string): Promise<number>;
+  /** Removes every job of `name` (a job name no longer in use). Returns how many were removed. */
+  cancelAll(name: string): Promise<number>;
   /** Next run time of (name, key), or null if there is no such job. */
   nextRunAt(name: string, key: string): Promise<Date | null>;
   start(): Promise<void>;

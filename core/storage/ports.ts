@@ -23,7 +23,9 @@ import type {
   ApprovalRequest,
   AuditEvent,
   ChannelName,
+  ClaimedTask,
   ConversationMessage,
+  DeliveryProgress,
   ConversationSummary,
   DecideResult,
   Goal,
@@ -59,6 +61,7 @@ import type {
   Task,
   TaskState,
   TaskStatus,
+  WaitMatch,
 } from "./types.js";
 
 export interface PersonRepository {
@@ -76,6 +79,8 @@ export interface PersonRepository {
   listIdentities(personId: PersonId): Promise<Identity[]>;
   /** Marks (or with `null`, clears) an identity as unreachable after a permanent delivery error. */
   setIdentityUnreachable(channel: ChannelName, accountId: string, reason: string | null, now: Date): Promise<void>;
+  /** The account wrote from `address`: it becomes the reply address and any unreachable mark is cleared. */
+  recordIdentitySeen(input: { channel: ChannelName; accountId: string; address: string; now: Date }): Promise<void>;
   /**
    * Gives an existing account to another person (a confirmed `/link … move`): sets its person and
    * address and clears any unreachable mark; `createdAt` stays. Throws NotFoundError when the
@@ -117,21 +122,39 @@ export interface TaskRepository {
   createTask(input: NewTask): Promise<Task>;
   getTask(id: TaskId): Promise<Task | null>;
   /**
-   * Atomically claims one task for `owner` until `now + leaseMs`: the task must be pending (and past
-   * `notBefore`), waiting for a time that has come, or running with an expired lease. With `taskId`,
-   * only that task; with `from: "waiting"` a waiting task is claimed whatever it waits for (the caller
-   * resolved its condition). Returns null when nothing was claimable. Two concurrent claims of one
-   * task: exactly one wins.
+   * Atomically claims one task for `owner` until `now + leaseMs`: it must be due at `now` — pending
+   * (past `notBefore`), waiting for a time that has come, or running with an expired lease. Returns
+   * null when it was not claimable. Two concurrent claims of one task: exactly one wins.
    */
-  claimTask(input: { taskId: TaskId; owner: string; now: Date; leaseMs: number; from?: "waiting" }): Promise<Task | null>;
-  /** Like claimTask, for the task due first (earliest due time, then creation). */
-  claimDueTask(input: { owner: string; now: Date; leaseMs: number; personId?: PersonId }): Promise<Task | null>;
+  claimTask(input: { taskId: TaskId; owner: string; now: Date; leaseMs: number }): Promise<Task | null>;
+  /**
+   * Like claimTask, for the task due first (earliest due time, then creation), with the instant it
+   * was due. The one way the runtime starts work: turns, wake-ups, resumed and interrupted tasks.
+   */
+  claimDueTask(input: { owner: string; now: Date; leaseMs: number; personId?: PersonId; excludePersons?: readonly PersonId[] }): Promise<ClaimedTask | null>;
+  /**
+   * When the next task (of a person not in `excludePersons`) becomes claimable by time — possibly in
+   * the past — or null if none will.
+   */
+  nextDueAt(input?: { excludePersons?: readonly PersonId[] }): Promise<Date | null>;
   /**
    * Moves a task to a new state. For a running task, `owner` must hold the lease (else ConflictError);
    * leaving `running` releases the lease. Illegal transitions throw IllegalTransitionError (the store
    * rejects them even if a caller bypasses this method's checks).
    */
   transitionTask(input: { taskId: TaskId; owner: string | null; to: TaskState; now: Date }): Promise<Task>;
+  /**
+   * The condition a waiting task waits for was met: atomically moves it from exactly that wait to
+   * `pending` (due at once) and stores `input` under the checkpoint's `input` key (what resumed it).
+   * Returns null when the task no longer waits for it (first resume wins).
+   */
+  resumeWaitingTask(input: { taskId: TaskId; wait: WaitMatch; input: Json; now: Date }): Promise<Task | null>;
+  /**
+   * Binds the person's new message (conversation `seq`) to a turn: extends the person's pending
+   * (not yet claimed) turn task to cover it, or creates one covering just it. Call it in the same
+   * transaction as the append, so no message is ever without a turn.
+   */
+  bindTurnMessage(input: { personId: PersonId; seq: number; now: Date }): Promise<Task>;
   /** Saves the cursor, plan and checkpoint of a running task and extends its lease. Requires the lease. */
   saveCheckpoint(input: {
     taskId: TaskId;
@@ -142,9 +165,18 @@ export interface TaskRepository {
     now: Date;
     leaseMs: number;
   }): Promise<Task>;
+  /** Extends every lease `owner` holds to `now + leaseMs` (the owner's heartbeat). Returns how many. */
+  renewLeases(input: { owner: string; now: Date; leaseMs: number }): Promise<number>;
+  /**
+   * Ends, as of `now`, every lease not held by `owner`: for the embedded mode, where one process owns
+   * the store, so any other owner is a dead predecessor. Returns how many.
+   */
+  expireForeignLeases(input: { owner: string; now: Date }): Promise<number>;
   listTasks(filter: { personId?: PersonId; goalId?: GoalId; status?: TaskStatus[] }, page?: PageRequest): Promise<Page<Task>>;
-  /** Tasks waiting for the given wait kind and key (hook id or approval id). */
-  findWaitingTasks(wait: { kind: "event"; hookId: string } | { kind: "approval"; approvalId: string } | { kind: "reply"; personId: PersonId }): Promise<Task[]>;
+  /** Tasks waiting for the given wait kind and key (hook id, approval id, or the person's reply / hold). */
+  findWaitingTasks(
+    wait: { kind: "event"; hookId: string } | { kind: "approval"; approvalId: string } | { kind: "reply"; personId: PersonId } | { kind: "held"; personId: PersonId },
+  ): Promise<Task[]>;
 }
 
 export interface JournalRepository {
@@ -214,6 +246,14 @@ export interface OutboxRepository {
    * (`nextAttemptAt <= now`), and the oldest undelivered message of its person (order per person).
    */
   claimNextOutbound(input: { owner: string; now: Date; leaseMs: number; personId?: PersonId }): Promise<OutboxMessage | null>;
+  /** Requires the lease (and extends it): saves how far the delivery got, before and after each part. */
+  saveProgress(input: { id: OutboxId; owner: string; progress: DeliveryProgress; now: Date; leaseMs: number }): Promise<OutboxMessage>;
+  /** Extends every lease `owner` holds to `now + leaseMs` (the owner's heartbeat). Returns how many. */
+  renewLeases(input: { owner: string; now: Date; leaseMs: number }): Promise<number>;
+  /** Ends, as of `now`, every lease not held by `owner` (embedded mode: their process is gone). */
+  expireForeignLeases(input: { owner: string; now: Date }): Promise<number>;
+  /** When the next undelivered message becomes claimable (its retry time or lease end), or null. */
+  nextDueAt(): Promise<Date | null>;
   /** Requires the lease. Records where it went; a second call is a ConflictError. */
   markDelivered(input: { id: OutboxId; owner: string; channel: ChannelName; address: string; platformIds: string[]; now: Date }): Promise<OutboxMessage>;
   /** Requires the lease. `retryAt: null` fails permanently; otherwise requeues for `retryAt`. */
@@ -240,6 +280,10 @@ export interface NotificationRepository {
   /** Held and not yet digested, oldest first. */
   listHeldNotifications(personId: PersonId): Promise<NotificationRecord[]>;
   markDigested(ids: NotificationId[], now: Date): Promise<void>;
+  /** The newest sent or held record carrying `occurrenceKey` (an occurrence already taken care of), or null. */
+  findOccurrence(personId: PersonId, occurrenceKey: string): Promise<NotificationRecord | null>;
+  /** The newest sent or held record whose monitor state has `subject` (what the person was last told), or null. */
+  lastMonitorReport(personId: PersonId, subject: string): Promise<NotificationRecord | null>;
 }
 
 /** The local web chat's mailbox: what Familiar said to each local user, with buttons. */

@@ -60,8 +60,11 @@ export interface Person {
   locale: string;
   proactivity: Proactivity;
   quietHours: QuietHours | null;
-  /** `HH:MM` local time at which held messages go out as a digest. */
-  digestTime: string;
+  /**
+   * `HH:MM` local time at which held messages go out as a digest (`/digest`); null when not set, and
+   * then the digest goes out when quiet hours end (see `core/notify/digest-timing.ts`).
+   */
+  digestTime: string | null;
   /** All background work paused by the person (`/pause`). */
   paused: boolean;
   createdAt: Date;
@@ -176,17 +179,22 @@ export type NewGoal = Pick<Goal, "personId" | "title"> &
 
 export type GoalPatch = Partial<Pick<Goal, "title" | "description" | "status" | "checkIn" | "notes">>;
 
-/** What a waiting task waits for. */
+/**
+ * What a waiting task waits for. `held`: background work the person (`/pause`) or its goal paused;
+ * `until` keeps the due time it had, restored on resume (null: it was due at once).
+ */
 export type WaitCondition =
   | { kind: "time"; until: Date }
   | { kind: "event"; hookId: HookId }
   | { kind: "approval"; approvalId: ApprovalId }
-  | { kind: "reply" };
+  | { kind: "reply" }
+  | { kind: "held"; until: Date | null };
 
 /**
  * A task's state. Legal transitions (enforced by the store):
  * pending → running | cancelled; running → waiting | done | failed | cancelled | pending;
- * waiting → running | cancelled. A running task whose lease expired may be claimed again (running → running).
+ * waiting → running | pending (its condition was met: `resumeWaitingTask`) | waiting (held ↔ time) |
+ * cancelled. A running task whose lease expired may be claimed again (running → running).
  */
 export type TaskState =
   | { status: "pending" }
@@ -201,7 +209,7 @@ export type TaskStatus = TaskState["status"];
 export const legalTransitions: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
   pending: ["running", "cancelled"],
   running: ["waiting", "done", "failed", "cancelled", "pending", "running"],
-  waiting: ["running", "cancelled"],
+  waiting: ["running", "pending", "waiting", "cancelled"],
   done: [],
   failed: [],
   cancelled: [],
@@ -213,10 +221,20 @@ export interface Lease {
   until: Date;
 }
 
+/**
+ * What a task is for; its checkpoint's shape depends on it (parsed by `core/runtime/checkpoint.ts`):
+ * - `turn`: answers a range of the person's messages;
+ * - `wakeup`: a wake-up the model scheduled (once or on a cron in a time zone);
+ * - `checkin`: a goal's recurring check-in.
+ */
+export type TaskKind = "turn" | "wakeup" | "checkin";
+export const taskKinds: readonly TaskKind[] = ["turn", "wakeup", "checkin"];
+
 export interface Task {
   id: TaskId;
   personId: PersonId;
   goalId: GoalId | null;
+  kind: TaskKind;
   title: string;
   state: TaskState;
   /** Plan steps in the task's own words. */
@@ -232,8 +250,20 @@ export interface Task {
   updatedAt: Date;
 }
 
-export type NewTask = Pick<Task, "personId" | "title"> &
+export type NewTask = Pick<Task, "personId" | "title" | "kind"> &
   Partial<Pick<Task, "goalId" | "plan" | "checkpoint" | "notBefore">>;
+
+/** A claimed task and the instant it was due (its `notBefore`, wait time or lease end before the claim). */
+export interface ClaimedTask {
+  task: Task;
+  dueAt: Date;
+}
+
+/** Which waiting task `resumeWaitingTask` may resume: the wait it must still be in. */
+export type WaitMatch =
+  | { kind: "event"; hookId: HookId }
+  | { kind: "approval"; approvalId: ApprovalId }
+  | { kind: "reply" };
 
 /** One entry of a task's tool-call journal: the intent is written before the call, the result after. */
 export interface JournalEntry {
@@ -392,8 +422,29 @@ export interface OutboxMessage {
   lastError: string | null;
   /** Platform ids of the delivered parts (a long message is split). */
   delivered: { channel: ChannelName; address: string; platformIds: string[]; at: Date } | null;
+  /** Which parts went out so far (survives a crash mid-message). */
+  progress: DeliveryProgress;
   createdAt: Date;
 }
+
+/**
+ * How far the delivery of one outbox row got, saved before and after each part so a restarted
+ * process neither repeats a part nor loses one:
+ * - `target`: where the first attempt went (later parts follow it);
+ * - `sent`: part key (`"0"`, `"1"`, `"2-1"` for a re-rendered part) → platform message id;
+ * - `inflight`: the part being sent when the row was last saved (a crash leaves it set: outcome unknown);
+ * - `fallback`: part index → rendering level after the platform rejected the payload (1 plain, 2 smaller);
+ * - `uncertain`: parts that may or may not have arrived (the platform offers no way to check).
+ */
+export interface DeliveryProgress {
+  target: { channel: ChannelName; address: string; accountId: string } | null;
+  sent: Record<string, string>;
+  inflight: string | null;
+  fallback: Record<string, number>;
+  uncertain: string[];
+}
+
+export const emptyProgress = (): DeliveryProgress => ({ target: null, sent: {}, inflight: null, fallback: {}, uncertain: [] });
 
 export type NewOutboxMessage = Pick<OutboxMessage, "personId" | "deliveryKey" | "text"> &
   Partial<Pick<OutboxMessage, "channel" | "buttons" | "editOf">>;
@@ -402,6 +453,31 @@ export type NewOutboxMessage = Pick<OutboxMessage, "personId" | "deliveryKey" | 
 // Notification filter decisions
 
 export type NotificationDecision = "send" | "hold" | "drop";
+
+/** What produced a proactive candidate message. */
+export type NotificationOrigin = "reminder" | "checkin" | "monitor" | "approval" | "question" | "digest-item" | "heartbeat";
+export const notificationOrigins: readonly NotificationOrigin[] = ["reminder", "checkin", "monitor", "approval", "question", "digest-item", "heartbeat"];
+
+/** How urgent a candidate is, set by its producer (never guessed from its wording). */
+export type Urgency = "low" | "normal" | "high" | "critical";
+export const urgencies: readonly Urgency[] = ["low", "normal", "high", "critical"];
+
+/** A scalar a monitor observed (a price, a status, a count). */
+export type MonitorValue = string | number | boolean | null;
+
+/**
+ * Structured state a monitor reported: what it watches (`subject`, stable across checks), what it
+ * checked this time, and the values it saw. Novelty compares `values` with the state of the last
+ * report the person received; `thresholds` (absolute change per numeric field) and `targets` (a
+ * level whose crossing always matters) say what counts as a trivial change.
+ */
+export interface MonitorState {
+  subject: string;
+  checked: string;
+  values: Record<string, MonitorValue>;
+  thresholds?: Record<string, number>;
+  targets?: Record<string, number>;
+}
 
 export interface NotificationRecord {
   id: NotificationId;
@@ -413,9 +489,24 @@ export interface NotificationRecord {
   /** For held messages: when they went out in a digest. */
   digestedAt: Date | null;
   at: Date;
+  /** What produced the candidate (null on records made before origins existed). */
+  origin: NotificationOrigin | null;
+  urgency: Urgency | null;
+  needsAction: boolean;
+  /** `notify: always` counted: it traced to the person's own words and stayed under the hourly cap. */
+  askedFor: boolean;
+  /** Why a claimed `notify: always` was treated as if_worthwhile (null when it was not demoted). */
+  demoted: "provenance" | "cap" | null;
+  deadline: Date | null;
+  /** The scheduled occurrence of recurring work this message belongs to. */
+  occurrenceKey: string | null;
+  monitor: MonitorState | null;
+  /** The filter rule that decided, e.g. `no-new-content` (null on old records). */
+  rule: string | null;
 }
 
-export type NewNotificationRecord = Omit<NotificationRecord, "id" | "digestedAt" | "at"> & { at?: Date };
+export type NewNotificationRecord = Pick<NotificationRecord, "personId" | "taskId" | "text" | "decision" | "reasons"> &
+  Partial<Pick<NotificationRecord, "origin" | "urgency" | "needsAction" | "askedFor" | "demoted" | "deadline" | "occurrenceKey" | "monitor" | "rule">> & { at?: Date };
 
 // ---------------------------------------------------------------------------------------------
 // Local web chat mailbox (the local channel's "platform")

@@ -27,3 +27,22 @@ export function localMinutes(at: Date, timeZone: string): number {
   const m = Number(parts.find((p) => p.type === "minute")?.value ?? 0);
   return h * 60 + m;
 }
+
+/** `at` as local date and time in `timeZone`, e.g. `Tue 01 Dec 2026, 09:30 (GMT+1)`; ISO if the zone is unknown. */
+export function formatLocal(at: Date, timeZone: string): string {
+  try {
+    return new Intl.DateTimeFormat("en-GB", {
+      timeZone,
+      weekday: "short",
+      day: "2-digit",
+      month: "short",
+      year: "numeric",
+      hour: "2-digit",
+      minute: "2-digit",
+      hourCycle: "h23",
+      timeZoneName: "shortOffset",
+    }).format(at);
+  } catch {
+    return at.toISOString();
+  }
+}

@@ -1,31 +1,30 @@
 import { z } from "zod";
 import type { Clock } from "../clock.js";
-import { FamiliarError } from "../errors.js";
-import { asId } from "../ids.js";
-import type { Scheduler } from "../scheduling/scheduler.js";
+import { asId, type GoalId, type PersonId } from "../ids.js";
+import { checkinCheckpoint, wakeupCheckpoint, wakeupSpecSchema, type WakeupCheckpoint } from "../runtime/checkpoint.js";
 import type { Store } from "../storage/ports.js";
 import type { Goal, Json, Task } from "../storage/types.js";
 import { defineTool, type ToolDefinition, type ToolResult } from "./tool.js";
 import { isValidTimeZone, nextCronTime } from "../time/zones.js";
 
-/** Job names of time-based work (handlers are defined by the runtime). */
-export const jobNames = { wake: "task.wake" } as const;
-
 const timeZone = z.string().refine(isValidTimeZone, "an IANA time zone such as Europe/Berlin");
 const cronSpec = z.object({ cron: z.string().min(9).max(100), timezone: timeZone });
 
-/** Stored in a wake-up task's checkpoint. */
-export interface WakeupSpec {
-  type: "wakeup";
-  note: string;
-  notify: "always" | "if_worthwhile";
-  timing: { at: string } | { cron: string; timezone: string };
+/** Reads a task's wake-up spec (null for other tasks or an unreadable checkpoint). */
+export function wakeupSpecOf(task: Task): WakeupCheckpoint | null {
+  if (task.kind !== "wakeup") return null;
+  const parsed = wakeupSpecSchema.safeParse(task.checkpoint);
+  return parsed.success ? parsed.data : null;
 }
 
-/** Reads a task's wake-up spec (null for other tasks). */
-export function wakeupSpecOf(task: Task): WakeupSpec | null {
-  const c = task.checkpoint as { type?: unknown } | null;
-  return c && typeof c === "object" && c.type === "wakeup" ? (c as unknown as WakeupSpec) : null;
+/** What the core tools need besides the store and the clock. */
+export interface CoreToolsDeps {
+  store: Store;
+  clock: Clock;
+  /** Wakes the task loop (a wake-up or check-in task was created). */
+  poke: () => void;
+  /** Releases tasks held while a goal was paused (the goal is active again). */
+  releaseHeld: (personId: PersonId, goalId: GoalId) => Promise<number>;
 }
 
 const ok = (content: string, data?: Json): ToolResult => ({ ok: true, content, ...(data === undefined ? {} : { data }) });
@@ -40,38 +39,33 @@ function goalView(g: Goal) {
  * the tests rely on them): create_goal, update_goal, list_goals, schedule_wakeup, cancel_wakeup,
  * remember, forget.
  */
-export function coreTools(deps: { store: Store; scheduler: Scheduler; clock: Clock }): ToolDefinition[] {
-  const { store, scheduler, clock } = deps;
+export function coreTools(deps: CoreToolsDeps): ToolDefinition[] {
+  const { store, clock } = deps;
 
   /**
-   * A goal's check-in is one long-lived task that cycles waiting → running → waiting, woken by a
-   * cron `task.wake` job in the goal's time zone. Changing the schedule replaces the task; ending the
-   * goal cancels it (pausing only skips wake-ups while paused).
+   * A goal's check-in is one long-lived task that cycles waiting → running → waiting, due at each
+   * occurrence of its cron in the goal's time zone (the task row holds the next time). Changing the
+   * schedule replaces the task; ending the goal cancels it; pausing holds it until the goal resumes.
    */
   async function scheduleCheckIn(goal: Goal, changed: boolean): Promise<void> {
     const now = clock.now();
     const ending = goal.status === "done" || goal.status === "abandoned";
     if (!changed && !ending) return;
     const open = await store.tasks.listTasks({ goalId: goal.id, status: ["pending", "waiting"] }, { limit: 100 });
-    for (const t of open.items.filter((t) => (t.checkpoint as { type?: string } | null)?.type === "checkin")) {
-      await scheduler.cancel(jobNames.wake, t.id);
+    for (const t of open.items.filter((t) => t.kind === "checkin")) {
       await store.tasks.transitionTask({ taskId: t.id, owner: null, to: { status: "cancelled", reason: ending ? `goal ${goal.status}` : "check-in rescheduled" }, now });
     }
     if (!goal.checkIn || ending) return;
     const first = nextCronTime(goal.checkIn.cron, goal.checkIn.timeZone, now);
-    const task = await store.tasks.createTask({
+    await store.tasks.createTask({
       personId: goal.personId,
       goalId: goal.id,
+      kind: "checkin",
       title: `check-in: ${goal.title}`,
-      checkpoint: { type: "checkin", cron: goal.checkIn.cron, timeZone: goal.checkIn.timeZone },
+      checkpoint: checkinCheckpoint({ cron: goal.checkIn.cron, timeZone: goal.checkIn.timeZone }),
       notBefore: first,
     });
-    await scheduler.schedule({
-      name: jobNames.wake,
-      key: task.id,
-      data: { taskId: task.id, personId: goal.personId },
-      timing: { kind: "cron", cron: goal.checkIn.cron, timeZone: goal.checkIn.timeZone },
-    });
+    deps.poke();
   }
 
   const ownGoal = async (personId: string, goalId: string): Promise<Goal | null> => {
@@ -135,6 +129,7 @@ export function coreTools(deps: { store: Store; scheduler: Scheduler; clock: Clo
         } catch (err) {
           return fail("invalid_schedule", `goal updated, but its check-in could not be scheduled: ${(err as Error).message}`);
         }
+        if (goal.status === "paused" && updated.status === "active") await deps.releaseHeld(ctx.personId, updated.id);
         return ok(`updated goal ${updated.id}`, goalView(updated));
       },
     }),
@@ -178,12 +173,6 @@ export function coreTools(deps: { store: Store; scheduler: Scheduler; clock: Clo
         if (args.at !== undefined && new Date(args.at).getTime() < now.getTime() - 60_000) {
           return fail("in_the_past", `${args.at} is in the past (now is ${now.toISOString()})`);
         }
-        const spec: WakeupSpec = {
-          type: "wakeup",
-          note: args.note,
-          notify: args.notify,
-          timing: args.at !== undefined ? { at: args.at } : { cron: args.cron!, timezone: args.timezone! },
-        };
         let firstAt: Date;
         try {
           firstAt = args.at !== undefined ? new Date(args.at) : nextCronTime(args.cron!, args.timezone!, now);
@@ -193,27 +182,18 @@ export function coreTools(deps: { store: Store; scheduler: Scheduler; clock: Clo
         const task = await store.tasks.createTask({
           personId: ctx.personId,
           goalId: args.goalId ? asId("goal", args.goalId) : null,
+          kind: "wakeup",
           title: args.note,
-          checkpoint: spec as unknown as Json,
+          checkpoint: wakeupCheckpoint({
+            note: args.note,
+            notify: args.notify,
+            timing: args.at !== undefined ? { at: args.at } : { cron: args.cron!, timezone: args.timezone! },
+            provenance: { tainted: ctx.tainted === true, fromPersonWords: ctx.originMessageId !== null && ctx.tainted !== true },
+          }),
           notBefore: firstAt,
         });
-        let next: Date | null;
-        try {
-          next = await scheduler.schedule({
-            name: jobNames.wake,
-            key: task.id,
-            data: { taskId: task.id, personId: ctx.personId },
-            timing: args.at !== undefined ? { kind: "at", at: new Date(args.at) } : { kind: "cron", cron: args.cron!, timeZone: args.timezone! },
-          });
-        } catch (err) {
-          await store.tasks.transitionTask({ taskId: task.id, owner: null, to: { status: "cancelled", reason: "invalid schedule" }, now });
-          const message = err instanceof FamiliarError ? err.message : String(err);
-          return fail("invalid_schedule", message);
-        }
-        return ok(`scheduled wake-up ${task.id}, next at ${next?.toISOString() ?? "never"}`, {
-          wakeupId: task.id,
-          nextAt: next?.toISOString() ?? null,
-        });
+        deps.poke();
+        return ok(`scheduled wake-up ${task.id}, next at ${firstAt.toISOString()}`, { wakeupId: task.id, nextAt: firstAt.toISOString() });
       },
     }),
     defineTool({
@@ -224,8 +204,7 @@ export function coreTools(deps: { store: Store; scheduler: Scheduler; clock: Clo
       capability: "wakeups.write",
       async execute(args, ctx) {
         const task = await store.tasks.getTask(asId("task", args.wakeupId));
-        if (!task || task.personId !== ctx.personId || !wakeupSpecOf(task)) return fail("not_found", `no wake-up ${args.wakeupId}`);
-        await scheduler.cancel(jobNames.wake, task.id);
+        if (!task || task.personId !== ctx.personId || task.kind !== "wakeup") return fail("not_found", `no wake-up ${args.wakeupId}`);
         if (task.state.status === "pending" || task.state.status === "waiting") {
           await store.tasks.transitionTask({ taskId: task.id, owner: null, to: { status: "cancelled", reason: "cancelled by request" }, now: clock.now() });
         }

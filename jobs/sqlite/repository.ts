@@ -198,6 +198,15 @@ export class SqliteJobRepository implements JobRepository {
     return this.run(`DELETE FROM "${this.table}"`);
   }
 
+  /**
+   * Unlocks every job (returns how many were locked). For embedded mode at start-up: one process
+   * owns the file, so any lock belongs to a process that is gone — its jobs run now, not after the
+   * lock lifetime.
+   */
+  releaseAllLocks(): number {
+    return this.run(`UPDATE "${this.table}" SET locked_at = NULL WHERE locked_at IS NOT NULL`);
+  }
+
   /** Unlocks a job unless it is running a one-time execution (`nextRunAt` null). */
   async unlockJob(job: JobParameters): Promise<void> {
     if (!job._id) return;

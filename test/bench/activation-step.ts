@@ -10,7 +10,7 @@ import { percentile, round } from "./measure.js";
  */
 export async function measureActivationSteps(store: Store, steps: number, warmup: number): Promise<{ p50_us: number; p99_us: number; steps_per_s: number }> {
   const person = await store.persons.createPerson({ displayName: "bench" });
-  const task = await store.tasks.createTask({ personId: person.id, title: "bench task" });
+  const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "bench task" });
   const leaseMs = 3_600_000;
   await store.tasks.claimTask({ taskId: task.id, owner: "bench", now: new Date(), leaseMs });
   const timings: number[] = [];

@@ -3,13 +3,13 @@
  * their own):
  * - `runtime.suspended_goals`: 1,000 persons with 10 goals each, every goal with a check-in task
  *   waiting for a time far in the future (yearly cron `0 9 1 6 *`, next on 1 June), seeded through
- *   the public store API (one transaction per person) and the Scheduler port (`task.wake` cron jobs,
- *   as the create_goal tool does), in an app started in this process. Then the real app is started
+ *   the public store API (one transaction per person; the task row holds its next due time, as the
+ *   create_goal tool does), in an app started in this process. Then the real app is started
  *   as a child on that DATA_DIR (3 times; p50 of the start times); reported: VmRSS and the CPU time
  *   (utime+stime) the last one used over a 30 s idle window right after it was ready. Target: a suspended goal costs no
  *   memory and no CPU.
- * - `runtime.wakeup_latency`: 100 wake-up tasks (one per person, notify "always") created and
- *   scheduled as `task.wake` jobs like the schedule_wakeup tool does, due 3 s from now and 30 ms
+ * - `runtime.wakeup_latency`: 100 wake-up tasks (one per person, notify "always") created like the
+ *   schedule_wakeup tool does (the task loop woken once), due 3 s from now and 30 ms
  *   apart, in an app in this process with an instant fake model. Latency: each wake-up's due time
  *   → the fake model receiving its activation's request (recognised by the `Runtime:` system note
  *   naming the wake-up), wall clock ms. `first_wakeup_ms` is the earliest-due one, which also starts
@@ -22,9 +22,8 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { Writable } from "node:stream";
 import { loadConfig } from "../../core/config/load.js";
-import type { Json } from "../../core/storage/types.js";
 import { nextCronTime } from "../../core/time/zones.js";
-import { jobNames, type WakeupSpec } from "../../core/tools/core-tools.js";
+import { checkinCheckpoint, wakeupCheckpoint } from "../../core/runtime/checkpoint.js";
 import { startApp } from "../../main.js";
 import { startFakeOpenAI, text, type RecordedRequest } from "../fakes/openai-server.js";
 import { startTestApp } from "../helpers/app.js";
@@ -38,8 +37,6 @@ const goalsPerPerson = 10;
 const farCron = "0 9 1 6 *";
 const timeZones = ["Europe/Berlin", "America/New_York", "Asia/Tokyo", "UTC"];
 const idleWindowMs = 30_000;
-/** Schedule calls averaged at the start and at the end of seeding (does the cost grow with the table?). */
-const sampleJobs = 500;
 const restarts = 3;
 const wakeups = 100;
 const wakeupLeadMs = 3_000;
@@ -54,14 +51,13 @@ const fileMb = (path: string): number => {
 };
 
 /** Seeds persons, goals and check-in tasks + cron jobs into `dataDir` through an in-process app. */
-async function seed(dataDir: string): Promise<{ storeMs: number; schedulerMs: number; firstJobsMs: number; lastJobsMs: number }> {
+async function seed(dataDir: string): Promise<{ storeMs: number }> {
   const config = loadConfig({ DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn" });
   const discard = new Writable({ write: (_chunk, _enc, done) => done() });
   const app = await startApp(config, { logDestination: discard });
   try {
-    const { store, scheduler } = app;
+    const { store } = app;
     const now = new Date();
-    const jobs: { taskId: string; personId: string; timeZone: string }[] = [];
     const storeStarted = performance.now();
     for (let p = 0; p < persons; p++) {
       await store.transaction(async () => {
@@ -70,28 +66,18 @@ async function seed(dataDir: string): Promise<{ storeMs: number; schedulerMs: nu
         await store.persons.addIdentity({ personId: person.id, channel: "local", accountId: `person${p}`, address: `person${p}` });
         for (let g = 0; g < goalsPerPerson; g++) {
           const goal = await store.goals.createGoal({ personId: person.id, title: `goal ${g} of person ${p}`, description: "watch for a cheaper flight to Lisbon", checkIn: { cron: farCron, timeZone } });
-          const task = await store.tasks.createTask({
+          await store.tasks.createTask({
             personId: person.id,
             goalId: goal.id,
+            kind: "checkin",
             title: `check-in: ${goal.title}`,
-            checkpoint: { type: "checkin", cron: farCron, timeZone },
+            checkpoint: checkinCheckpoint({ cron: farCron, timeZone }),
             notBefore: nextCronTime(farCron, timeZone, now),
           });
-          jobs.push({ taskId: task.id, personId: person.id, timeZone });
         }
       });
     }
-    const storeMs = performance.now() - storeStarted;
-    const schedulerStarted = performance.now();
-    let firstJobsMs = 0;
-    let lastJobsMs = 0;
-    for (const [i, job] of jobs.entries()) {
-      const t0 = performance.now();
-      await scheduler.schedule({ name: jobNames.wake, key: job.taskId, data: { taskId: job.taskId, personId: job.personId }, timing: { kind: "cron", cron: farCron, timeZone: job.timeZone } });
-      if (i < sampleJobs) firstJobsMs += performance.now() - t0;
-      if (i >= jobs.length - sampleJobs) lastJobsMs += performance.now() - t0;
-    }
-    return { storeMs, schedulerMs: performance.now() - schedulerStarted, firstJobsMs, lastJobsMs };
+    return { storeMs: performance.now() - storeStarted };
   } finally {
     await app.stop();
   }
@@ -121,10 +107,6 @@ export async function benchSuspendedGoals(emit: Emit, mode: AppMode): Promise<vo
         persons,
         goals: persons * goalsPerPerson,
         seed_store_ms: round(seeded.storeMs),
-        seed_scheduler_ms: round(seeded.schedulerMs),
-        seed_scheduler_per_job_ms: round(seeded.schedulerMs / (persons * goalsPerPerson), 2),
-        schedule_first_500_per_job_ms: round(seeded.firstJobsMs / sampleJobs, 2),
-        schedule_last_500_per_job_ms: round(seeded.lastJobsMs / sampleJobs, 2),
         ready_p50_ms: round(readyMs.sort((a, b) => a - b)[Math.floor(restarts / 2)]!),
         ready_all_ms: readyMs.map((ms) => round(ms)),
         rss_at_ready_mb: atReady.rssMb,
@@ -164,7 +146,7 @@ export async function benchWakeups(emit: Emit): Promise<void> {
   });
   const app = await startTestApp({ OPENAI_BASE_URL: model.url, OPENAI_MODEL: "fake-model" });
   try {
-    const { store, scheduler } = app;
+    const { store } = app;
     const people = [];
     for (let i = 0; i < wakeups; i++) {
       const person = await store.persons.createPerson({ displayName: `sleeper ${i}` });
@@ -177,10 +159,10 @@ export async function benchWakeups(emit: Emit): Promise<void> {
     for (let i = 0; i < wakeups; i++) {
       const at = new Date(base + i * wakeupSpacingMs);
       due.push(at.getTime());
-      const spec: WakeupSpec = { type: "wakeup", note: `bench-wake-${i}`, notify: "always", timing: { at: at.toISOString() } };
-      const task = await store.tasks.createTask({ personId: people[i]!.id, title: spec.note, checkpoint: spec as unknown as Json, notBefore: at });
-      await scheduler.schedule({ name: jobNames.wake, key: task.id, data: { taskId: task.id, personId: people[i]!.id }, timing: { kind: "at", at } });
+      const note = `bench-wake-${i}`;
+      await store.tasks.createTask({ kind: "wakeup", personId: people[i]!.id, title: note, checkpoint: wakeupCheckpoint({ note, notify: "always", timing: { at: at.toISOString() } }), notBefore: at });
     }
+    app.familiar.taskLoop.poke();
     const scheduleMs = performance.now() - scheduleStarted;
     if (Date.now() > base) throw new Error(`scheduling ${wakeups} wake-ups took ${round(scheduleMs)} ms, longer than the ${wakeupLeadMs} ms lead`);
     const deadline = due.at(-1)! + 20_000;

@@ -30,7 +30,7 @@ async function benchActivationStep(store: ConnectedMongoStore, emit: (line: Reco
 async function benchTaskClaims(uri: string, dbName: string, store: ConnectedMongoStore, emit: (line: Record<string, unknown>) => void): Promise<void> {
   const person = await store.persons.createPerson({ displayName: "bench claims" });
   const ids = new Set<string>();
-  for (let i = 0; i < claimTasks; i++) ids.add((await store.tasks.createTask({ personId: person.id, title: `t${i}` })).id);
+  for (let i = 0; i < claimTasks; i++) ids.add((await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: `t${i}` })).id);
   const workers = await Promise.all(["W1", "W2"].map(async (owner) => ({ owner, store: await connectMongoStore(uri, { dbName }) })));
   try {
     const started = performance.now();
@@ -38,7 +38,7 @@ async function benchTaskClaims(uri: string, dbName: string, store: ConnectedMong
       workers.map(async ({ owner, store: worker }) => {
         const claimed: string[] = [];
         for (;;) {
-          const task = await worker.tasks.claimDueTask({ owner, now: new Date(), leaseMs: 600_000, personId: person.id });
+          const task = (await worker.tasks.claimDueTask({ owner, now: new Date(), leaseMs: 600_000, personId: person.id }))?.task ?? null;
           if (task === null) break;
           claimed.push(task.id);
           await worker.tasks.transitionTask({ taskId: task.id, owner, to: { status: "done", result: owner }, now: new Date() });

@@ -37,7 +37,7 @@ async function benchTaskClaims(dir: string, emit: (line: Record<string, unknown>
     const person = await store.persons.createPerson({ displayName: "bench" });
     const ids = new Set<string>();
     await store.transaction(async () => {
-      for (let i = 0; i < claimTasks; i++) ids.add((await store.tasks.createTask({ personId: person.id, title: `t${i}` })).id);
+      for (let i = 0; i < claimTasks; i++) ids.add((await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: `t${i}` })).id);
     });
     const reports = await raceClaims(path, ["W1", "W2"]);
     const claimed = reports.flatMap((r) => r.claimed);

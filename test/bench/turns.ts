@@ -132,7 +132,7 @@ async function measureTurn(app: TestApp, model: FakeOpenAIServer, chat: ChatUser
   const before = model.requests.length;
   const { startedAt, readAt } = await chat.turn(question, 120_000);
   // The rolling summary runs after the reply, in the person's queue slot: wait until it is done.
-  while (app.familiar.queue.busy(personId)) await sleep(5);
+  while (app.familiar.taskLoop.active > 0) await sleep(5);
   const requests = model.requests.slice(before);
   const turn = requests.find((r) => isTurnRequest(r, question));
   if (!turn) throw new Error(`no model request for the turn "${question}"`);

@@ -1,3 +1,4 @@
+import { send } from "../helpers/send.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { createDiscordChannel, type DiscordChannel } from "../../bots/discord/channel.js";
 import { renderDiscordMessages } from "../../bots/discord/markdown.js";
@@ -86,7 +87,7 @@ describe("Discord channel over the real discord.js against a local fake", () => 
     const event = await until(() => events.find((e) => e.updateId === id));
     expect(event).toMatchObject({ channel: "discord", kind: "message", accountId: ada.id, address: channelId, displayName: "Ada L.", text: "hello, are you there?" });
 
-    const receipt = await channel.send({ accountId: ada.id, address: event.address }, { text: "Yes — **here**.", buttons: [] });
+    const receipt = await send(channel, { accountId: ada.id, address: event.address }, { text: "Yes — **here**.", buttons: [] });
     expect(receipt.platformIds).toHaveLength(1);
     expect(fake.messagesIn(channelId).map((m) => m.content)).toEqual(["Yes — **here**."]);
 
@@ -102,7 +103,7 @@ describe("Discord channel over the real discord.js against a local fake", () => 
     const prose = Array.from({ length: 60 }, (_, i) => `Paragraph ${i} has **bold words** and a [link](https://example.com/${i}).`).join("\n\n");
     const text = `${prose}\n\n\`\`\`js\n${code}\n\`\`\`\n\nDone.`;
     const buttons = [{ id: "apr:1:once", label: "Approve once" }, { id: "apr:1:deny", label: "Deny" }];
-    const receipt = await channel.send({ accountId: ada.id, address: channelId }, { text, buttons });
+    const receipt = await send(channel, { accountId: ada.id, address: channelId }, { text, buttons });
 
     const sent = fake.messagesIn(channelId);
     expect(sent.length).toBeGreaterThan(2);
@@ -125,7 +126,7 @@ describe("Discord channel over the real discord.js against a local fake", () => 
     const { channelId } = fake.sendDm(ada, "book it");
     await until(() => slow.events.length === 1);
     const target = { accountId: ada.id, address: channelId };
-    const card = await channel.send(target, { text: "Book the table for Friday?", buttons: [{ id: "apr:7:once", label: "Approve" }, { id: "apr:7:deny", label: "Deny" }] });
+    const card = await send(channel, target, { text: "Book the table for Friday?", buttons: [{ id: "apr:7:once", label: "Approve" }, { id: "apr:7:deny", label: "Deny" }] });
     const cardId = card.platformIds[0]!;
 
     const first = fake.pressButton(ada, cardId, "apr:7:once");
@@ -155,7 +156,7 @@ describe("Discord channel over the real discord.js against a local fake", () => 
     const { fake, channel, events } = await setup();
     const { channelId } = fake.sendDm(ada, "hi");
     await until(() => events.length === 1);
-    const card = await channel.send({ accountId: ada.id, address: channelId }, { text: "Go?", buttons: [{ id: "b1", label: "Go" }] });
+    const card = await send(channel, { accountId: ada.id, address: channelId }, { text: "Go?", buttons: [{ id: "b1", label: "Go" }] });
     // Emulate a stalled event loop: the interaction is dispatched but its window has already passed.
     const realNow = Date.now;
     Date.now = () => realNow() - INTERACTION_DEADLINE_MS - 500;
@@ -166,40 +167,40 @@ describe("Discord channel over the real discord.js against a local fake", () => 
     expect(fake.followUps).toHaveLength(0);
   });
 
-  it("T6-like refusals are permanent DeliveryErrors and the process keeps serving others", async () => {
+  it("T6-like refusals say the recipient is gone, bad payloads are rejected, and the process keeps serving others", async () => {
     const { fake, channel, events } = await setup();
     const a = fake.sendDm(ada, "hi");
     const b = fake.sendDm(bob, "hey");
     await until(() => events.length === 2);
     fake.block(ada.id);
-    const blocked = await channel.send({ accountId: ada.id, address: a.channelId }, { text: "Proactive note", buttons: [] }).catch((e: unknown) => e);
+    const blocked = await send(channel, { accountId: ada.id, address: a.channelId }, { text: "Proactive note", buttons: [] }).catch((e: unknown) => e);
     expect(blocked).toBeInstanceOf(DeliveryError);
-    expect(blocked).toMatchObject({ permanent: true });
+    expect(blocked).toMatchObject({ outcome: "recipient_gone" });
     expect((blocked as Error).message).toContain("50007");
 
-    const gone = await channel.send({ accountId: "x", address: snowflake() }, { text: "hello", buttons: [] }).catch((e: unknown) => e);
-    expect(gone).toMatchObject({ permanent: true });
+    const gone = await send(channel, { accountId: "x", address: snowflake() }, { text: "hello", buttons: [] }).catch((e: unknown) => e);
+    expect(gone).toMatchObject({ outcome: "recipient_gone" });
     expect((gone as Error).message).toContain("10003");
 
-    const tooMany = await channel.send({ accountId: bob.id, address: b.channelId }, { text: "pick", buttons: Array.from({ length: 26 }, (_, i) => ({ id: `o${i}`, label: `${i}` })) }).catch((e: unknown) => e);
-    expect(tooMany).toMatchObject({ permanent: true });
-    const badId = await channel.send({ accountId: bob.id, address: b.channelId }, { text: "pick", buttons: [{ id: "x".repeat(101), label: "x" }] }).catch((e: unknown) => e);
-    expect(badId).toMatchObject({ permanent: true });
+    const tooMany = await send(channel, { accountId: bob.id, address: b.channelId }, { text: "pick", buttons: Array.from({ length: 26 }, (_, i) => ({ id: `o${i}`, label: `${i}` })) }).catch((e: unknown) => e);
+    expect(tooMany).toMatchObject({ outcome: "payload_rejected" });
+    const badId = await send(channel, { accountId: bob.id, address: b.channelId }, { text: "pick", buttons: [{ id: "x".repeat(101), label: "x" }] }).catch((e: unknown) => e);
+    expect(badId).toMatchObject({ outcome: "payload_rejected" });
 
-    const ok = await channel.send({ accountId: bob.id, address: b.channelId }, { text: "Your reminder", buttons: [] });
+    const ok = await send(channel, { accountId: bob.id, address: b.channelId }, { text: "Your reminder", buttons: [] });
     expect(fake.messages.get(ok.platformIds[0]!)?.content).toBe("Your reminder");
     expect(fake.messagesIn(a.channelId)).toHaveLength(0);
   });
 
-  it("a Discord 50035 refusal (e.g. an over-long edit) maps to a permanent error; a sent payload never exceeds the limit", async () => {
+  it("a Discord 50035 refusal (e.g. an over-long edit) maps to a rejected payload; a sent payload never exceeds the limit", async () => {
     const { fake, channel, events } = await setup();
     const { channelId } = fake.sendDm(ada, "hi");
     await until(() => events.length === 1);
-    const sent = await channel.send({ accountId: ada.id, address: channelId }, { text: "short", buttons: [] });
+    const sent = await send(channel, { accountId: ada.id, address: channelId }, { text: "short", buttons: [] });
     const edited = await channel.edit({ accountId: ada.id, address: channelId }, sent.platformIds, { text: "y ".repeat(1500), buttons: [] }).catch((e: unknown) => e);
-    expect(edited).toMatchObject({ permanent: true });
+    expect(edited).toMatchObject({ outcome: "payload_rejected" });
     const unknown = await channel.edit({ accountId: ada.id, address: channelId }, [snowflake()], { text: "z", buttons: [] }).catch((e: unknown) => e);
-    expect(unknown).toMatchObject({ permanent: true });
+    expect(unknown).toMatchObject({ outcome: "payload_rejected" });
     expect((unknown as Error).message).toContain("10008");
     expect(fake.calls.filter((c) => c.method === "POST" && c.path.endsWith("/messages")).every((c) => ((c.body as { content?: string }).content ?? "").length <= 2000)).toBe(true);
   });

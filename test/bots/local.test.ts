@@ -1,3 +1,4 @@
+import { send } from "../helpers/send.js";
 import express from "express";
 import { afterEach, describe, expect, it } from "vitest";
 import { HttpServer } from "../../bots/http/server.js";
@@ -161,9 +162,9 @@ describe("local chat: inbound messages", () => {
 describe("local chat: Familiar's messages", () => {
   it("lists only messages after the cursor, for that user, with buttons only when present", async () => {
     const { channel, list } = await setup();
-    await channel.send(alice, { text: "Good morning", buttons: [] });
-    await channel.send({ accountId: "bob", address: "bob" }, { text: "not for alice", buttons: [] });
-    const card = await channel.send(alice, { text: "Send the email?", buttons: [{ id: "a1:yes", label: "Yes" }] });
+    await send(channel, alice, { text: "Good morning", buttons: [] });
+    await send(channel, { accountId: "bob", address: "bob" }, { text: "not for alice", buttons: [] });
+    const card = await send(channel, alice, { text: "Send the email?", buttons: [{ id: "a1:yes", label: "Yes" }] });
 
     const first = await list("user=alice");
     expect(first.messages.map((m) => m.text)).toEqual(["Good morning", "Send the email?"]);
@@ -179,7 +180,7 @@ describe("local chat: Familiar's messages", () => {
     const again = await list(`user=alice&after=${first.cursor}`);
     expect(again).toEqual({ messages: [], cursor: first.cursor, typing: false });
 
-    await channel.send(alice, { text: "Done.", buttons: [] });
+    await send(channel, alice, { text: "Done.", buttons: [] });
     const next = await list(`user=alice&after=${first.cursor}`);
     expect(next.messages.map((m) => m.text)).toEqual(["Done."]);
     expect(Number(next.cursor)).toBeGreaterThan(Number(first.cursor));
@@ -196,8 +197,8 @@ describe("local chat: Familiar's messages", () => {
   it("long-poll wakes when a message is sent", { timeout: 15_000 }, async () => {
     const { channel, startPoll } = await setup();
     const polled = await startPoll("user=alice&after=0");
-    await channel.send({ accountId: "bob", address: "bob" }, { text: "for bob", buttons: [] });
-    await channel.send(alice, { text: "woken", buttons: [] });
+    await send(channel, { accountId: "bob", address: "bob" }, { text: "for bob", buttons: [] });
+    await send(channel, alice, { text: "woken", buttons: [] });
     const body = await polled.result;
     expect(body.messages.map((m) => m.text)).toEqual(["woken"]);
     expect(body.cursor).not.toBe("0");
@@ -224,7 +225,7 @@ describe("local chat: Familiar's messages", () => {
 
   it("shows an edited card again after the cursor, with its new text and no buttons", { timeout: 15_000 }, async () => {
     const { channel, list, startPoll } = await setup();
-    const receipt = await channel.send(alice, { text: "Pay €20?", buttons: [{ id: "p:ok", label: "Approve" }] });
+    const receipt = await send(channel, alice, { text: "Pay €20?", buttons: [{ id: "p:ok", label: "Approve" }] });
     const seen = await list("user=alice");
     const polled = await startPoll(`user=alice&after=${seen.cursor}`);
     await channel.edit(alice, receipt.platformIds, { text: "Pay €20? — approved", buttons: [] });
@@ -237,10 +238,10 @@ describe("local chat: Familiar's messages", () => {
 
   it("refuses to edit another user's message", async () => {
     const { channel } = await setup();
-    const receipt = await channel.send(alice, { text: "mine", buttons: [] });
+    const receipt = await send(channel, alice, { text: "mine", buttons: [] });
     await expect(channel.edit({ accountId: "bob", address: "bob" }, receipt.platformIds, { text: "x", buttons: [] })).rejects.toMatchObject({
       code: "CHANNEL_ERROR",
-      permanent: true,
+      outcome: "payload_rejected",
     });
   });
 
@@ -252,7 +253,7 @@ describe("local chat: Familiar's messages", () => {
     clock.advance(5_001);
     expect((await list("user=alice")).typing).toBe(false);
     await channel.typing(alice);
-    await channel.send(alice, { text: "here", buttons: [] });
+    await send(channel, alice, { text: "here", buttons: [] });
     expect((await list("user=alice")).typing).toBe(false);
   });
 });
@@ -262,8 +263,8 @@ describe("local chat on the SQLite store", () => {
     const store = openSqliteStore({ path: ":memory:" });
     try {
       const { channel, list, post, events } = await setup({ mailbox: store.localMailbox });
-      await channel.send(alice, { text: "hello", buttons: [] });
-      const card = await channel.send(alice, { text: "Allow?", buttons: [{ id: "apr3:once", label: "Once" }] });
+      await send(channel, alice, { text: "hello", buttons: [] });
+      const card = await send(channel, alice, { text: "Allow?", buttons: [{ id: "apr3:once", label: "Once" }] });
       const first = await list("user=alice");
       expect(first.messages.map((m) => [m.text, m.buttons?.length ?? 0])).toEqual([["hello", 0], ["Allow?", 1]]);
       expect((await post("/api/local/actions", { user: "alice", messageId: card.platformIds[0], buttonId: "apr3:once" })).status).toBe(202);
@@ -281,7 +282,7 @@ describe("local chat on the SQLite store", () => {
 describe("local chat: button presses", () => {
   it("hands a press to the sink with the presser's identity", async () => {
     const { channel, post, events } = await setup();
-    const receipt = await channel.send(alice, { text: "Allow?", buttons: [{ id: "apr1:once", label: "Once" }] });
+    const receipt = await send(channel, alice, { text: "Allow?", buttons: [{ id: "apr1:once", label: "Once" }] });
     const messageId = receipt.platformIds[0];
     const res = await post("/api/local/actions", { user: "alice", messageId, buttonId: "apr1:once", clientActionId: "press-1" });
     expect(res.status).toBe(202);
@@ -301,7 +302,7 @@ describe("local chat: button presses", () => {
 
   it("passes the core's notice about a press back to the page", async () => {
     const { channel, post } = await setup();
-    const receipt = await channel.send(alice, { text: "Allow?", buttons: [{ id: "apr2:late", label: "Once" }] });
+    const receipt = await send(channel, alice, { text: "Allow?", buttons: [{ id: "apr2:late", label: "Once" }] });
     const res = await post("/api/local/actions", { user: "alice", messageId: receipt.platformIds[0], buttonId: "apr2:late" });
     expect(res.status).toBe(202);
     expect(await res.json()).toMatchObject({ accepted: true, outcome: "handled", notice: "This request expired." });
@@ -309,7 +310,7 @@ describe("local chat: button presses", () => {
 
   it("answers 404 for another user's or an unknown message, 400 for a missing button", async () => {
     const { channel, post, events } = await setup();
-    const receipt = await channel.send(alice, { text: "Allow?", buttons: [{ id: "ok", label: "OK" }] });
+    const receipt = await send(channel, alice, { text: "Allow?", buttons: [{ id: "ok", label: "OK" }] });
     const messageId = receipt.platformIds[0];
     expect((await post("/api/local/actions", { user: "mallory", messageId, buttonId: "ok" })).status).toBe(404);
     expect((await post("/api/local/actions", { user: "alice", messageId: "nope", buttonId: "ok" })).status).toBe(404);

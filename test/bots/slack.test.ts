@@ -1,3 +1,5 @@
+import { send } from "../helpers/send.js";
+import { deliverThroughOutbox } from "../helpers/outbox.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { HttpServer } from "../../bots/http/server.js";
 import { createSlackChannel, type SlackChannel } from "../../bots/slack/index.js";
@@ -43,7 +45,7 @@ function fakeCore(opts: { notice?: string } = {}) {
     calls.push({ event, outcome });
     if (outcome.status === "accepted") {
       accepted.push(event);
-      turns.push(turnGate.then(() => channel!.send({ accountId: event.accountId, address: event.address }, { text: `You said: ${(event as { text: string }).text}`, buttons: [] })));
+      turns.push(turnGate.then(() => send(channel!, { accountId: event.accountId, address: event.address }, { text: `You said: ${(event as { text: string }).text}`, buttons: [] })));
     } else if (outcome.status === "handled") accepted.push(event);
     await sinkGate;
     return outcome;
@@ -138,7 +140,7 @@ describe("Slack channel: HTTP events", () => {
     await eventually(() => expect(core.accepted).toHaveLength(1));
     expect(core.accepted[0]).toMatchObject({ kind: "message", channel: "slack", updateId: "msg:DADA:1700000000.000100", accountId: "UADA", address: "DADA", displayName: "Ada", text: "Hello <there> & you" });
     await Promise.all(core.turns);
-    const receipt = await channel.send({ accountId: "UADA", address: "DADA" }, { text: "**Done** for <NAME> & co, see [docs](https://ex.com/a?b=1&c=2)", buttons: [{ id: "appr:1", label: "Approve" }] });
+    const receipt = await send(channel, { accountId: "UADA", address: "DADA" }, { text: "**Done** for <NAME> & co, see [docs](https://ex.com/a?b=1&c=2)", buttons: [{ id: "appr:1", label: "Approve" }] });
     const reply = fake.messages.at(-1)!;
     expect(receipt.platformIds).toEqual([reply.ts]);
     expect(reply.channel).toBe("DADA");
@@ -221,7 +223,7 @@ describe("Slack channel: HTTP events", () => {
 describe("Slack channel: button presses", () => {
   it("S4: a replayed signed press is acknowledged but recognised as a replay and changes nothing", async () => {
     const { fake, core, url, signed, channel } = await setupHttp({ notice: "Approved once" });
-    const card = await channel.send({ accountId: "UADA", address: "DADA" }, { text: "Send the email to Bob?", buttons: [{ id: "ap:42:once", label: "Approve" }, { id: "ap:42:deny", label: "Deny" }] });
+    const card = await send(channel, { accountId: "UADA", address: "DADA" }, { text: "Send the email to Bob?", buttons: [{ id: "ap:42:once", label: "Approve" }, { id: "ap:42:deny", label: "Deny" }] });
     const button = buttonsOf(fake.messages[0]!)[0]!;
     const payload = blockActionsPayload({ user: "UADA", channel: "DADA", messageTs: card.platformIds[0]!, actionId: button.action_id, value: button.value, actionTs: "1700000200.123456" });
     const ts = Math.floor(Date.now() / 1000);
@@ -270,7 +272,7 @@ describe("Slack channel: sending", () => {
     const { fake, channel } = await setupHttp();
     const md = longAnswer();
     expect(md.length).toBe(14_000);
-    const receipt = await channel.send({ accountId: "UADA", address: "DADA" }, { text: md, buttons: [{ id: "more", label: "More" }] });
+    const receipt = await send(channel, { accountId: "UADA", address: "DADA" }, { text: md, buttons: [{ id: "more", label: "More" }] });
     expect(fake.messages.length).toBeGreaterThanOrEqual(2);
     expect(receipt.platformIds).toEqual(fake.messages.map((m) => m.ts));
     for (const m of fake.messages) {
@@ -285,37 +287,38 @@ describe("Slack channel: sending", () => {
   it("S3: when Slack rejects the blocks (msg_blocks_too_long) the answer still arrives as plain text", async () => {
     const { fake, channel } = await setupHttp({ blocksTooLongAt: 5_000 });
     const md = longAnswer();
-    const receipt = await channel.send({ accountId: "UADA", address: "DADA" }, { text: md, buttons: [{ id: "more", label: "More" }] });
+    const row = await deliverThroughOutbox(channel, { accountId: "UADA", address: "DADA" }, { text: md, buttons: [{ id: "more", label: "More" }] });
+    expect(row.status).toBe("delivered");
     expect(fake.callsOf("chat.postMessage").length).toBeGreaterThan(fake.messages.length); // rejections happened
-    expect(receipt.platformIds).toEqual(fake.messages.map((m) => m.ts));
+    expect(row.delivered?.platformIds).toEqual(fake.messages.map((m) => m.ts));
     const shown = fake.messages.map((m) => (m.blocks ? sectionTexts(m).join("\n\n") : m.text));
     expect(words(shown.join(" "))).toEqual(words(md));
     expect(buttonsOf(fake.messages.at(-1)!).map((b) => b.value)).toEqual(["more"]);
     for (const m of fake.messages.slice(0, -1)) expect(buttonsOf(m)).toHaveLength(0);
   });
 
-  it("maps refusals: channel gone is permanent; rate limits that outlast the WebClient's waits are retryable with Retry-After", async () => {
+  it("maps refusals: a gone channel is recipient_gone; rate limits that outlast the WebClient's waits are retryable with Retry-After", async () => {
     const { fake, channel } = await setupHttp();
     fake.goneChannels.add("CGONE");
-    const gone = await channel.send({ accountId: "UADA", address: "CGONE" }, { text: "hi", buttons: [] }).catch((e: unknown) => e);
+    const gone = await send(channel, { accountId: "UADA", address: "CGONE" }, { text: "hi", buttons: [] }).catch((e: unknown) => e);
     expect(gone).toBeInstanceOf(DeliveryError);
-    expect((gone as DeliveryError).permanent).toBe(true);
+    expect((gone as DeliveryError).outcome).toBe("recipient_gone");
     expect(fake.callsOf("chat.postMessage").filter((c) => c.params.channel === "CGONE")).toHaveLength(1); // never resent
 
     fake.failNext("chat.postMessage", { status: 429, retryAfterSec: 1 }, 3);
-    const limited = await channel.send({ accountId: "UADA", address: "DADA" }, { text: "hi", buttons: [] }).catch((e: unknown) => e);
+    const limited = await send(channel, { accountId: "UADA", address: "DADA" }, { text: "hi", buttons: [] }).catch((e: unknown) => e);
     expect(limited).toBeInstanceOf(DeliveryError);
-    expect((limited as DeliveryError).permanent).toBe(false);
+    expect((limited as DeliveryError).outcome).toBe("rate_limited");
     expect((limited as DeliveryError).retryAfterMs).toBe(1_000);
 
     fake.failNext("chat.postMessage", { error: "msg_too_long" });
-    const tooLong = await channel.send({ accountId: "UADA", address: "DADA" }, { text: "hi", buttons: [] }).catch((e: unknown) => e);
-    expect((tooLong as DeliveryError).permanent).toBe(true);
+    const tooLong = await send(channel, { accountId: "UADA", address: "DADA" }, { text: "hi", buttons: [] }).catch((e: unknown) => e);
+    expect((tooLong as DeliveryError).outcome).toBe("payload_rejected");
   });
 
   it("opens a DM for a user-id address, and edits a card to show its outcome", async () => {
     const { fake, channel } = await setupHttp();
-    const card = await channel.send({ accountId: "UADA", address: "UADA" }, { text: "Delete 3 files?", buttons: [{ id: "ok", label: "Yes" }] });
+    const card = await send(channel, { accountId: "UADA", address: "UADA" }, { text: "Delete 3 files?", buttons: [{ id: "ok", label: "Yes" }] });
     expect(fake.callsOf("conversations.open")[0]!.params.users).toBe("UADA");
     expect(fake.messages[0]!.channel).toBe("DADA");
     await channel.edit({ accountId: "UADA", address: "DADA" }, card.platformIds, { text: "Delete 3 files? — _approved_", buttons: [] });

@@ -1,3 +1,4 @@
+import { send } from "../helpers/send.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { createTelegramChannel, type TelegramChannelOptions } from "../../bots/telegram/channel.js";
 import { HttpServer } from "../../bots/http/server.js";
@@ -145,13 +146,13 @@ describe("outbound", () => {
   it("retries a short 429 (auto-retry) and reports a long one as retryable with retryAfterMs", async () => {
     const { fake, channel } = await setup();
     fake.failNext("sendMessage", { error_code: 429, description: "Too Many Requests: retry after 1", parameters: { retry_after: 1 } });
-    await channel.send(chat(42), { text: "first", buttons: [] });
+    await send(channel, chat(42), { text: "first", buttons: [] });
     expect(fake.callsOf("sendMessage")).toHaveLength(2);
 
     fake.failNext("sendMessage", { error_code: 429, description: "Too Many Requests: retry after 30", parameters: { retry_after: 30 } });
-    const error = (await channel.send(chat(42), { text: "second", buttons: [] }).catch((e: unknown) => e)) as DeliveryError;
+    const error = (await send(channel, chat(42), { text: "second", buttons: [] }).catch((e: unknown) => e)) as DeliveryError;
     expect(error).toBeInstanceOf(DeliveryError);
-    expect(error.permanent).toBe(false);
+    expect(error.outcome).toBe("rate_limited");
     expect(error.retryAfterMs).toBe(30_000);
     expect(fake.callsOf("sendMessage")).toHaveLength(3);
   });
@@ -159,14 +160,14 @@ describe("outbound", () => {
   it("refuses a button id over 64 bytes before calling Telegram, and lays out six buttons in rows of two", async () => {
     const { fake, channel } = await setup();
     const tooLong = "é".repeat(33); // 33 characters, 66 bytes
-    const error = (await channel.send(chat(42), { text: "card", buttons: [{ id: tooLong, label: "Go" }] }).catch((e: unknown) => e)) as DeliveryError;
-    expect(error.permanent).toBe(true);
+    const error = (await send(channel, chat(42), { text: "card", buttons: [{ id: tooLong, label: "Go" }] }).catch((e: unknown) => e)) as DeliveryError;
+    expect(error.outcome).toBe("payload_rejected");
     expect(error.message).toContain("66 bytes");
     expect(fake.calls.filter((c) => c.method === "sendMessage")).toHaveLength(0);
 
     const buttons = ["once", "task", "session", "8h", "always", "deny"].map((s) => ({ id: `ap:01HX:${s}`, label: s }));
     buttons[0]!.id = "é".repeat(32); // 64 bytes: the most Telegram takes
-    await channel.send(chat(42), { text: "Approve?", buttons });
+    await send(channel, chat(42), { text: "Approve?", buttons });
     expect(fake.messages[0]!.replyMarkup!.inline_keyboard.map((row) => row.map((b) => b.callback_data))).toEqual([
       ["é".repeat(32), "ap:01HX:task"],
       ["ap:01HX:session", "ap:01HX:8h"],
@@ -176,7 +177,7 @@ describe("outbound", () => {
 
   it("edits a card's text and removes its buttons; repeating the edit is harmless", async () => {
     const { fake, channel } = await setup();
-    const receipt = await channel.send(chat(42), { text: "Send the invoice?", buttons: [{ id: "ap:1:once", label: "Approve" }] });
+    const receipt = await send(channel, chat(42), { text: "Send the invoice?", buttons: [{ id: "ap:1:once", label: "Approve" }] });
     const edited = { text: "Send the invoice? — **approved once**", buttons: [] };
     await channel.edit(chat(42), receipt.platformIds, edited);
     await channel.edit(chat(42), receipt.platformIds, edited);
@@ -184,7 +185,7 @@ describe("outbound", () => {
     expect(fake.messages[0]!.text).toBe("Send the invoice? — approved once");
     expect(fake.messages[0]!.replyMarkup).toEqual({ inline_keyboard: [] });
     const gone = (await channel.edit(chat(42), ["999"], edited).catch((e: unknown) => e)) as DeliveryError;
-    expect(gone.permanent).toBe(true);
+    expect(gone.outcome).toBe("payload_rejected");
     expect(gone.message).toContain("message to edit not found");
   });
 

@@ -1,3 +1,4 @@
+import { send } from "../helpers/send.js";
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -41,7 +42,7 @@ describe("T1 long reply", () => {
       { id: "ap:01HX:deny", label: "Deny" },
     ];
 
-    const receipt = await channel.send(chat(42), { text: markdown, buttons });
+    const receipt = await send(channel, chat(42), { text: markdown, buttons });
 
     const sent = fake.messages.filter((m) => m.chatId === "42");
     expect(sent.length).toBeGreaterThanOrEqual(2);
@@ -58,12 +59,12 @@ describe("T1 long reply", () => {
     expect(sent.at(-1)!.replyMarkup!.inline_keyboard.flat().map((b) => b.callback_data)).toEqual(["ap:01HX:once", "ap:01HX:deny"]);
   });
 
-  it("treats Telegram's 'message is too long' as permanent and never resends the payload", async () => {
+  it("treats Telegram's 'message is too long' as a rejected payload (re-rendered by the outbox), never resent as it was", async () => {
     const { fake, channel } = await setup();
     fake.failNext("sendMessage", { error_code: 400, description: "Bad Request: message is too long" }, { chatId: "43", times: 5 });
-    const error = await channel.send(chat(43), { text: "A reply", buttons: [] }).catch((e: unknown) => e);
+    const error = await send(channel, chat(43), { text: "A reply", buttons: [] }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DeliveryError);
-    expect((error as DeliveryError).permanent).toBe(true);
+    expect((error as DeliveryError).outcome).toBe("payload_rejected");
     expect((error as DeliveryError).message).toContain("message is too long");
     expect(fake.callsOf("sendMessage")).toHaveLength(1);
   });
@@ -77,7 +78,7 @@ describe("T2 reserved characters", () => {
   ];
   it.each(fills)("sends the plan for %s / %s as one formatted message, accepted the first time", async (name, n) => {
     const { fake, channel } = await setup();
-    const receipt = await channel.send(chat(42), { text: `Plan\n\n---\n\n1. Call ${name} (mon-fri).\n2. Pay #${n}!`, buttons: [] });
+    const receipt = await send(channel, chat(42), { text: `Plan\n\n---\n\n1. Call ${name} (mon-fri).\n2. Pay #${n}!`, buttons: [] });
 
     expect(fake.callsOf("sendMessage")).toHaveLength(1);
     expect(fake.callsOf("sendMessage")[0]!.payload.parse_mode).toBe("HTML");
@@ -148,7 +149,7 @@ describe("T4 webhook redelivery", () => {
     let channel: TelegramChannel | null = null;
     const { sink, outcomes } = dedupeSink((event) => {
       // The turn (a 45 s model call in the field case) runs after the sink resolved.
-      replies.push(turn.promise.then(() => channel!.send({ accountId: event.accountId, address: event.address }, { text: "Booked.", buttons: [] })));
+      replies.push(turn.promise.then(() => send(channel!, { accountId: event.accountId, address: event.address }, { text: "Booked.", buttons: [] })));
     });
     const setup = await webhookSetup(sink);
     const { fake, post } = setup;
@@ -215,20 +216,20 @@ describe("T5 redelivered after restart", () => {
 });
 
 describe("T6 blocked by the user", () => {
-  it("fails A's message permanently, delivers B's in the same minute, and keeps running", async () => {
+  it("reports A as gone, delivers B's in the same minute, and keeps running", async () => {
     const { fake, channel } = await setup();
     const { sink, events } = recordingSink();
     await channel.start(sink);
     fake.failNext("sendMessage", { error_code: 403, description: "Forbidden: bot was blocked by the user" }, { chatId: "101", times: 5 });
 
     const [toA, toB] = await Promise.allSettled([
-      channel.send(chat(101), { text: "Your daily check-in", buttons: [] }),
-      channel.send(chat(202), { text: "Your daily check-in", buttons: [] }),
+      send(channel, chat(101), { text: "Your daily check-in", buttons: [] }),
+      send(channel, chat(202), { text: "Your daily check-in", buttons: [] }),
     ]);
     expect(toA.status).toBe("rejected");
     const error = (toA as PromiseRejectedResult).reason as DeliveryError;
     expect(error).toBeInstanceOf(DeliveryError);
-    expect(error.permanent).toBe(true);
+    expect(error.outcome).toBe("recipient_gone");
     expect(error.message).toContain("bot was blocked by the user");
     expect(toB.status).toBe("fulfilled");
     expect(fake.messages.map((m) => m.chatId)).toEqual(["202"]);
@@ -236,7 +237,7 @@ describe("T6 blocked by the user", () => {
 
     fake.push(updates.text(202, "thanks"));
     await fake.waitFor(() => events.length === 1, 5_000, "the next update to reach the sink");
-    await channel.send(chat(202), { text: "You're welcome", buttons: [] });
+    await send(channel, chat(202), { text: "You're welcome", buttons: [] });
     expect(fake.messages.map((m) => m.text)).toEqual(["Your daily check-in", "You're welcome"]);
   });
 });

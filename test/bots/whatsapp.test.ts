@@ -1,3 +1,4 @@
+import { send } from "../helpers/send.js";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -108,7 +109,7 @@ describe("WhatsApp channel through the client port", () => {
     expect(s.invalid[0]).toContain("QR");
     expect(s.library.clients).toHaveLength(1);
     expect(s.channel.currentQr()).toBe("2@newer-qr"); // the owner can re-pair from the local page
-    await expect(s.channel.send({ accountId: "+15550001", address: ADA }, { text: "hi", buttons: [] })).rejects.toBeInstanceOf(DeliveryError);
+    await expect(send(s.channel, { accountId: "+15550001", address: ADA }, { text: "hi", buttons: [] })).rejects.toBeInstanceOf(DeliveryError);
   });
 
   it("restarts with bounded backoff, then gives up with one alert; handlers never throw", async () => {
@@ -143,7 +144,7 @@ describe("WhatsApp channel through the client port", () => {
   it("a card is text with the numbered fallback plus a native poll; votes count only newly selected options", async () => {
     const { channel, library, events } = await readyChannel();
     const client = library.last;
-    const receipt = await channel.send({ accountId: "+15550001", address: ADA }, { text: "**Send** the invoice to _Acme_?", buttons });
+    const receipt = await send(channel, { accountId: "+15550001", address: ADA }, { text: "**Send** the invoice to _Acme_?", buttons });
     const [text, poll] = client.sent;
     expect(text!.content).toBe("*Send* the invoice to _Acme_?\n\nReply 1 for Approve once, 2 for Deny.");
     expect((poll!.content as Poll).pollName).toBe("Send the invoice to Acme?");
@@ -170,7 +171,7 @@ describe("WhatsApp channel through the client port", () => {
     const { channel, library, events } = await readyChannel();
     const client = library.last;
     const target = { accountId: "+15550001", address: ADA };
-    const card = await channel.send(target, { text: "Book it?", buttons });
+    const card = await send(channel, target, { text: "Book it?", buttons });
     const pollId = card.platformIds[1]!;
     const replyId = client.receive(ADA, "2");
     client.receive(ADA, "7");
@@ -206,16 +207,18 @@ describe("WhatsApp channel through the client port", () => {
     await channel.typing({ accountId: "+15550001", address: ADA });
     expect(client.typing).toEqual([ADA]);
     const long = Array.from({ length: 300 }, (_, i) => `Item ${i} is **important** enough.`).join("\n\n");
-    const receipt = await channel.send({ accountId: "+15550001", address: ADA }, { text: long, buttons: [] });
+    const receipt = await send(channel, { accountId: "+15550001", address: ADA }, { text: long, buttons: [] });
     const parts = client.sent.filter((s) => receipt.platformIds.includes(s.id)).map((s) => s.content as string);
     expect(parts.length).toBeGreaterThan(1);
     expect(parts.every((p) => p.length <= 4000 && (p.match(/\*/g) ?? []).length % 2 === 0)).toBe(true);
     expect(parts.join("\n\n")).toBe(renderWhatsAppMessages(long, 100_000)[0]);
 
     client.sendError = new Error("Evaluation failed: Error: invalid wid");
-    await expect(channel.send({ accountId: "x", address: "bogus" }, { text: "hi", buttons: [] })).rejects.toMatchObject({ permanent: true });
+    await expect(send(channel, { accountId: "x", address: "bogus" }, { text: "hi", buttons: [] })).rejects.toMatchObject({ outcome: "recipient_gone" });
     client.sendError = new Error("Protocol error (Runtime.callFunctionOn): Target closed");
-    await expect(channel.send({ accountId: "x", address: ADA }, { text: "hi", buttons: [] })).rejects.toMatchObject({ permanent: false });
+    await expect(send(channel, { accountId: "x", address: ADA }, { text: "hi", buttons: [] })).rejects.toMatchObject({ outcome: "transient" });
+    client.sendError = new Error("Evaluation failed: Error: No LID for user");
+    await expect(send(channel, { accountId: "x", address: ADA }, { text: "hi", buttons: [] })).rejects.toMatchObject({ outcome: "transient" });
   });
 });
 

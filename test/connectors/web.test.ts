@@ -38,14 +38,15 @@ beforeEach(async () => {
         res.end("y".repeat(10_000));
         return;
       case "/slow":
-        setTimeout(() => res.end("late"), 1500);
+        setTimeout(() => res.end("late"), 5_000);
         return;
       default:
         res.setHeader("content-type", "text/plain");
         res.end(`${req.method} ${req.path} ${req.headers["content-type"] ?? ""} ${req.body}`);
     }
   });
-  guard = new EgressGuard({ privateHostsAllowed: [server.hostPort], maxBytes: 4096, timeoutMs: 400 });
+  // Generous for the shared machine (the first call loads the HTML converter); the slow page is 5 s late.
+  guard = new EgressGuard({ privateHostsAllowed: [server.hostPort], maxBytes: 4096, timeoutMs: 2_500 });
 });
 afterEach(async () => {
   await server.close();

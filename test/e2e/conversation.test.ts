@@ -1,6 +1,6 @@
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { turnFailureText } from "../../core/runtime/turns.js";
+import { failureText } from "../../core/runtime/after-activation.js";
 import { httpError, startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type RecordedRequest } from "../fakes/openai-server.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 
@@ -80,7 +80,7 @@ describe("talking to Familiar through the local chat (real openai SDK against a 
     model.push(text(null), text("   "));
     await app.say("ana", "what now?");
     const [reply] = await app.replies("ana", 1);
-    expect(reply!.text).toBe(turnFailureText.empty);
+    expect(reply!.text).toBe(failureText("empty"));
     expect(model.requests).toHaveLength(2);
   });
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { asId } from "../../core/ids.js";
 import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer } from "../fakes/openai-server.js";
-import { startTestApp, type LocalReply, type TestApp } from "../helpers/app.js";
+import { runDueAt, startTestApp, TestClock, type LocalReply, type TestApp } from "../helpers/app.js";
 import { freePort, startChild, type ChildApp } from "../helpers/child.js";
 import { isWake, sleep } from "../helpers/e2e.js";
 
@@ -13,6 +13,17 @@ async function dueOf(app: TestApp, taskId: string): Promise<Date> {
   const t = (await app.store.tasks.getTask(asId("task", taskId)))!;
   if (t.state.status === "waiting" && t.state.wait.kind === "time") return t.state.wait.until;
   return t.notBefore ?? new Date();
+}
+
+/** Polls `read` until `done` holds for its value (15 s at most). */
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out; last value ${JSON.stringify(value)}`);
+    await sleep(25);
+  }
 }
 
 /** Polls the local chat API of a (possibly restarting) process until `count` replies exist. */
@@ -112,17 +123,18 @@ describe("durable work: wake-ups, check-ins, hooks and the notification filter",
     const identity = (await app.store.persons.findIdentity("local", "ana"))!;
     const [task] = (await app.store.tasks.listTasks({ personId: identity.personId, status: ["pending"] })).items.filter((t) => t.title.startsWith("check-in"));
     expect(task).toBeDefined();
-    const next = await app.scheduler.nextRunAt("task.wake", task!.id);
+    const next = await dueOf(app, task!.id);
     // 15:30 in Tokyo is 06:30Z (UTC+9, no DST).
-    expect(next!.toISOString()).toMatch(/T06:30:00\.000Z$/);
+    expect(next.toISOString()).toMatch(/T06:30:00\.000Z$/);
 
-    // Restart: the same one job, at the same time.
+    // Restart: the task keeps the same one due time.
     await app.stop();
-    app = await startTestApp({ OPENAI_BASE_URL: model.url, DATA_DIR: dataDir });
-    expect((await app.scheduler.nextRunAt("task.wake", task!.id))!.toISOString()).toBe(next!.toISOString());
+    const clock = new TestClock();
+    app = await startTestApp({ OPENAI_BASE_URL: model.url, DATA_DIR: dataDir }, { clock });
+    expect((await dueOf(app, task!.id)).toISOString()).toBe(next.toISOString());
 
-    // The check-in fires (as the job does at its time): the message arrives, the task waits for the next day.
-    await app.familiar.tasks.onWake(task!.id, next!);
+    // The check-in's time comes: the message arrives, the task waits for the next day.
+    await runDueAt(app, clock, next);
     const replies = await app.replies("ana", 2);
     expect(replies[1]!.text).toContain("banana bread");
     const after = (await app.store.tasks.getTask(task!.id))!;
@@ -169,14 +181,15 @@ describe("durable work: wake-ups, check-ins, hooks and the notification filter",
         return toolCall("create_goal", { title: "Cheaper flight to Lisbon", checkIn: { cron: "*/30 * * * *", timezone: "Europe/Lisbon" } });
       },
     });
-    app = await startTestApp({ OPENAI_BASE_URL: model.url });
+    const clock = new TestClock();
+    app = await startTestApp({ OPENAI_BASE_URL: model.url }, { clock });
     await app.say("ana", "watch for a cheaper flight to Lisbon");
     await app.replies("ana", 1);
     const identity = (await app.store.persons.findIdentity("local", "ana"))!;
     const [task] = (await app.store.tasks.listTasks({ personId: identity.personId, status: ["pending"] })).items;
     const requestsBefore = model.requests.length;
     // Six check-ins (3 h every 30 min) with nothing but small talk.
-    for (let i = 0; i < 6; i++) await app.familiar.tasks.onWake(task!.id, await dueOf(app, task!.id));
+    for (let i = 0; i < 6; i++) await runDueAt(app, clock, await dueOf(app, task!.id));
     expect(model.requests.length - requestsBefore).toBe(6);
     const mailbox = await app.store.localMailbox.listLocalMessages("ana", 0, 100);
     expect(mailbox).toHaveLength(1); // only the confirmation
@@ -187,7 +200,7 @@ describe("durable work: wake-ups, check-ins, hooks and the notification filter",
     expect(conversation.filter((m) => m.role === "user")).toHaveLength(1);
 
     answer = "Price drop: Lisbon return now €89 (was €140). The fare expires tonight at 23:59.";
-    await app.familiar.tasks.onWake(task!.id, await dueOf(app, task!.id));
+    await runDueAt(app, clock, await dueOf(app, task!.id));
     const replies = await app.replies("ana", 2);
     expect(replies[1]!.text).toBe(answer);
   }, 60_000);
@@ -202,12 +215,13 @@ describe("durable work: wake-ups, check-ins, hooks and the notification filter",
         return toolCall("create_goal", { title: "Watch", checkIn: { cron: "0 * * * *", timezone: "UTC" } });
       },
     });
-    app = await startTestApp({ OPENAI_BASE_URL: model.url });
+    const clock = new TestClock();
+    app = await startTestApp({ OPENAI_BASE_URL: model.url }, { clock });
     await app.say("ana", "watch");
     await app.replies("ana", 1);
     const identity = (await app.store.persons.findIdentity("local", "ana"))!;
     const [task] = (await app.store.tasks.listTasks({ personId: identity.personId, status: ["pending"] })).items;
-    for (let k = 0; k < markers.length; k++) await app.familiar.tasks.onWake(task!.id, await dueOf(app, task!.id));
+    for (let k = 0; k < markers.length; k++) await runDueAt(app, clock, await dueOf(app, task!.id));
     const outbox = await app.store.outbox.listOutbound(identity.personId, { limit: 50 });
     expect(outbox.items).toHaveLength(1); // the confirmation only: no platform call for any marker
     expect((await app.store.localMailbox.listLocalMessages("ana", 0, 100)).map((m) => m.text)).toEqual(["Watching."]);
@@ -220,9 +234,12 @@ describe("durable work: wake-ups, check-ins, hooks and the notification filter",
     const [paused] = await app.replies("ana", 1);
     expect(paused!.text).toContain("Paused");
     const identity = (await app.store.persons.findIdentity("local", "ana"))!;
-    const task = await app.store.tasks.createTask({ personId: identity.personId, title: "stretch", checkpoint: { type: "wakeup", note: "stretch", notify: "always", timing: { at: new Date().toISOString() } }, notBefore: new Date() });
-    await app.familiar.tasks.onWake(task.id, new Date());
-    expect((await app.store.tasks.getTask(task.id))!.state.status).toBe("pending");
+    const task = await app.store.tasks.createTask({ kind: "wakeup", personId: identity.personId, title: "stretch", checkpoint: { note: "stretch", notify: "always", timing: { at: new Date().toISOString() } }, notBefore: new Date() });
+    app.familiar.taskLoop.poke();
+    // Claimed at its time, but held while paused: nothing is said.
+    await until(async () => (await app!.store.tasks.getTask(task.id))!.state, (s) => s.status === "waiting");
+    expect((await app.store.tasks.getTask(task.id))!.state).toMatchObject({ status: "waiting", wait: { kind: "held" } });
+    expect(await app.store.localMailbox.listLocalMessages("ana", 0, 10)).toHaveLength(1);
     await app.say("ana", "/resume");
     const replies = await app.replies("ana", 3);
     expect(replies.map((m) => m.text)).toContain("Time to stretch!");
@@ -272,23 +289,27 @@ describe("durable work: wake-ups, check-ins, hooks and the notification filter",
         return toolCall("create_goal", { title: "Lisbon hotels", checkIn: { cron: "0 9 * * *", timezone: "Europe/Lisbon" } });
       },
     });
-    app = await startTestApp({ OPENAI_BASE_URL: model.url });
+    const clock = new TestClock();
+    app = await startTestApp({ OPENAI_BASE_URL: model.url }, { clock });
     await app.say("ana", "/proactivity low");
     await app.say("ana", "/digest 19:30");
     await app.say("ana", "watch Lisbon hotel prices");
     await app.replies("ana", 3);
     const identity = (await app.store.persons.findIdentity("local", "ana"))!;
     const [task] = (await app.store.tasks.listTasks({ personId: identity.personId, status: ["pending"] })).items;
-    await app.familiar.tasks.onWake(task!.id, await dueOf(app, task!.id));
+    await runDueAt(app, clock, await dueOf(app, task!.id));
     const [decision] = await app.store.notifications.listNotificationsSince(identity.personId, new Date(0));
     expect(decision).toMatchObject({ decision: "hold", reasons: [expect.stringMatching(/proactivity is low/)] });
     expect(await app.store.localMailbox.listLocalMessages("ana", 0, 10)).toHaveLength(3);
     // The digest job is scheduled at 19:30 in the person's zone (UTC by default) …
     expect((await app.scheduler.nextRunAt("digest.send", identity.personId))!.toISOString()).toMatch(/T19:30:00\.000Z$/);
-    // … and when it runs, the held message goes out once, as a digest.
+    // … nothing goes out before then, and at 19:30 the held message goes out once.
+    const digestAt = (await app.scheduler.nextRunAt("digest.send", identity.personId))!;
+    expect(await app.familiar.notifier.sendDigest(identity.personId)).toBe(0);
+    clock.reach(digestAt);
     expect(await app.familiar.notifier.sendDigest(identity.personId)).toBe(1);
     expect(await app.familiar.notifier.sendDigest(identity.personId)).toBe(0);
     const replies = await app.replies("ana", 4);
-    expect(replies[3]!.text).toBe("While you were away:\n• Hotel prices in Lisbon are stable around €80 a night this week.");
+    expect(replies[3]!.text).toBe("Hotel prices in Lisbon are stable around €80 a night this week.");
   }, 60_000);
 });

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { loadConfig } from "../../core/config/load.js";
+import type { Clock } from "../../core/clock.js";
 import type { Familiar } from "../../core/familiar.js";
 import { startApp, type RunningApp } from "../../main.js";
 
@@ -32,6 +33,40 @@ export interface LocalReply {
 export interface TestAppOptions {
   /** Passed to `startApp`: runs after the core and the local chat are wired, before channels start (add a channel, a tool, …). */
   configure?: (familiar: Familiar) => void;
+  /** The clock Familiar reads (e.g. a {@link TestClock} that can jump ahead to a wake-up's time). */
+  clock?: Clock;
+}
+
+/** A clock that follows real time plus an offset the test can move forward. */
+export class TestClock implements Clock {
+  private offsetMs = 0;
+  now(): Date {
+    return new Date(Date.now() + this.offsetMs);
+  }
+  /** Moves the clock forward so it reads at least `at`. */
+  reach(at: Date): void {
+    const behind = at.getTime() - this.now().getTime();
+    if (behind > 0) this.offsetMs += behind;
+  }
+  advance(ms: number): void {
+    this.offsetMs += ms;
+  }
+}
+
+/**
+ * Makes Familiar's clock read at least `at` and lets the task loop run everything due by then; resolves
+ * when nothing due remains and nothing is running (what the loop's timer would do at that time).
+ */
+export async function runDueAt(app: RunningApp, clock: TestClock, at: Date, timeoutMs = 15_000): Promise<void> {
+  clock.reach(at);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    app.familiar.taskLoop.poke();
+    await new Promise((r) => setTimeout(r, 50));
+    const next = await app.store.tasks.nextDueAt();
+    if (app.familiar.taskLoop.active === 0 && (!next || next > clock.now())) return;
+    if (Date.now() > deadline) throw new Error(`due work did not finish by ${at.toISOString()} (next due ${next?.toISOString() ?? "none"})`);
+  }
 }
 
 /** Starts an app with the given settings (env-style strings), DATA_DIR in a fresh temp dir unless given. */
@@ -45,7 +80,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
       done();
     },
   });
-  const app = await startApp(config, { logDestination, ...(options.configure && { configure: options.configure }) });
+  const app = await startApp(config, { logDestination, ...(options.configure && { configure: options.configure }), ...(options.clock && { clock: options.clock }) });
   const seen = new Map<string, LocalReply[]>();
   const cursors = new Map<string, string>();
 

@@ -3,6 +3,8 @@
  * server-added fields such as a text score never leak out) and turns JSON text back into values.
  */
 import { asId } from "../../ids.js";
+import { emptyProgress } from "../types.js";
+import { parseStoredDemotion, parseStoredMonitor, parseStoredOrigin, parseStoredUrgency } from "../../notify/schemas.js";
 import { readAttachments } from "../attachments.js";
 import type {
   ApprovalRequest,
@@ -20,6 +22,7 @@ import type {
   OutboxMessage,
   Person,
   Task,
+  TaskKind,
   TaskState,
 } from "../types.js";
 import type {
@@ -60,7 +63,7 @@ export function toPerson(d: PersonDoc): Person {
     locale: d.locale,
     proactivity: d.proactivity,
     quietHours: d.quietHours === null ? null : { from: d.quietHours.from, to: d.quietHours.to },
-    digestTime: d.digestTime,
+    digestTime: d.digestTime ?? null,
     paused: d.paused,
     createdAt: d.createdAt,
     updatedAt: d.updatedAt,
@@ -128,6 +131,8 @@ function toTaskState(d: TaskDoc): TaskState {
           return { status: "waiting", wait: { kind: "approval", approvalId: wait.approvalId } };
         case "reply":
           return { status: "waiting", wait: { kind: "reply" } };
+        case "held":
+          return { status: "waiting", wait: { kind: "held", until: wait.until } };
       }
       break;
     }
@@ -140,11 +145,19 @@ function toTaskState(d: TaskDoc): TaskState {
   }
 }
 
+/** Kind of a task written before kinds existed: its checkpoint said `type`; anything else was a wake-up. */
+function legacyTaskKind(checkpoint: string): TaskKind {
+  const decoded = decodeJson(checkpoint);
+  const type = decoded !== null && typeof decoded === "object" && !Array.isArray(decoded) ? decoded.type : undefined;
+  return type === "turn" || type === "checkin" ? type : "wakeup";
+}
+
 export function toTask(d: TaskDoc): Task {
   return {
     id: asId("task", d._id),
     personId: asId("person", d.personId),
     goalId: optionalId("goal", d.goalId),
+    kind: d.kind ?? legacyTaskKind(d.checkpoint),
     title: d.title,
     state: toTaskState(d),
     plan: [...d.plan],
@@ -254,6 +267,7 @@ export function toOutbox(d: OutboxDoc): OutboxMessage {
       d.delivered === null
         ? null
         : { channel: d.delivered.channel, address: d.delivered.address, platformIds: [...d.delivered.platformIds], at: d.delivered.at },
+    progress: { ...emptyProgress(), ...d.progress },
     createdAt: d.createdAt,
   };
 }
@@ -268,6 +282,15 @@ export function toNotification(d: NotificationDoc): NotificationRecord {
     reasons: [...d.reasons],
     digestedAt: d.digestedAt,
     at: d.at,
+    origin: parseStoredOrigin(d.origin),
+    urgency: parseStoredUrgency(d.urgency),
+    needsAction: d.needsAction === true,
+    askedFor: d.askedFor === true,
+    demoted: parseStoredDemotion(d.demoted),
+    deadline: d.deadline ?? null,
+    occurrenceKey: d.occurrenceKey ?? null,
+    monitor: parseStoredMonitor(d.monitor),
+    rule: d.rule ?? null,
   };
 }
 

@@ -16,17 +16,22 @@ import type {
   Button,
   ChannelName,
   CheckInSchedule,
+  DeliveryProgress,
   GoalStatus,
   GrantConstraints,
   GrantScope,
   Lease,
   MemoryKind,
+  MonitorState,
   MessageAttachment,
   NotificationDecision,
+  NotificationOrigin,
   OutboxStatus,
   Proactivity,
   QuietHours,
+  TaskKind,
   TaskStatus,
+  Urgency,
   WaitCondition,
 } from "../types.js";
 
@@ -68,7 +73,7 @@ export interface PersonDoc {
   locale: string;
   proactivity: Proactivity;
   quietHours: QuietHours | null;
-  digestTime: string;
+  digestTime: string | null;
   paused: boolean;
   createdAt: Date;
   updatedAt: Date;
@@ -132,6 +137,8 @@ export interface TaskDoc {
   _id: string;
   personId: string;
   goalId: string | null;
+  /** Absent on documents written before task kinds existed (read as their checkpoint's `type`). */
+  kind?: TaskKind;
   title: string;
   status: TaskStatus;
   wait: WaitCondition | null;
@@ -222,6 +229,8 @@ export interface OutboxDoc {
   lease: Lease | null;
   lastError: string | null;
   delivered: { channel: ChannelName; address: string; platformIds: string[]; at: Date } | null;
+  /** Absent on documents written before delivery progress existed. */
+  progress?: DeliveryProgress;
   createdAt: Date;
 }
 
@@ -241,6 +250,16 @@ export interface NotificationDoc {
   reasons: string[];
   digestedAt: Date | null;
   at: Date;
+  // Absent on documents written before candidates said what they are.
+  origin?: NotificationOrigin | null;
+  urgency?: Urgency | null;
+  needsAction?: boolean;
+  askedFor?: boolean;
+  demoted?: "provenance" | "cap" | null;
+  deadline?: Date | null;
+  occurrenceKey?: string | null;
+  monitor?: MonitorState | null;
+  rule?: string | null;
 }
 
 export interface LocalMailboxDoc {
@@ -285,6 +304,8 @@ export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
     { key: { status: 1, dueAt: 1, _id: 1 }, name: "status_due" },
     { key: { "wait.kind": 1, "wait.hookId": 1 }, name: "wait_hook" },
     { key: { "wait.kind": 1, "wait.approvalId": 1 }, name: "wait_approval" },
+    { key: { personId: 1, status: 1, kind: 1 }, name: "person_status_kind" },
+    { key: { "lease.owner": 1 }, name: "lease_owner" },
   ],
   journal: [
     { key: { idempotencyKey: 1 }, name: "idempotency_key_unique", unique: true },
@@ -305,6 +326,7 @@ export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
     { key: { deliveryKey: 1 }, name: "delivery_key_unique", unique: true },
     { key: { status: 1, personId: 1, _id: 1 }, name: "status_person" },
     { key: { personId: 1, _id: 1 }, name: "person_created" },
+    { key: { "lease.owner": 1 }, name: "lease_owner" },
   ],
   inbound: [
     { key: { channel: 1, updateId: 1 }, name: "channel_update_unique", unique: true },
@@ -313,6 +335,8 @@ export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
   notifications: [
     { key: { personId: 1, at: -1, _id: -1 }, name: "person_at" },
     { key: { personId: 1, decision: 1, digestedAt: 1, at: 1 }, name: "person_held" },
+    { key: { personId: 1, occurrenceKey: 1, at: -1 }, name: "person_occurrence" },
+    { key: { personId: 1, "monitor.subject": 1, at: -1 }, name: "person_monitor" },
   ],
   localMailbox: [
     { key: { seq: 1 }, name: "seq_unique", unique: true },

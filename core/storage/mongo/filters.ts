@@ -115,6 +115,16 @@ export function heldNotificationsFilter(personId: string): Document {
   return { personId, decision: "hold", digestedAt: null };
 }
 
+/** Sent or held records of one occurrence (`findOccurrence`). */
+export function occurrenceFilter(personId: string, occurrenceKey: string): Document {
+  return { personId, occurrenceKey, decision: { $in: ["send", "hold"] } };
+}
+
+/** Sent or held records with a monitor state about `subject` (`lastMonitorReport`). */
+export function monitorReportFilter(personId: string, subject: string): Document {
+  return { personId, "monitor.subject": subject, decision: { $in: ["send", "hold"] } };
+}
+
 /** Update of `markDigested`: only records not digested before keep their first digest time. */
 export function markDigested(ids: string[], now: Date): { filter: Document; update: Document } {
   return { filter: { _id: { $in: ids }, digestedAt: null }, update: { $set: { digestedAt: now } } };

@@ -6,7 +6,7 @@ import type { NewNotificationRecord, NotificationRecord } from "../types.js";
 import type { NotificationDoc } from "./collections.js";
 import { toNotification } from "./codec.js";
 import type { DbLike } from "./driver.js";
-import { heldNotificationsFilter, markDigested } from "./filters.js";
+import { heldNotificationsFilter, markDigested, monitorReportFilter, occurrenceFilter } from "./filters.js";
 import { openColl } from "./session.js";
 
 /** Notification filter decisions and the digest queue (`notifications`). */
@@ -30,6 +30,15 @@ export class MongoNotificationRepository implements NotificationRepository {
       reasons: [...input.reasons],
       digestedAt: null,
       at: input.at ?? this.clock.now(),
+      origin: input.origin ?? null,
+      urgency: input.urgency ?? null,
+      needsAction: input.needsAction ?? false,
+      askedFor: input.askedFor ?? false,
+      demoted: input.demoted ?? null,
+      deadline: input.deadline ?? null,
+      occurrenceKey: input.occurrenceKey ?? null,
+      monitor: input.monitor ?? null,
+      rule: input.rule ?? null,
     };
     await this.records.insertOne(doc);
     return toNotification(doc);
@@ -49,5 +58,15 @@ export class MongoNotificationRepository implements NotificationRepository {
     if (ids.length === 0) return;
     const { filter, update } = markDigested(ids, now);
     await this.records.updateMany(filter, update);
+  }
+
+  async findOccurrence(personId: PersonId, occurrenceKey: string): Promise<NotificationRecord | null> {
+    const [doc] = await this.records.find(occurrenceFilter(personId, occurrenceKey), { sort: { at: -1, _id: -1 }, limit: 1 });
+    return doc ? toNotification(doc) : null;
+  }
+
+  async lastMonitorReport(personId: PersonId, subject: string): Promise<NotificationRecord | null> {
+    const [doc] = await this.records.find(monitorReportFilter(personId, subject), { sort: { at: -1, _id: -1 }, limit: 1 });
+    return doc ? toNotification(doc) : null;
   }
 }

@@ -8,7 +8,7 @@ import type { Clock } from "../../clock.js";
 import { ConflictError, DuplicateKeyError, NotFoundError, StoreUnavailableError } from "../../errors.js";
 import { newId, type OutboxId, type PersonId } from "../../ids.js";
 import type { OutboxRepository } from "../ports.js";
-import type { ChannelName, NewOutboxMessage, OutboxMessage, Page, PageRequest } from "../types.js";
+import { emptyProgress, type ChannelName, type DeliveryProgress, type NewOutboxMessage, type OutboxMessage, type Page, type PageRequest } from "../types.js";
 import type { OutboxDoc } from "./collections.js";
 import { toOutbox } from "./codec.js";
 import type { DbLike } from "./driver.js";
@@ -54,6 +54,7 @@ export class MongoOutboxRepository implements OutboxRepository {
       lease: null,
       lastError: null,
       delivered: null,
+      progress: emptyProgress(),
       createdAt: now,
     };
     const { filter, update } = enqueueOutbox(doc);
@@ -85,6 +86,33 @@ export class MongoOutboxRepository implements OutboxRepository {
       if (doc !== null) return toOutbox(doc);
     }
     return null;
+  }
+
+  async saveProgress(input: { id: OutboxId; owner: string; progress: DeliveryProgress; now: Date; leaseMs: number }): Promise<OutboxMessage> {
+    const until = new Date(input.now.getTime() + input.leaseMs);
+    const doc = await this.outbox.findOneAndUpdate(outboxLeaseFilter(input.id, input.owner), {
+      $set: { progress: input.progress, "lease.until": until },
+    });
+    if (doc !== null) return toOutbox(doc);
+    throw await this.whyNoLease(input.id, input.owner, "saveProgress");
+  }
+
+  async renewLeases(input: { owner: string; now: Date; leaseMs: number }): Promise<number> {
+    const until = new Date(input.now.getTime() + input.leaseMs);
+    return (await this.outbox.updateMany({ status: "sending", "lease.owner": input.owner }, { $set: { "lease.until": until } })).modifiedCount;
+  }
+
+  async expireForeignLeases(input: { owner: string; now: Date }): Promise<number> {
+    const filter = { status: "sending", "lease.owner": { $ne: input.owner }, "lease.until": { $gt: input.now } };
+    return (await this.outbox.updateMany(filter, { $set: { "lease.until": input.now } })).modifiedCount;
+  }
+
+  /** The earliest retry time of a queued message or lease end of a sending one. */
+  async nextDueAt(): Promise<Date | null> {
+    const [queued] = await this.outbox.find({ status: "queued" }, { sort: { nextAttemptAt: 1 }, limit: 1, projection: { nextAttemptAt: 1 } });
+    const [sending] = await this.outbox.find({ status: "sending" }, { sort: { "lease.until": 1 }, limit: 1, projection: { lease: 1, nextAttemptAt: 1 } });
+    const times = [queued?.nextAttemptAt, sending ? (sending.lease?.until ?? sending.nextAttemptAt) : undefined].filter((t): t is Date => t instanceof Date);
+    return times.length ? new Date(Math.min(...times.map((t) => t.getTime()))) : null;
   }
 
   async markDelivered(input: {

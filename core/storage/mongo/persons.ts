@@ -33,7 +33,7 @@ export class MongoPersonRepository implements PersonRepository {
       locale: input.locale ?? "en-US",
       proactivity: input.proactivity ?? "normal",
       quietHours: input.quietHours ?? null,
-      digestTime: input.digestTime ?? "18:00",
+      digestTime: input.digestTime ?? null,
       paused: false,
       createdAt: now,
       updatedAt: now,
@@ -87,6 +87,10 @@ export class MongoPersonRepository implements PersonRepository {
     const unreachable = reason === null ? null : { reason, since: now };
     // An unknown identity is a no-op (as in the SQLite adapter): there is nothing to skip.
     await this.identities.updateOne({ channel, accountId }, { $set: { unreachable } });
+  }
+
+  async recordIdentitySeen(input: { channel: ChannelName; accountId: string; address: string; now: Date }): Promise<void> {
+    await this.identities.updateOne({ channel: input.channel, accountId: input.accountId }, { $set: { address: input.address, unreachable: null } });
   }
 
   async moveIdentity(input: { channel: ChannelName; accountId: string; toPersonId: PersonId; address: string }): Promise<Identity> {

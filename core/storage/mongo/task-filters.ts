@@ -35,16 +35,31 @@ export function claimableTaskFilter(now: Date): Document {
   };
 }
 
-/**
- * Filter of `claimTask` / `claimDueTask`. With `from: "waiting"` a waiting task is claimed whatever it
- * waits for (the caller resolved its condition); otherwise only claimable tasks match.
- */
-export function claimTaskFilter(input: { taskId?: string; personId?: string; now: Date; from?: "waiting" }): Document {
+/** Filter of `claimTask` / `claimDueTask`: claimable tasks (optionally one task or one person's). */
+export function claimTaskFilter(input: { taskId?: string; personId?: string; now: Date; dueAt?: Date | null }): Document {
   const target: Document = {};
   if (input.taskId !== undefined) target._id = input.taskId;
   if (input.personId !== undefined) target.personId = input.personId;
-  const condition = input.from === "waiting" ? { status: "waiting" } : claimableTaskFilter(input.now);
-  return { ...target, $and: [legalFromFilter("running"), condition] };
+  if (input.dueAt !== undefined) target.dueAt = input.dueAt;
+  return { ...target, $and: [legalFromFilter("running"), claimableTaskFilter(input.now)] };
+}
+
+/** Filter of `nextDueAt`: tasks that become claimable by time (pending, waiting for a time, running). */
+export const dueTaskFilter: Document = {
+  $or: [{ status: "pending" }, { status: "waiting", "wait.kind": "time" }, { status: "running" }],
+};
+
+/** Filter of `resumeWaitingTask`: the task, waiting for exactly `wait`, with the checkpoint read before. */
+export function resumeWaitingFilter(taskId: string, wait: { kind: string; hookId?: string; approvalId?: string }, checkpoint: string): Document {
+  const f: Document = { _id: taskId, status: "waiting", "wait.kind": wait.kind, checkpoint };
+  if (wait.hookId !== undefined) f["wait.hookId"] = wait.hookId;
+  if (wait.approvalId !== undefined) f["wait.approvalId"] = wait.approvalId;
+  return f;
+}
+
+/** Update of `resumeWaitingTask`: pending, due at once, with the new checkpoint. */
+export function resumeWaitingUpdate(checkpoint: string, now: Date): Document {
+  return { $set: { status: "pending", wait: null, notBefore: null, dueAt: null, checkpoint, updatedAt: now } };
 }
 
 /** Sort of `claimDueTask`: earliest due time (null: due since ever), then creation. */
@@ -59,9 +74,9 @@ export function claimTaskUpdate(owner: string, now: Date, leaseMs: number): Docu
 }
 
 /**
- * When a task in `state` next becomes claimable, used only to order `claimDueTask`: pending → its
- * `notBefore` (null sorts first: due at once); waiting for a time → `until`; running → the lease's
- * end; anything else → null (never claimed by time).
+ * When a task in `state` next becomes claimable, used to order `claimDueTask` and for `nextDueAt`:
+ * pending → its `notBefore` (null sorts first: due at once); waiting for a time → `until`; running →
+ * the lease's end; anything else (held included) → null (never claimed by time).
  */
 export function taskDueAt(state: TaskState, notBefore: Date | null, lease: { until: Date } | null): Date | null {
   switch (state.status) {
@@ -148,7 +163,7 @@ export function listTasksFilter(filter: { personId?: string; goalId?: string; st
 
 /** Filter of `findWaitingTasks`. */
 export function waitingTasksFilter(
-  wait: { kind: "event"; hookId: string } | { kind: "approval"; approvalId: string } | { kind: "reply"; personId: string },
+  wait: { kind: "event"; hookId: string } | { kind: "approval"; approvalId: string } | { kind: "reply"; personId: string } | { kind: "held"; personId: string },
 ): Document {
   switch (wait.kind) {
     case "event":
@@ -156,6 +171,7 @@ export function waitingTasksFilter(
     case "approval":
       return { status: "waiting", "wait.kind": "approval", "wait.approvalId": wait.approvalId };
     case "reply":
-      return { status: "waiting", "wait.kind": "reply", personId: wait.personId };
+    case "held":
+      return { status: "waiting", "wait.kind": wait.kind, personId: wait.personId };
   }
 }

@@ -7,9 +7,9 @@ import type { Clock } from "../../clock.js";
 import { ConflictError, IllegalTransitionError, NotFoundError, ValidationError } from "../../errors.js";
 import { newId, type PersonId, type TaskId } from "../../ids.js";
 import type { TaskRepository } from "../ports.js";
-import { legalTransitions, type Json, type NewTask, type Page, type PageRequest, type Task, type TaskState, type TaskStatus } from "../types.js";
+import { legalTransitions, type ClaimedTask, type Json, type NewTask, type Page, type PageRequest, type Task, type TaskState, type TaskStatus, type WaitMatch } from "../types.js";
 import type { TaskDoc } from "./collections.js";
-import { encodeJson, toTask } from "./codec.js";
+import { decodeJson, encodeJson, toTask } from "./codec.js";
 import type { DbLike } from "./driver.js";
 import { idAfter, pageLimit, toPage } from "./paging.js";
 import { openColl } from "./session.js";
@@ -19,13 +19,25 @@ import {
   claimDueTaskSort,
   claimTaskFilter,
   claimTaskUpdate,
+  dueTaskFilter,
   listTasksFilter,
+  resumeWaitingFilter,
+  resumeWaitingUpdate,
   stateFields,
   taskDueAt,
   transitionFilter,
   transitionUpdate,
   waitingTasksFilter,
 } from "./task-filters.js";
+
+/** How often a claim or compare-and-set retries after losing a race to another worker. */
+const claimAttempts = 8;
+
+/** `value` (an object, else `{}`) with `key` set. */
+function withKey(value: Json, key: string, v: Json): Json {
+  const base = value !== null && typeof value === "object" && !Array.isArray(value) ? value : {};
+  return { ...base, [key]: v };
+}
 
 /** Tasks with the state machine and leases enforced in each update filter (`tasks`). */
 export class MongoTaskRepository implements TaskRepository {
@@ -46,11 +58,12 @@ export class MongoTaskRepository implements TaskRepository {
       _id: newId("task"),
       personId: input.personId,
       goalId: input.goalId ?? null,
+      kind: input.kind,
       title: input.title,
       ...stateFields(state),
       plan: input.plan ?? [],
       cursor: 0,
-      checkpoint: encodeJson(input.checkpoint ?? null),
+      checkpoint: encodeJson(input.checkpoint ?? {}),
       lease: null,
       notBefore,
       dueAt: taskDueAt(state, notBefore, null),
@@ -66,18 +79,74 @@ export class MongoTaskRepository implements TaskRepository {
     return doc === null ? null : toTask(doc);
   }
 
-  async claimTask(input: { taskId: TaskId; owner: string; now: Date; leaseMs: number; from?: "waiting" }): Promise<Task | null> {
-    const filter = claimTaskFilter({ taskId: input.taskId, now: input.now, ...(input.from === undefined ? {} : { from: input.from }) });
+  async claimTask(input: { taskId: TaskId; owner: string; now: Date; leaseMs: number }): Promise<Task | null> {
+    const filter = claimTaskFilter({ taskId: input.taskId, now: input.now });
     const doc = await this.tasks.findOneAndUpdate(filter, claimTaskUpdate(input.owner, input.now, input.leaseMs));
     return doc === null ? null : toTask(doc);
   }
 
-  async claimDueTask(input: { owner: string; now: Date; leaseMs: number; personId?: PersonId }): Promise<Task | null> {
-    const filter = claimTaskFilter({ now: input.now, ...(input.personId === undefined ? {} : { personId: input.personId }) });
-    const doc = await this.tasks.findOneAndUpdate(filter, claimTaskUpdate(input.owner, input.now, input.leaseMs), {
-      sort: claimDueTaskSort,
-    });
+  /** Reads the first due task, then claims it only if its due time is unchanged (a lost race tries the next). */
+  async claimDueTask(input: { owner: string; now: Date; leaseMs: number; personId?: PersonId; excludePersons?: readonly PersonId[] }): Promise<ClaimedTask | null> {
+    const scope = input.personId === undefined ? {} : { personId: input.personId };
+    const exclude = input.excludePersons?.length ? { personId: { $nin: [...input.excludePersons] } } : {};
+    for (let attempt = 0; attempt < claimAttempts; attempt++) {
+      const [head] = await this.tasks.find({ ...claimTaskFilter({ ...scope, now: input.now }), ...exclude }, { sort: claimDueTaskSort, limit: 1, projection: { _id: 1, dueAt: 1, createdAt: 1 } });
+      if (!head) return null;
+      const doc = await this.tasks.findOneAndUpdate(
+        claimTaskFilter({ taskId: head._id, now: input.now, dueAt: head.dueAt ?? null }),
+        claimTaskUpdate(input.owner, input.now, input.leaseMs),
+      );
+      if (doc !== null) return { task: toTask(doc), dueAt: head.dueAt ?? head.createdAt };
+    }
+    return null;
+  }
+
+  async nextDueAt(input: { excludePersons?: readonly PersonId[] } = {}): Promise<Date | null> {
+    const exclude = input.excludePersons?.length ? { personId: { $nin: [...input.excludePersons] } } : {};
+    const [head] = await this.tasks.find({ ...dueTaskFilter, ...exclude }, { sort: claimDueTaskSort, limit: 1, projection: { dueAt: 1, createdAt: 1 } });
+    if (!head) return null;
+    return head.dueAt ?? head.createdAt;
+  }
+
+  /** A compare-and-set on the checkpoint read first (the checkpoint is stored as JSON text). */
+  async resumeWaitingTask(input: { taskId: TaskId; wait: WaitMatch; input: Json; now: Date }): Promise<Task | null> {
+    const current = await this.tasks.findOne({ _id: input.taskId });
+    if (current === null || current.status !== "waiting" || current.wait?.kind !== input.wait.kind) return null;
+    const checkpoint = encodeJson(withKey(decodeJson(current.checkpoint), "input", input.input));
+    const wait = input.wait.kind === "event" ? { kind: "event", hookId: input.wait.hookId } : input.wait.kind === "approval" ? { kind: "approval", approvalId: input.wait.approvalId } : { kind: "reply" };
+    const doc = await this.tasks.findOneAndUpdate(resumeWaitingFilter(input.taskId, wait, current.checkpoint), resumeWaitingUpdate(checkpoint, input.now));
     return doc === null ? null : toTask(doc);
+  }
+
+  /** Extends the newest pending turn task (compare-and-set on its checkpoint), else inserts a new one. */
+  async bindTurnMessage(input: { personId: PersonId; seq: number; now: Date }): Promise<Task> {
+    for (let attempt = 0; attempt < claimAttempts; attempt++) {
+      const [pending] = await this.tasks.find({ personId: input.personId, status: "pending", kind: "turn" }, { sort: { _id: -1 }, limit: 1 });
+      if (!pending) break;
+      const cp = decodeJson(pending.checkpoint);
+      const toSeq = cp !== null && typeof cp === "object" && !Array.isArray(cp) && typeof cp.toSeq === "number" ? cp.toSeq : 0;
+      const checkpoint = encodeJson(withKey(cp, "toSeq", Math.max(toSeq, input.seq)));
+      const doc = await this.tasks.findOneAndUpdate(
+        { _id: pending._id, status: "pending", checkpoint: pending.checkpoint },
+        { $set: { checkpoint, updatedAt: input.now } },
+      );
+      if (doc !== null) return toTask(doc);
+    }
+    return this.createTask({ personId: input.personId, kind: "turn", title: "conversation turn", checkpoint: { fromSeq: input.seq, toSeq: input.seq } });
+  }
+
+  async renewLeases(input: { owner: string; now: Date; leaseMs: number }): Promise<number> {
+    const until = new Date(input.now.getTime() + input.leaseMs);
+    const r = await this.tasks.updateMany({ status: "running", "lease.owner": input.owner }, { $set: { "lease.until": until, dueAt: until } });
+    return r.modifiedCount;
+  }
+
+  async expireForeignLeases(input: { owner: string; now: Date }): Promise<number> {
+    const r = await this.tasks.updateMany(
+      { status: "running", "lease.owner": { $ne: input.owner }, "lease.until": { $gt: input.now } },
+      { $set: { "lease.until": input.now, dueAt: input.now } },
+    );
+    return r.modifiedCount;
   }
 
   async transitionTask(input: { taskId: TaskId; owner: string | null; to: TaskState; now: Date }): Promise<Task> {
@@ -130,7 +199,7 @@ export class MongoTaskRepository implements TaskRepository {
   }
 
   async findWaitingTasks(
-    wait: { kind: "event"; hookId: string } | { kind: "approval"; approvalId: string } | { kind: "reply"; personId: PersonId },
+    wait: { kind: "event"; hookId: string } | { kind: "approval"; approvalId: string } | { kind: "reply"; personId: PersonId } | { kind: "held"; personId: PersonId },
   ): Promise<Task[]> {
     const docs = await this.tasks.find(waitingTasksFilter(wait), { sort: { _id: 1 } });
     return docs.map(toTask);

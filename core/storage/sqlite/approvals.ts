@@ -37,7 +37,7 @@ export class SqliteApprovalRepository implements ApprovalRepository {
               `INSERT INTO approvals (id, person_id, task_id, capability, summary, details, status, created_at, expires_at)
                VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?) RETURNING *`,
             )
-            .get(newId("approval"), input.personId, input.taskId, input.capability, input.summary, jsonText(input.details), Date.now(), ms(input.expiresAt)) as Row,
+            .get(newId("approval"), input.personId, input.taskId, input.capability, input.summary, jsonText(input.details), this.ctx.nowMs(), ms(input.expiresAt)) as Row,
         ),
       { references: { entity: "person", id: input.personId } },
     );

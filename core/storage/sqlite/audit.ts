@@ -25,7 +25,7 @@ export class SqliteAuditRepository implements AuditRepository {
         toEvent(
           this.ctx
             .stmt("INSERT INTO audit (id, person_id, kind, summary, data, at) VALUES (?, ?, ?, ?, ?, ?) RETURNING *")
-            .get(newId("audit"), input.personId, input.kind, input.summary, jsonText(input.data), ms(input.at ?? new Date())) as Row,
+            .get(newId("audit"), input.personId, input.kind, input.summary, jsonText(input.data), ms(input.at ?? this.ctx.clock.now())) as Row,
         ),
       { references: { entity: "person", id: String(input.personId) } },
     );

@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import { FamiliarError, IllegalTransitionError, NotFoundError, StoreUnavailableError, ValidationError } from "../../errors.js";
 import type { Json } from "../types.js";
+import type { Clock } from "../../clock.js";
 import type { TxGate } from "./gate.js";
 
 /** What a repository call knows about its own keys, to turn constraint failures into domain errors. */
@@ -60,7 +61,14 @@ export class SqliteContext {
   constructor(
     readonly db: Database.Database,
     readonly gate: TxGate,
+    /** The clock stamping `createdAt`/`updatedAt` (the system clock unless a test injects one). */
+    readonly clock: Clock,
   ) {}
+
+  /** The clock's current instant in UTC milliseconds. */
+  nowMs(): number {
+    return this.clock.now().getTime();
+  }
 
   /** A prepared statement for `sql`, prepared once per connection. */
   stmt(sql: string): Database.Statement {

@@ -50,7 +50,7 @@ export class SqliteConversationRepository implements ConversationRepository {
               input.channel,
               input.text,
               input.taskId,
-              ms(input.at ?? new Date()),
+              ms(input.at ?? this.ctx.clock.now()),
               input.attachments?.length ? JSON.stringify(input.attachments) : null,
             ) as Row,
         ),
@@ -101,7 +101,7 @@ export class SqliteConversationRepository implements ConversationRepository {
   }
 
   saveSummary(summary: Omit<ConversationSummary, "updatedAt">, expectedUpToSeq: number | null): Promise<boolean> {
-    const now = Date.now();
+    const now = this.ctx.nowMs();
     return this.ctx.run(
       () => {
         const result =

@@ -25,7 +25,7 @@ export class SqliteGoalRepository implements GoalRepository {
   constructor(private readonly ctx: SqliteContext) {}
 
   createGoal(input: NewGoal): Promise<Goal> {
-    const now = Date.now();
+    const now = this.ctx.nowMs();
     return this.ctx.run(
       () =>
         toGoal(
@@ -69,7 +69,7 @@ export class SqliteGoalRepository implements GoalRepository {
     if (patch.status !== undefined) set("status", patch.status);
     if (patch.checkIn !== undefined) set("check_in", patch.checkIn === null ? null : jsonText(patch.checkIn));
     if (patch.notes !== undefined) set("notes", patch.notes);
-    set("updated_at", Date.now());
+    set("updated_at", this.ctx.nowMs());
     return this.ctx.run(() => {
       const row = this.ctx.stmt(`UPDATE goals SET ${sets.join(", ")} WHERE id = ? RETURNING *`).get(...params, id) as Row | undefined;
       if (!row) throw new NotFoundError("goal", id);

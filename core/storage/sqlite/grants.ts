@@ -57,7 +57,7 @@ export class SqliteGrantRepository implements GrantRepository {
               scope.kind === "until" ? ms(scope.until) : null,
               input.grantedBy.channel,
               input.grantedBy.accountId,
-              ms(input.grantedAt ?? new Date()),
+              ms(input.grantedAt ?? this.ctx.clock.now()),
             ) as Row,
         ),
       { references: { entity: "person", id: input.personId } },

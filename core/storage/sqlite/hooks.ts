@@ -24,7 +24,7 @@ export class SqliteHookRepository implements HookRepository {
         toHook(
           this.ctx
             .stmt("INSERT INTO hooks (id, person_id, description, secret_hash, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *")
-            .get(newId("hook"), input.personId, input.description, input.secretHash, Date.now()) as Row,
+            .get(newId("hook"), input.personId, input.description, input.secretHash, this.ctx.nowMs()) as Row,
         ),
       { references: { entity: "person", id: input.personId } },
     );

@@ -32,7 +32,7 @@ export class SqliteJournalRepository implements JournalRepository {
             .stmt(
               `INSERT INTO journal (idempotency_key, task_id, step, tool, args, side_effect, intent_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`,
             )
-            .get(input.idempotencyKey, input.taskId, input.step, input.tool, jsonText(input.args), input.sideEffect ? 1 : 0, ms(input.intentAt ?? new Date())) as Row,
+            .get(input.idempotencyKey, input.taskId, input.step, input.tool, jsonText(input.args), input.sideEffect ? 1 : 0, ms(input.intentAt ?? this.ctx.clock.now())) as Row,
         ),
       {
         duplicate: (cause) => new DuplicateKeyError("journal entry", input.idempotencyKey, { cause }),

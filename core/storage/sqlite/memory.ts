@@ -46,7 +46,7 @@ export class SqliteMemoryRepository implements MemoryRepository {
 
   /** `confidence` defaults to 0.7 and `provenance` to all-null. */
   addMemory(input: NewMemoryItem): Promise<MemoryItem> {
-    const now = Date.now();
+    const now = this.ctx.nowMs();
     return this.ctx.run(
       () =>
         toItem(
@@ -91,7 +91,7 @@ export class SqliteMemoryRepository implements MemoryRepository {
     if (patch.text !== undefined) set("text", patch.text);
     if (patch.confidence !== undefined) set("confidence", patch.confidence);
     if (patch.expiresAt !== undefined) set("expires_at", msOrNull(patch.expiresAt));
-    set("updated_at", Date.now());
+    set("updated_at", this.ctx.nowMs());
     return this.ctx.run(() => {
       const row = this.ctx.stmt(`UPDATE memory SET ${sets.join(", ")} WHERE id = ? AND person_id = ? RETURNING *`).get(...params, id, personId) as
         | Row

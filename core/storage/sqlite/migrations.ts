@@ -1,13 +1,14 @@
 import type Database from "better-sqlite3";
 import { StoreUnavailableError } from "../../errors.js";
 import { initialSchema, taskStateMachineTrigger } from "./schema.js";
+import { migrateToV3 } from "./schema-v3.js";
 
 /** One schema change. Versions are positive integers, strictly increasing in `migrations`. */
 export interface Migration {
   version: number;
   name: string;
   /** Applies the change; runs inside a transaction together with its `schema_migrations` row. */
-  up(db: Database.Database): void;
+  up(db: Database.Database, nowMs: number): void;
 }
 
 /**
@@ -36,6 +37,29 @@ export const migrations: readonly Migration[] = [
         last_event_at INTEGER
       );
       CREATE INDEX hooks_by_person ON hooks (person_id, created_at);`);
+    },
+  },
+  {
+    version: 3,
+    name: "task kinds, held waits, delivery progress",
+    up: migrateToV3,
+  },
+  {
+    version: 20,
+    name: "notification candidates say what they are",
+    up(db) {
+      db.exec(`ALTER TABLE notifications ADD COLUMN origin TEXT;
+      ALTER TABLE notifications ADD COLUMN urgency TEXT;
+      ALTER TABLE notifications ADD COLUMN needs_action INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE notifications ADD COLUMN asked_for INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE notifications ADD COLUMN demoted TEXT;
+      ALTER TABLE notifications ADD COLUMN deadline INTEGER;
+      ALTER TABLE notifications ADD COLUMN occurrence_key TEXT;
+      ALTER TABLE notifications ADD COLUMN monitor_subject TEXT;
+      ALTER TABLE notifications ADD COLUMN monitor TEXT;
+      ALTER TABLE notifications ADD COLUMN rule TEXT;
+      CREATE INDEX notifications_by_occurrence ON notifications (person_id, occurrence_key) WHERE occurrence_key IS NOT NULL;
+      CREATE INDEX notifications_by_monitor ON notifications (person_id, monitor_subject, at) WHERE monitor_subject IS NOT NULL;`);
     },
   },
   {
@@ -95,7 +119,7 @@ export function migrate(db: Database.Database, list: readonly Migration[] = migr
     if (isApplied.get(migration.version)) continue;
     const apply = db.transaction(() => {
       if (isApplied.get(migration.version)) return false;
-      migration.up(db);
+      migration.up(db, now());
       record.run(migration.version, migration.name, now());
       return true;
     });

@@ -1,7 +1,8 @@
 import { asId, newId, type NotificationId, type PersonId } from "../../ids.js";
 import type { NotificationRepository } from "../ports.js";
 import type { NewNotificationRecord, NotificationDecision, NotificationRecord } from "../types.js";
-import { type Row, type SqliteContext, inJson, jsonText, ms, parseJson, toDate, toDateOrNull } from "./context.js";
+import { parseStoredDemotion, parseStoredMonitor, parseStoredOrigin, parseStoredUrgency } from "../../notify/schemas.js";
+import { type Row, type SqliteContext, inJson, jsonText, ms, msOrNull, parseJson, toDate, toDateOrNull } from "./context.js";
 
 function toRecord(row: Row): NotificationRecord {
   return {
@@ -13,8 +14,20 @@ function toRecord(row: Row): NotificationRecord {
     reasons: parseJson<string[]>(row.reasons),
     digestedAt: toDateOrNull(row.digested_at),
     at: toDate(row.at),
+    origin: parseStoredOrigin(row.origin),
+    urgency: parseStoredUrgency(row.urgency),
+    needsAction: row.needs_action === 1,
+    askedFor: row.asked_for === 1,
+    demoted: parseStoredDemotion(row.demoted),
+    deadline: toDateOrNull(row.deadline),
+    occurrenceKey: typeof row.occurrence_key === "string" ? row.occurrence_key : null,
+    monitor: parseStoredMonitor(row.monitor),
+    rule: typeof row.rule === "string" ? row.rule : null,
   };
 }
+
+/** Sent or held: a decision the person got (or will get) the message for. */
+const delivered = "decision IN ('send', 'hold')";
 
 /** Decisions of the notification filter, and the digest queue of held messages. */
 export class SqliteNotificationRepository implements NotificationRepository {
@@ -25,8 +38,29 @@ export class SqliteNotificationRepository implements NotificationRepository {
       () =>
         toRecord(
           this.ctx
-            .stmt("INSERT INTO notifications (id, person_id, task_id, text, decision, reasons, at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *")
-            .get(newId("notification"), input.personId, input.taskId, input.text, input.decision, jsonText(input.reasons), ms(input.at ?? new Date())) as Row,
+            .stmt(
+              `INSERT INTO notifications (id, person_id, task_id, text, decision, reasons, at, origin, urgency, needs_action, asked_for, demoted, deadline, occurrence_key, monitor_subject, monitor, rule)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+            )
+            .get(
+              newId("notification"),
+              input.personId,
+              input.taskId,
+              input.text,
+              input.decision,
+              jsonText(input.reasons),
+              ms(input.at ?? this.ctx.clock.now()),
+              input.origin ?? null,
+              input.urgency ?? null,
+              input.needsAction ? 1 : 0,
+              input.askedFor ? 1 : 0,
+              input.demoted ?? null,
+              msOrNull(input.deadline),
+              input.occurrenceKey ?? null,
+              input.monitor?.subject ?? null,
+              input.monitor ? jsonText(input.monitor) : null,
+              input.rule ?? null,
+            ) as Row,
         ),
       { references: { entity: "person", id: input.personId } },
     );
@@ -52,6 +86,24 @@ export class SqliteNotificationRepository implements NotificationRepository {
     if (ids.length === 0) return Promise.resolve();
     return this.ctx.run(() => {
       this.ctx.stmt(`UPDATE notifications SET digested_at = ? WHERE id IN ${inJson} AND digested_at IS NULL`).run(ms(now), JSON.stringify(ids));
+    });
+  }
+
+  findOccurrence(personId: PersonId, occurrenceKey: string): Promise<NotificationRecord | null> {
+    return this.ctx.run(() => {
+      const row = this.ctx
+        .stmt(`SELECT * FROM notifications WHERE person_id = ? AND occurrence_key = ? AND ${delivered} ORDER BY at DESC, id DESC LIMIT 1`)
+        .get(personId, occurrenceKey) as Row | undefined;
+      return row ? toRecord(row) : null;
+    });
+  }
+
+  lastMonitorReport(personId: PersonId, subject: string): Promise<NotificationRecord | null> {
+    return this.ctx.run(() => {
+      const row = this.ctx
+        .stmt(`SELECT * FROM notifications WHERE person_id = ? AND monitor_subject = ? AND ${delivered} ORDER BY at DESC, id DESC LIMIT 1`)
+        .get(personId, subject) as Row | undefined;
+      return row ? toRecord(row) : null;
     });
   }
 }

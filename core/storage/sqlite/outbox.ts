@@ -1,7 +1,7 @@
 import { ConflictError, NotFoundError } from "../../errors.js";
 import { asId, newId, type OutboxId, type PersonId } from "../../ids.js";
 import type { OutboxRepository } from "../ports.js";
-import type { Button, ChannelName, NewOutboxMessage, OutboxMessage, OutboxStatus, Page, PageRequest } from "../types.js";
+import { emptyProgress, type Button, type ChannelName, type DeliveryProgress, type NewOutboxMessage, type OutboxMessage, type OutboxStatus, type Page, type PageRequest } from "../types.js";
 import { type Row, type SqliteContext, inJson, jsonText, ms, parseJson, toDate, toDateOrNull } from "./context.js";
 import { keyset, toPage } from "./pagination.js";
 
@@ -22,6 +22,7 @@ function toMessage(row: Row): OutboxMessage {
     lease: leaseUntil && row.lease_owner !== null ? { owner: row.lease_owner as string, until: leaseUntil } : null,
     lastError: row.last_error as string | null,
     delivered: delivered ? { ...delivered, at: toDate(row.delivered_at) } : null,
+    progress: { ...emptyProgress(), ...parseJson<Partial<DeliveryProgress>>(row.progress) },
     createdAt: toDate(row.created_at),
   };
 }
@@ -79,6 +80,44 @@ export class SqliteOutboxRepository implements OutboxRepository {
         )
         .get({ owner: input.owner, until: now + input.leaseMs, now, person: input.personId ?? null }) as Row | undefined;
       return row ? toMessage(row) : null;
+    });
+  }
+
+  saveProgress(input: { id: OutboxId; owner: string; progress: DeliveryProgress; now: Date; leaseMs: number }): Promise<OutboxMessage> {
+    return this.ctx.run(() => {
+      const row = this.ctx
+        .stmt(`UPDATE outbox SET progress = ?, lease_until = ? WHERE id = ? AND status = 'sending' AND lease_owner = ? RETURNING *`)
+        .get(jsonText(input.progress), ms(input.now) + input.leaseMs, input.id, input.owner) as Row | undefined;
+      if (row) return toMessage(row);
+      throw this.lostLease(input.id, input.owner);
+    });
+  }
+
+  renewLeases(input: { owner: string; now: Date; leaseMs: number }): Promise<number> {
+    return this.ctx.run(
+      () => this.ctx.stmt("UPDATE outbox SET lease_until = ? WHERE status = 'sending' AND lease_owner = ?").run(ms(input.now) + input.leaseMs, input.owner).changes,
+    );
+  }
+
+  expireForeignLeases(input: { owner: string; now: Date }): Promise<number> {
+    return this.ctx.run(
+      () =>
+        this.ctx
+          .stmt("UPDATE outbox SET lease_until = min(lease_until, ?) WHERE status = 'sending' AND lease_owner IS NOT ?")
+          .run(ms(input.now), input.owner).changes,
+    );
+  }
+
+  nextDueAt(): Promise<Date | null> {
+    return this.ctx.run(() => {
+      const at = this.ctx
+        .stmt(
+          `SELECT min(CASE WHEN status = 'sending' THEN max(next_attempt_at, coalesce(lease_until, 0)) ELSE next_attempt_at END)
+           FROM outbox WHERE status IN ('queued', 'sending')`,
+        )
+        .pluck()
+        .get() as number | null;
+      return at === null ? null : toDate(at);
     });
   }
 

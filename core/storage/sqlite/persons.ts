@@ -13,7 +13,8 @@ function toPerson(row: Row): Person {
     locale: row.locale as string,
     proactivity: row.proactivity as Person["proactivity"],
     quietHours: row.quiet_from === null ? null : { from: row.quiet_from as string, to: row.quiet_to as string },
-    digestTime: row.digest_time as string,
+    // The column predates "no digest time" and is NOT NULL: '' stands for null.
+    digestTime: typeof row.digest_time === "string" && row.digest_time !== "" ? row.digest_time : null,
     paused: row.paused === 1,
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
@@ -37,7 +38,7 @@ export class SqlitePersonRepository implements PersonRepository {
   constructor(private readonly ctx: SqliteContext) {}
 
   createPerson(input: NewPerson): Promise<Person> {
-    const now = Date.now();
+    const now = this.ctx.nowMs();
     const id = newId("person");
     return this.ctx.run(
       () =>
@@ -55,7 +56,7 @@ export class SqlitePersonRepository implements PersonRepository {
               input.proactivity ?? "normal",
               input.quietHours?.from ?? null,
               input.quietHours?.to ?? null,
-              input.digestTime ?? "18:00",
+              input.digestTime ?? "",
               now,
               now,
             ) as Row,
@@ -86,9 +87,9 @@ export class SqlitePersonRepository implements PersonRepository {
       set("quiet_from", patch.quietHours?.from ?? null);
       set("quiet_to", patch.quietHours?.to ?? null);
     }
-    if (patch.digestTime !== undefined) set("digest_time", patch.digestTime);
+    if (patch.digestTime !== undefined) set("digest_time", patch.digestTime ?? "");
     if (patch.paused !== undefined) set("paused", patch.paused ? 1 : 0);
-    set("updated_at", Date.now());
+    set("updated_at", this.ctx.nowMs());
     return this.ctx.run(() => {
       const row = this.ctx.stmt(`UPDATE persons SET ${sets.join(", ")} WHERE id = ? RETURNING *`).get(...params, id) as Row | undefined;
       if (!row) throw new NotFoundError("person", id);
@@ -114,7 +115,7 @@ export class SqlitePersonRepository implements PersonRepository {
             .stmt(
               `INSERT INTO identities (channel, account_id, person_id, address, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *`,
             )
-            .get(identity.channel, identity.accountId, identity.personId, identity.address ?? identity.accountId, Date.now()) as Row,
+            .get(identity.channel, identity.accountId, identity.personId, identity.address ?? identity.accountId, this.ctx.nowMs()) as Row,
         ),
       {
         duplicate: (cause) => new DuplicateKeyError("identity", `${identity.channel}:${identity.accountId}`, { cause }),
@@ -142,6 +143,14 @@ export class SqlitePersonRepository implements PersonRepository {
       this.ctx
         .stmt("UPDATE identities SET unreachable_reason = ?, unreachable_since = ? WHERE channel = ? AND account_id = ?")
         .run(reason, reason === null ? null : ms(now), channel, accountId);
+    });
+  }
+
+  recordIdentitySeen(input: { channel: ChannelName; accountId: string; address: string; now: Date }): Promise<void> {
+    return this.ctx.run(() => {
+      this.ctx
+        .stmt("UPDATE identities SET address = ?, unreachable_reason = NULL, unreachable_since = NULL WHERE channel = ? AND account_id = ?")
+        .run(input.address, input.channel, input.accountId);
     });
   }
 

@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
+import { systemClock, type Clock } from "../../clock.js";
 import { StoreUnavailableError } from "../../errors.js";
 import type { Store, StoreHealth } from "../ports.js";
 import { SqliteApprovalRepository } from "./approvals.js";
@@ -27,6 +28,8 @@ export type SqliteStoreOptions = ({ path: string } | { db: Database.Database }) 
   busyTimeoutMs?: number;
   /** Schema history to apply (default: Familiar's own `migrations`); tests pass extended lists. */
   migrations?: readonly Migration[];
+  /** Clock stamping records (default: the system clock). */
+  clock?: Clock;
 };
 
 /** The SQLite implementation of every repository port, on one better-sqlite3 connection. */
@@ -55,8 +58,9 @@ export class SqliteStore implements Store {
     /** What opening this store migrated. */
     readonly migration: MigrationReport,
     private readonly ownsDb: boolean,
+    clock: Clock = systemClock,
   ) {
-    this.ctx = new SqliteContext(db, new TxGate());
+    this.ctx = new SqliteContext(db, new TxGate(), clock);
     this.persons = new SqlitePersonRepository(this.ctx);
     this.conversation = new SqliteConversationRepository(this.ctx);
     this.goals = new SqliteGoalRepository(this.ctx);
@@ -155,8 +159,9 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
     db.pragma("foreign_keys = ON");
     db.pragma("synchronous = NORMAL");
-    const report = migrate(db, options.migrations ?? migrations);
-    return new SqliteStore(db, report, ownsDb);
+    const clock = options.clock ?? systemClock;
+    const report = migrate(db, options.migrations ?? migrations, () => clock.now().getTime());
+    return new SqliteStore(db, report, ownsDb, clock);
   } catch (error) {
     if (ownsDb) db.close();
     throw mapSqliteError(error);

@@ -1,7 +1,7 @@
 import { ConflictError, DuplicateKeyError, IllegalTransitionError, NotFoundError, ValidationError } from "../../errors.js";
 import { asId, newId, type GoalId, type PersonId, type TaskId } from "../../ids.js";
 import type { TaskRepository } from "../ports.js";
-import type { Json, NewTask, Page, PageRequest, Task, TaskState, TaskStatus, WaitCondition } from "../types.js";
+import type { ClaimedTask, Json, NewTask, Page, PageRequest, Task, TaskKind, TaskState, TaskStatus, WaitCondition, WaitMatch } from "../types.js";
 import { type Row, type SqliteContext, inJson, jsonText, ms, msOrNull, parseJson, toDate, toDateOrNull } from "./context.js";
 import { keyset, toPage } from "./pagination.js";
 
@@ -13,6 +13,8 @@ function toWait(row: Row): WaitCondition {
       return { kind: "event", hookId: asId("hook", row.wait_key as string) };
     case "approval":
       return { kind: "approval", approvalId: asId("approval", row.wait_key as string) };
+    case "held":
+      return { kind: "held", until: toDateOrNull(row.wait_until) };
     default:
       return { kind: "reply" };
   }
@@ -41,6 +43,7 @@ function toTask(row: Row): Task {
     id: asId("task", row.id as string),
     personId: asId("person", row.person_id as string),
     goalId: row.goal_id === null ? null : asId("goal", row.goal_id as string),
+    kind: row.kind as TaskKind,
     title: row.title as string,
     state: toState(row),
     plan: parseJson<string[]>(row.plan),
@@ -65,7 +68,7 @@ function stateColumns(state: TaskState): { status: TaskStatus; waitKind: string 
       return {
         status: "waiting",
         waitKind: wait.kind,
-        waitUntil: wait.kind === "time" ? ms(wait.until) : null,
+        waitUntil: wait.kind === "time" ? ms(wait.until) : wait.kind === "held" ? msOrNull(wait.until) : null,
         waitKey: wait.kind === "event" ? wait.hookId : wait.kind === "approval" ? wait.approvalId : null,
         outcome: null,
       };
@@ -90,17 +93,17 @@ export class SqliteTaskRepository implements TaskRepository {
   constructor(private readonly ctx: SqliteContext) {}
 
   createTask(input: NewTask): Promise<Task> {
-    const now = Date.now();
+    const now = this.ctx.nowMs();
     const id = newId("task");
     return this.ctx.run(
       () =>
         toTask(
           this.ctx
             .stmt(
-              `INSERT INTO tasks (id, person_id, goal_id, title, status, plan, cursor, checkpoint, not_before, created_at, updated_at)
-               VALUES (?, ?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?) RETURNING *`,
+              `INSERT INTO tasks (id, person_id, goal_id, kind, title, status, plan, cursor, checkpoint, not_before, created_at, updated_at)
+               VALUES (?, ?, ?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?) RETURNING *`,
             )
-            .get(id, input.personId, input.goalId ?? null, input.title, jsonText(input.plan ?? []), jsonText(input.checkpoint ?? null), msOrNull(input.notBefore), now, now) as Row,
+            .get(id, input.personId, input.goalId ?? null, input.kind, input.title, jsonText(input.plan ?? []), jsonText(input.checkpoint ?? {}), msOrNull(input.notBefore), now, now) as Row,
         ),
       { duplicate: (cause) => new DuplicateKeyError("task", id, { cause }), references: { entity: "person or goal", id: `${input.personId} / ${input.goalId ?? "(no goal)"}` } },
     );
@@ -113,39 +116,102 @@ export class SqliteTaskRepository implements TaskRepository {
     });
   }
 
-  /** With `from: "waiting"` only a waiting task is claimed (whatever it waits for); nothing else. */
-  claimTask(input: { taskId: TaskId; owner: string; now: Date; leaseMs: number; from?: "waiting" }): Promise<Task | null> {
+  claimTask(input: { taskId: TaskId; owner: string; now: Date; leaseMs: number }): Promise<Task | null> {
     const now = ms(input.now);
     return this.ctx.run(() => {
       const row = this.ctx
-        .stmt(
-          `UPDATE tasks SET ${claimSet}
-           WHERE id = @id AND CASE WHEN @anyWait = 1 THEN status = 'waiting' ELSE (
-             (status = 'pending' AND (not_before IS NULL OR not_before <= @now))
-             OR (status = 'waiting' AND wait_kind = 'time' AND wait_until <= @now)
-             OR (status = 'running' AND lease_until <= @now)) END
-           RETURNING *`,
-        )
-        .get({ id: input.taskId, owner: input.owner, until: now + input.leaseMs, now, anyWait: input.from === "waiting" ? 1 : 0 }) as Row | undefined;
+        .stmt(`UPDATE tasks SET ${claimSet} WHERE id = @id AND due_at IS NOT NULL AND due_at <= @now RETURNING *`)
+        .get({ id: input.taskId, owner: input.owner, until: now + input.leaseMs, now }) as Row | undefined;
       return row ? toTask(row) : null;
     });
   }
 
-  claimDueTask(input: { owner: string; now: Date; leaseMs: number; personId?: PersonId }): Promise<Task | null> {
+  /** A read and a conditional update in one synchronous step (no other statement runs between them). */
+  claimDueTask(input: { owner: string; now: Date; leaseMs: number; personId?: PersonId; excludePersons?: readonly PersonId[] }): Promise<ClaimedTask | null> {
     const now = ms(input.now);
+    return this.ctx.atomic(() => {
+      const due = this.ctx
+        .stmt(
+          `SELECT id, due_at FROM tasks
+           WHERE due_at IS NOT NULL AND due_at <= @now AND (@person IS NULL OR person_id = @person)
+             AND person_id NOT IN (SELECT value FROM json_each(@exclude))
+           ORDER BY due_at, created_at, id LIMIT 1`,
+        )
+        .get({ now, person: input.personId ?? null, exclude: JSON.stringify(input.excludePersons ?? []) }) as Row | undefined;
+      if (!due) return null;
+      const row = this.ctx
+        .stmt(`UPDATE tasks SET ${claimSet} WHERE id = @id AND due_at = @dueAt RETURNING *`)
+        .get({ id: due.id, dueAt: due.due_at, owner: input.owner, until: now + input.leaseMs, now }) as Row | undefined;
+      return row ? { task: toTask(row), dueAt: toDate(due.due_at) } : null;
+    });
+  }
+
+  nextDueAt(input: { excludePersons?: readonly PersonId[] } = {}): Promise<Date | null> {
+    return this.ctx.run(() => {
+      const exclude = input.excludePersons ?? [];
+      const at = (
+        exclude.length === 0
+          ? this.ctx.stmt("SELECT min(due_at) FROM tasks WHERE due_at IS NOT NULL").pluck().get()
+          : this.ctx
+              .stmt("SELECT min(due_at) FROM tasks WHERE due_at IS NOT NULL AND person_id NOT IN (SELECT value FROM json_each(?))")
+              .pluck()
+              .get(JSON.stringify(exclude))
+      ) as number | null;
+      return at === null ? null : toDate(at);
+    });
+  }
+
+  resumeWaitingTask(input: { taskId: TaskId; wait: WaitMatch; input: Json; now: Date }): Promise<Task | null> {
+    const key = input.wait.kind === "event" ? input.wait.hookId : input.wait.kind === "approval" ? input.wait.approvalId : null;
     return this.ctx.run(() => {
       const row = this.ctx
         .stmt(
-          `UPDATE tasks SET ${claimSet}
-           WHERE id = (
-             SELECT id FROM tasks
-             WHERE due_at IS NOT NULL AND due_at <= @now AND (@person IS NULL OR person_id = @person)
-             ORDER BY due_at, created_at, id LIMIT 1)
-           RETURNING *`,
+          `UPDATE tasks SET status = 'pending', wait_kind = NULL, wait_until = NULL, wait_key = NULL, not_before = NULL,
+             checkpoint = json_set(checkpoint, '$.input', json(@input)), updated_at = @now
+           WHERE id = @id AND status = 'waiting' AND wait_kind = @kind AND wait_key IS @key RETURNING *`,
         )
-        .get({ owner: input.owner, until: now + input.leaseMs, now, person: input.personId ?? null }) as Row | undefined;
+        .get({ id: input.taskId, kind: input.wait.kind, key, input: jsonText(input.input), now: ms(input.now) }) as Row | undefined;
       return row ? toTask(row) : null;
     });
+  }
+
+  bindTurnMessage(input: { personId: PersonId; seq: number; now: Date }): Promise<Task> {
+    const now = ms(input.now);
+    return this.ctx.atomic(() => {
+      const extended = this.ctx
+        .stmt(
+          `UPDATE tasks SET checkpoint = json_set(checkpoint, '$.toSeq', max(coalesce(json_extract(checkpoint, '$.toSeq'), 0), @seq)), updated_at = @now
+           WHERE id = (SELECT id FROM tasks WHERE person_id = @person AND status = 'pending' AND kind = 'turn' ORDER BY created_at DESC, id DESC LIMIT 1)
+           RETURNING *`,
+        )
+        .get({ person: input.personId, seq: input.seq, now }) as Row | undefined;
+      if (extended) return toTask(extended);
+      const row = this.ctx
+        .stmt(
+          `INSERT INTO tasks (id, person_id, goal_id, kind, title, status, plan, cursor, checkpoint, not_before, created_at, updated_at)
+           VALUES (?, ?, NULL, 'turn', 'conversation turn', 'pending', '[]', 0, ?, NULL, ?, ?) RETURNING *`,
+        )
+        .get(newId("task"), input.personId, jsonText({ fromSeq: input.seq, toSeq: input.seq }), now, now) as Row;
+      return toTask(row);
+    });
+  }
+
+  renewLeases(input: { owner: string; now: Date; leaseMs: number }): Promise<number> {
+    return this.ctx.run(
+      () =>
+        this.ctx
+          .stmt("UPDATE tasks SET lease_until = ? WHERE status = 'running' AND lease_owner = ?")
+          .run(ms(input.now) + input.leaseMs, input.owner).changes,
+    );
+  }
+
+  expireForeignLeases(input: { owner: string; now: Date }): Promise<number> {
+    return this.ctx.run(
+      () =>
+        this.ctx
+          .stmt("UPDATE tasks SET lease_until = min(lease_until, ?) WHERE status = 'running' AND lease_owner IS NOT ?")
+          .run(ms(input.now), input.owner).changes,
+    );
   }
 
   /**
@@ -165,7 +231,7 @@ export class SqliteTaskRepository implements TaskRepository {
         throw new ValidationError(`task ${input.taskId}: use claimTask to start running a ${from} task (a claim sets the lease)`);
       }
       // Status changes are checked by the tasks_state_machine trigger; it ignores same-status updates.
-      if (from === cols.status && from !== "running") throw new IllegalTransitionError(input.taskId, from, cols.status);
+      if (from === cols.status && from !== "running" && from !== "waiting") throw new IllegalTransitionError(input.taskId, from, cols.status);
       const keepLease = cols.status === "running";
       const row = this.ctx
         .stmt(
@@ -226,11 +292,13 @@ export class SqliteTaskRepository implements TaskRepository {
     });
   }
 
-  findWaitingTasks(wait: { kind: "event"; hookId: string } | { kind: "approval"; approvalId: string } | { kind: "reply"; personId: PersonId }): Promise<Task[]> {
+  findWaitingTasks(
+    wait: { kind: "event"; hookId: string } | { kind: "approval"; approvalId: string } | { kind: "reply"; personId: PersonId } | { kind: "held"; personId: PersonId },
+  ): Promise<Task[]> {
     return this.ctx.run(() => {
       const rows =
-        wait.kind === "reply"
-          ? this.ctx.stmt("SELECT * FROM tasks WHERE status = 'waiting' AND wait_kind = 'reply' AND person_id = ? ORDER BY created_at, id").all(wait.personId)
+        wait.kind === "reply" || wait.kind === "held"
+          ? this.ctx.stmt("SELECT * FROM tasks WHERE status = 'waiting' AND wait_kind = ? AND person_id = ? ORDER BY created_at, id").all(wait.kind, wait.personId)
           : this.ctx
               .stmt("SELECT * FROM tasks WHERE status = 'waiting' AND wait_kind = ? AND wait_key = ? ORDER BY created_at, id")
               .all(wait.kind, wait.kind === "event" ? wait.hookId : wait.approvalId);

@@ -20,11 +20,13 @@ describe("who may talk: ALLOW_FROM, pairing codes, /link", () => {
 
   const adapter = (channel: ChannelName): ChannelAdapter => ({
     channel,
+    resend: "idempotent",
     start: async () => undefined,
     stop: async () => undefined,
-    send: async (target, content) => {
-      sent.push({ channel, address: target.address, text: content.text });
-      return { platformIds: ["1"] };
+    render: (content) => [{ body: content.text, plain: content.text, buttons: false }],
+    sendPart: async (target, part) => {
+      sent.push({ channel, address: target.address, text: part.plain });
+      return "1";
     },
   });
   const msg = (channel: ChannelName, accountId: string, text: string): InboundMessage => ({

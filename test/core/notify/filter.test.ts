@@ -1,88 +1,102 @@
 import { describe, expect, it } from "vitest";
-import { asId } from "../../../core/ids.js";
-import { decide, inQuietHours, isChatter, isNoNews, similarity, type Candidate } from "../../../core/notify/filter.js";
-import type { NotificationRecord, Person } from "../../../core/storage/types.js";
+import { applyRules, dailyBudget, ruleOrder, stricter, type RuleInput } from "../../../core/notify/filter.js";
+import type { NoveltyVerdict } from "../../../core/notify/novelty.js";
 
-const person = (over: Partial<Person> = {}): Person => ({
-  id: asId("person", "per_1"),
-  displayName: "Ana",
-  timeZone: "Europe/Berlin",
-  locale: "en-US",
-  proactivity: "normal",
-  quietHours: null,
-  digestTime: "18:00",
-  paused: false,
-  createdAt: new Date(0),
-  updatedAt: new Date(0),
-  ...over,
-});
-// 2026-11-30 12:00 in Berlin (UTC+1).
-const noon = new Date("2026-11-30T11:00:00Z");
-const news = "The Lisbon fare dropped to €89 (was €140) on TAP, flight TP575.";
-const c = (text: string, over: Partial<Candidate> = {}): Candidate => ({ text, askedFor: false, mustAct: false, ...over });
-const sent = (n: number, at = noon): NotificationRecord[] =>
-  Array.from({ length: n }, (_, i) => ({ id: asId("notification", `ntf_${i}`), personId: asId("person", "per_1"), taskId: null, text: `other ${i}`, decision: "send" as const, reasons: [], digestedAt: null, at }));
-const run = (candidate: Candidate, over: { person?: Partial<Person>; now?: Date; recent?: NotificationRecord[]; said?: string[] } = {}) =>
-  decide({ candidate, person: person(over.person), now: over.now ?? noon, recent: over.recent ?? [], recentlySaid: over.said ?? [] });
+/** Each rule of the filter, on both sides of its condition, and the order between them. */
 
-describe("notification filter rules (each on both sides)", () => {
-  it("drops no-news markers in any decoration, and passes real text (P2)", () => {
-    for (const t of ["NOTHING_TO_REPORT", "  **Nothing to report.** ", "`NO_REPLY`", "_no news_!", "", "  \n "]) expect(isNoNews(t)).toBe(true);
-    expect(isNoNews("Nothing to report on the flight, but the hotel price fell to €60.")).toBe(false);
-    expect(run(c("**NOTHING_TO_REPORT**")).decision).toBe("drop");
+const novel: NoveltyVerdict = { novel: true, reason: "new content" };
+const stale: NoveltyVerdict = { novel: false, kind: "duplicate", reason: "near-duplicate" };
+// 2026-05-12 in Berlin (UTC+2): 12:00 local, and 01:00 local inside quiet hours 22:00–07:00.
+const noon = new Date("2026-05-12T10:00:00Z");
+const night = new Date("2026-05-12T23:00:00Z");
+const quiet = { from: "22:00", to: "07:00" };
+
+type Over = { candidate?: Partial<RuleInput["candidate"]>; person?: Partial<RuleInput["person"]>; now?: Date; novelty?: NoveltyVerdict; sentToday?: number };
+const run = (over: Over = {}) =>
+  applyRules({
+    candidate: { origin: "checkin", askedFor: false, urgency: "normal", needsAction: false, deadline: null, ...over.candidate },
+    person: { proactivity: "normal", quietHours: quiet, timeZone: "Europe/Berlin", ...over.person },
+    now: over.now ?? noon,
+    novelty: over.novelty ?? novel,
+    sentToday: over.sentToday ?? 0,
   });
 
-  it("drops small talk, and passes a message with information (P1)", () => {
-    for (const t of ["Just checking in!", "Hi there! Hope you're doing well 😊", "Just checking in — nothing new today. Have a great day!"]) expect(isChatter(t)).toBe(true);
-    expect(isChatter(news)).toBe(false);
-    expect(run(c("Just checking in! Hope you're having a great day")).decision).toBe("drop");
-    expect(run(c(news)).decision).toBe("send");
+describe("notification rules, first match decides", () => {
+  it("lists the rules in the documented order", () => {
+    expect(ruleOrder).toEqual(["no-new-content", "critical", "asked-for", "needs-person", "proactivity-off", "high-urgency", "hold", "send"]);
   });
 
-  it("drops near-duplicates of something recently said, and passes new information", () => {
-    expect(similarity(news, `${news} `)).toBe(1);
-    expect(run(c(news), { said: ["The Lisbon fare dropped to €89 (was €140) on TAP, flight TP575!"] }).decision).toBe("drop");
-    expect(run(c(news), { said: ["Your parcel is at the front desk."] }).decision).toBe("send");
+  it("1 drops what has no new content, whatever the urgency or setting", () => {
+    for (const candidate of [{ urgency: "critical" as const }, { askedFor: true }, { origin: "approval" as const, needsAction: true }]) {
+      const v = run({ candidate, novelty: stale, person: { proactivity: "high", quietHours: null } });
+      expect(v).toMatchObject({ decision: "drop", rule: "no-new-content", reasons: ["near-duplicate"] });
+    }
+    expect(run().rule).not.toBe("no-new-content");
   });
 
-  it("holds during quiet hours unless urgent", () => {
-    const quiet = { quietHours: { from: "22:00", to: "07:00" } };
-    const night = new Date("2026-11-30T23:30:00Z"); // 00:30 in Berlin
-    expect(inQuietHours(person(quiet), night)).toBe(true);
-    expect(inQuietHours(person(quiet), noon)).toBe(false);
-    expect(run(c(news), { person: quiet, now: night }).decision).toBe("hold");
-    expect(run(c(`${news} The fare expires tonight at 23:59.`), { person: quiet, now: night }).decision).toBe("send");
-    expect(run(c(news), { person: quiet, now: noon }).decision).toBe("send");
+  it("2 sends critical messages with proactivity off, in quiet hours and over budget", () => {
+    expect(run({ candidate: { urgency: "critical" }, person: { proactivity: "off" }, now: night, sentToday: 99 })).toMatchObject({ decision: "send", rule: "critical" });
+    expect(run({ candidate: { urgency: "high" }, person: { proactivity: "off" }, now: night, sentToday: 99 }).decision).not.toBe("send");
   });
 
-  it("holds when the daily budget is used, unless time-sensitive", () => {
-    expect(run(c(news), { recent: sent(5) }).decision).toBe("hold");
-    expect(run(c(news), { recent: sent(4) }).decision).toBe("send");
-    expect(run(c(news), { recent: sent(5, new Date(noon.getTime() - 2 * 86_400_000)) }).decision).toBe("send");
-    expect(run(c(`${news} Book within 2 hours.`), { recent: sent(5) }).decision).toBe("send");
+  it("3 sends a reminder the person asked for at its time (quiet hours, off, over budget)", () => {
+    expect(run({ candidate: { origin: "reminder", askedFor: true }, person: { proactivity: "off" }, now: night, sentToday: 99 })).toMatchObject({ decision: "send", rule: "asked-for" });
+    // The same reminder without the person's say-so (demoted) is an ordinary message: held at night.
+    expect(run({ candidate: { origin: "reminder", askedFor: false }, now: night })).toMatchObject({ decision: "hold", rule: "hold" });
   });
 
-  it("follows the proactivity setting", () => {
-    expect(run(c(news), { person: { proactivity: "off" } }).decision).toBe("hold");
-    expect(run(c(news), { person: { proactivity: "low" } }).decision).toBe("hold");
-    expect(run(c(`${news} Deadline today.`), { person: { proactivity: "low" } }).decision).toBe("send");
-    expect(run(c(news), { person: { proactivity: "high" } }).decision).toBe("send");
+  it("4 sends questions, approvals and actions due within 24 h; in quiet hours holds unless urgent or due before they end", () => {
+    for (const origin of ["question", "approval"] as const) {
+      expect(run({ candidate: { origin, needsAction: true }, person: { proactivity: "off" }, sentToday: 50 })).toMatchObject({ decision: "send", rule: "needs-person" });
+      expect(run({ candidate: { origin, needsAction: true }, now: night })).toMatchObject({ decision: "hold", rule: "needs-person" });
+      expect(run({ candidate: { origin, needsAction: true, urgency: "high" }, now: night })).toMatchObject({ decision: "send", rule: "needs-person" });
+    }
+    const soon = new Date(noon.getTime() + 6 * 3_600_000);
+    const later = new Date(noon.getTime() + 30 * 3_600_000);
+    expect(run({ candidate: { origin: "monitor", needsAction: true, deadline: soon }, person: { proactivity: "low" }, sentToday: 9 })).toMatchObject({ decision: "send", rule: "needs-person" });
+    expect(run({ candidate: { origin: "monitor", needsAction: true, deadline: later }, person: { proactivity: "low" } }).rule).not.toBe("needs-person");
+    expect(run({ candidate: { origin: "monitor", needsAction: false, deadline: soon } }).rule).not.toBe("needs-person");
+    // At 01:00 local quiet hours end at 07:00 local (05:00Z): a 04:30Z deadline goes now, a 06:00Z one waits.
+    expect(run({ candidate: { origin: "monitor", needsAction: true, deadline: new Date("2026-05-13T04:30:00Z") }, now: night })).toMatchObject({ decision: "send", rule: "needs-person" });
+    expect(run({ candidate: { origin: "monitor", needsAction: true, deadline: new Date("2026-05-13T05:00:00Z") }, now: night }).decision).toBe("send");
+    expect(run({ candidate: { origin: "monitor", needsAction: true, deadline: new Date("2026-05-13T06:00:00Z") }, now: night })).toMatchObject({ decision: "hold", rule: "needs-person" });
   });
 
-  it("always passes what the person must act on, except non-urgent ones in quiet hours", () => {
-    const night = new Date("2026-11-30T23:30:00Z");
-    const quiet = { quietHours: { from: "22:00", to: "07:00" } };
-    expect(run(c("Should I book it?", { mustAct: true }), { person: { proactivity: "off" }, recent: sent(50) }).decision).toBe("send");
-    expect(run(c("Should I book it?", { mustAct: true }), { person: quiet, now: night }).decision).toBe("hold");
-    expect(run(c("Should I book it? The fare expires in 30 minutes.", { mustAct: true }), { person: quiet, now: night }).decision).toBe("send");
+  it("5 with proactivity off drops informative messages and holds low-urgency ones that need action", () => {
+    expect(run({ person: { proactivity: "off" } })).toMatchObject({ decision: "drop", rule: "proactivity-off" });
+    expect(run({ candidate: { urgency: "high" }, person: { proactivity: "off" } })).toMatchObject({ decision: "drop", rule: "proactivity-off" });
+    expect(run({ candidate: { needsAction: true, urgency: "low" }, person: { proactivity: "off" } })).toMatchObject({ decision: "hold", rule: "proactivity-off" });
+    expect(run({ candidate: { needsAction: true, urgency: "high" }, person: { proactivity: "off" } })).toMatchObject({ decision: "send", rule: "high-urgency" });
+    expect(run({ candidate: { needsAction: true }, person: { proactivity: "off" } })).toMatchObject({ decision: "hold", rule: "hold" });
+    expect(run({ person: { proactivity: "normal" } }).rule).not.toBe("proactivity-off");
   });
 
-  it("delivers wake-ups the person asked for, even small talk-like ones", () => {
-    expect(run(c("Stretch!", { askedFor: true }), { person: { proactivity: "off" } }).decision).toBe("send");
-    expect(run(c("Stretch!", { askedFor: false })).decision).toBe("drop");
+  it("6 sends high urgency, even in quiet hours and over budget", () => {
+    expect(run({ candidate: { urgency: "high" }, now: night, sentToday: 50, person: { proactivity: "low" } })).toMatchObject({ decision: "send", rule: "high-urgency" });
+    expect(run({ candidate: { urgency: "normal" }, now: night }).rule).not.toBe("high-urgency");
   });
 
-  it("says why, for every decision", () => {
-    for (const v of [run(c(news)), run(c("hi!")), run(c(news), { recent: sent(9) })]) expect(v.reasons.length).toBeGreaterThan(0);
+  it("7 holds in quiet hours, with proactivity low, over the daily budget, and digest items", () => {
+    expect(run({ now: night })).toMatchObject({ decision: "hold", rule: "hold", reasons: ["quiet hours"] });
+    expect(run({ person: { proactivity: "low" } })).toMatchObject({ decision: "hold", rule: "hold" });
+    expect(run({ candidate: { origin: "digest-item" } })).toMatchObject({ decision: "hold", rule: "hold" });
+    for (const level of ["low", "normal", "high"] as const) {
+      if (level === "low") continue;
+      expect(run({ person: { proactivity: level }, sentToday: dailyBudget[level] })).toMatchObject({ decision: "hold", rule: "hold" });
+      expect(run({ person: { proactivity: level }, sentToday: dailyBudget[level] - 1 })).toMatchObject({ decision: "send", rule: "send" });
+    }
+    expect(dailyBudget).toEqual({ off: 0, low: 2, normal: 6, high: 12 });
+  });
+
+  it("8 sends the rest, and says why for every decision", () => {
+    expect(run()).toMatchObject({ decision: "send", rule: "send" });
+    for (const v of [run(), run({ now: night }), run({ novelty: stale }), run({ person: { proactivity: "off" } })]) expect(v.reasons.length).toBeGreaterThan(0);
+  });
+
+  it("a judge can only make a decision stricter", () => {
+    expect(stricter("hold", "send")).toBe("hold");
+    expect(stricter("send", "hold")).toBe("hold");
+    expect(stricter("hold", "drop")).toBe("drop");
+    expect(stricter("drop", "send")).toBe("drop");
   });
 });

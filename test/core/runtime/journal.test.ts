@@ -22,7 +22,7 @@ describe("tool-call journal: exactly-once side effects", () => {
     dir = mkdtempSync(join(tmpdir(), "familiar-journal-"));
     store = openSqliteStore({ path: join(dir, "db.sqlite") });
     const person = await store.persons.createPerson({ displayName: "Ana" });
-    task = await store.tasks.createTask({ personId: person.id, title: "t" });
+    task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "t" });
     effects = [];
     tool = defineTool({
       name: "pay",

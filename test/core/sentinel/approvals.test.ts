@@ -22,7 +22,7 @@ beforeEach(async () => {
   store = openSqliteStore({ path: join(dir, "familiar.db") });
   ada = (await store.persons.createPerson({ displayName: "Ada" })).id;
   bob = (await store.persons.createPerson({ displayName: "Bob" })).id;
-  taskId = (await store.tasks.createTask({ personId: ada, title: "Pay the invoice" })).id;
+  taskId = (await store.tasks.createTask({ kind: "wakeup", personId: ada, title: "Pay the invoice" })).id;
 });
 afterEach(async () => {
   await store.close();

@@ -193,8 +193,8 @@ describe("grants through the facade", () => {
   });
 
   it("a task grant does not cover another task", async () => {
-    const t1 = (await store.tasks.createTask({ personId, title: "one" })).id;
-    const t2 = (await store.tasks.createTask({ personId, title: "two" })).id;
+    const t1 = (await store.tasks.createTask({ kind: "wakeup", personId, title: "one" })).id;
+    const t2 = (await store.tasks.createTask({ kind: "wakeup", personId, title: "two" })).id;
     await grant("web.request", outside.origin, { kind: "task", taskId: t1 });
     expect(await post(undefined, { taskId: t1 })).toMatchObject({ ok: true });
     expect(await post(undefined, { taskId: t2 })).toMatchObject({ code: "approval_required" });

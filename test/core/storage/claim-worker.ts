@@ -23,7 +23,7 @@ process.stdin.pause();
 const claimed: string[] = [];
 const started = performance.now();
 for (;;) {
-  const task = await store.tasks.claimDueTask({ owner, now: new Date(), leaseMs: 60_000 });
+  const task = (await store.tasks.claimDueTask({ owner, now: new Date(), leaseMs: 60_000 }))?.task;
   if (!task) break;
   await store.tasks.transitionTask({ taskId: task.id, owner, to: { status: "done", result: owner }, now: new Date() });
   claimed.push(task.id);

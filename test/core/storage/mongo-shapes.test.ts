@@ -97,8 +97,10 @@ describe("task filters carry the state machine", () => {
       expect(matches(claimableTaskFilter(now), doc), name).toBe(expected);
       expect(matches(claimTaskFilter({ taskId: "task_1", now }), doc), name).toBe(expected);
     }
-    expect(matches(claimTaskFilter({ taskId: "task_1", now, from: "waiting" }), taskDoc("waiting", { wait: { kind: "event", hookId: "h" } }))).toBe(true);
-    expect(matches(claimTaskFilter({ taskId: "task_1", now, from: "waiting" }), taskDoc("pending"))).toBe(false);
+    // A held task is never due, whatever time it keeps.
+    expect(matches(claimTaskFilter({ taskId: "task_1", now }), taskDoc("waiting", { wait: { kind: "held", until: at(10) } }))).toBe(false);
+    // The due-time guard of claimDueTask: a changed due time makes the claim miss.
+    expect(matches(claimTaskFilter({ taskId: "task_1", now, dueAt: at(999) }), taskDoc("pending", { dueAt: at(1000) }))).toBe(false);
     expect(matches(claimTaskFilter({ now, personId: "per_2" }), taskDoc("pending"))).toBe(false);
   });
 
@@ -264,7 +266,7 @@ describe("adapter rules beyond the shared contract (on the fake)", () => {
   it("starting a task is a claim: transition to running from pending is a ValidationError", async () => {
     const store = await open();
     const person = await store.persons.createPerson({ displayName: "A" });
-    const task = await store.tasks.createTask({ personId: person.id, title: "t" });
+    const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "t" });
     await expect(store.tasks.transitionTask({ taskId: task.id, owner: "A", to: { status: "running" }, now: at(0) })).rejects.toMatchObject({ code: "VALIDATION" });
     expect((await store.tasks.getTask(task.id))?.state).toEqual({ status: "pending" });
   });
@@ -283,7 +285,7 @@ describe("adapter rules beyond the shared contract (on the fake)", () => {
     const store = new MongoStore(db);
     await store.ensureIndexes();
     const person = await store.persons.createPerson({ displayName: "A" });
-    const task = await store.tasks.createTask({ personId: person.id, title: "t", checkpoint: { $where: "x", "a.b": 1 }, notBefore: at(5) });
+    const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "t", checkpoint: { $where: "x", "a.b": 1 }, notBefore: at(5) });
     const [doc] = db.collection("tasks").snapshot();
     expect(doc).toMatchObject({ _id: task.id, personId: person.id, status: "pending", notBefore: at(5), dueAt: at(5), checkpoint: '{"$where":"x","a.b":1}' });
     expect((await store.tasks.getTask(task.id))?.checkpoint).toEqual({ $where: "x", "a.b": 1 });

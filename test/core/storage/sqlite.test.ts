@@ -70,7 +70,7 @@ describe("sqlite store specifics", () => {
 
     it("refuses a person reference that does not exist (foreign keys are on)", async () => {
       const store = openStore();
-      await expect(store.tasks.createTask({ personId: "per_nobody" as never, title: "t" })).rejects.toMatchObject({ code: "NOT_FOUND" });
+      await expect(store.tasks.createTask({ kind: "wakeup", personId: "per_nobody" as never, title: "t" })).rejects.toMatchObject({ code: "NOT_FOUND" });
     });
   });
 
@@ -128,7 +128,7 @@ describe("sqlite store specifics", () => {
     it("rejects an illegal status change made with raw SQL, and allows a legal one", async () => {
       const store = openStore();
       const person = await store.persons.createPerson({ displayName: "p" });
-      const task = await store.tasks.createTask({ personId: person.id, title: "t" });
+      const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "t" });
       await store.tasks.claimTask({ taskId: task.id, owner: "A", now: at(0), leaseMs: 1000 });
       await store.tasks.transitionTask({ taskId: task.id, owner: "A", to: { status: "done", result: "ok" }, now: at(1) });
 
@@ -137,7 +137,7 @@ describe("sqlite store specifics", () => {
       expect(() => raw.run("pending", task.id)).toThrow(expect.objectContaining({ code: "SQLITE_CONSTRAINT_TRIGGER" }));
       expect((await store.tasks.getTask(task.id))?.state).toEqual({ status: "done", result: "ok" });
 
-      const other = await store.tasks.createTask({ personId: person.id, title: "o" });
+      const other = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "o" });
       expect(() => store.db.prepare("UPDATE tasks SET status = 'failed', outcome = 'x' WHERE id = ?").run(other.id)).toThrow(/pending failed/);
       store.db.prepare("UPDATE tasks SET status = 'cancelled' WHERE id = ?").run(other.id);
       expect((await store.tasks.getTask(other.id))?.state).toEqual({ status: "cancelled", reason: null });
@@ -146,7 +146,7 @@ describe("sqlite store specifics", () => {
     it("maps the trigger's abort to IllegalTransitionError with the task and both states", async () => {
       const store = openStore();
       const person = await store.persons.createPerson({ displayName: "p" });
-      const task = await store.tasks.createTask({ personId: person.id, title: "t" });
+      const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "t" });
       const error = await store.tasks.transitionTask({ taskId: task.id, owner: null, to: { status: "failed", error: "x" }, now: at(0) }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(IllegalTransitionError);
       expect(error).toMatchObject({ taskId: task.id, from: "pending", to: "failed" });
@@ -226,7 +226,7 @@ describe("sqlite store specifics", () => {
     it("appends a message, checkpoints and enqueues atomically", async () => {
       const store = openStore();
       const person = await store.persons.createPerson({ displayName: "p" });
-      const task = await store.tasks.createTask({ personId: person.id, title: "t" });
+      const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "t" });
       await store.tasks.claimTask({ taskId: task.id, owner: "A", now: at(0), leaseMs: 10_000 });
       await expect(
         store.transaction(async () => {
@@ -259,7 +259,7 @@ describe("sqlite store specifics", () => {
       const person = await store.persons.createPerson({ displayName: "p" });
       const ids = new Set<string>();
       await store.transaction(async () => {
-        for (let i = 0; i < 600; i++) ids.add((await store.tasks.createTask({ personId: person.id, title: `t${i}` })).id);
+        for (let i = 0; i < 600; i++) ids.add((await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: `t${i}` })).id);
       });
       const reports = await raceClaims(path, ["P1", "P2"]);
       const all = reports.flatMap((r) => r.claimed);

@@ -11,7 +11,7 @@ export function authorizationContract(ctx: ContractContext): void {
     it("records grants and round-trips scope, constraints and actor", async () => {
       const store = ctx.store();
       const person = await makePerson(store);
-      const task = await store.tasks.createTask({ personId: person.id, title: "t" });
+      const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "t" });
       const grant = await store.grants.recordGrant({
         personId: person.id,
         capability: "email.send",
@@ -99,7 +99,7 @@ export function authorizationContract(ctx: ContractContext): void {
     it("creates a pending request and lets exactly one of two racing decisions win", async () => {
       const store = ctx.store();
       const person = await makePerson(store);
-      const task = await store.tasks.createTask({ personId: person.id, title: "t" });
+      const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "t" });
       const details = { url: "https://shop.example/checkout", amount: 4999, items: ["a", "b"] };
       const request = await store.approvals.createApprovalRequest({ personId: person.id, taskId: task.id, capability: "shop.buy", summary: "Buy 2 items for €49.99", details, expiresAt: at(600_000) });
       expect(request).toMatchObject({ status: "pending", decision: null, decidedBy: null, decidedAt: null, details, expiresAt: at(600_000), taskId: task.id });

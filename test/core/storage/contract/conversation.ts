@@ -67,7 +67,7 @@ export function conversationContract(ctx: ContractContext): void {
       const store = ctx.store();
       const person = await makePerson(store);
       const other = await makePerson(store);
-      const task = await store.tasks.createTask({ personId: person.id, title: "t" });
+      const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "t" });
       for (let i = 1; i <= 10; i++) {
         await store.conversation.appendMessage({
           personId: person.id,

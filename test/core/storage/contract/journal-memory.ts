@@ -8,7 +8,7 @@ export function journalMemoryContract(ctx: ContractContext): void {
     it("records an intent once per idempotency key and its outcome once", async () => {
       const store = ctx.store();
       const person = await makePerson(store);
-      const task = await store.tasks.createTask({ personId: person.id, title: "t" });
+      const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "t" });
       const args = { to: "bob@example.com", cc: [], body: "Hi\nthere", n: 3.25, flag: true, none: null };
       const intent = await store.journal.recordIntent({ taskId: task.id, step: 1, idempotencyKey: `${task.id}:1`, tool: "email.send", args, sideEffect: true, intentAt: at(1) });
       expect(intent).toEqual({ taskId: task.id, step: 1, idempotencyKey: `${task.id}:1`, tool: "email.send", args, sideEffect: true, intentAt: at(1), outcome: null });
@@ -34,8 +34,8 @@ export function journalMemoryContract(ctx: ContractContext): void {
     it("lists a task's journal by step", async () => {
       const store = ctx.store();
       const person = await makePerson(store);
-      const task = await store.tasks.createTask({ personId: person.id, title: "t" });
-      const other = await store.tasks.createTask({ personId: person.id, title: "o" });
+      const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "t" });
+      const other = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "o" });
       for (const step of [3, 1, 2]) {
         await store.journal.recordIntent({ taskId: task.id, step, idempotencyKey: `k${step}`, tool: "x", args: [step], sideEffect: false });
       }

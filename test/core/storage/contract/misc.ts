@@ -24,7 +24,7 @@ export function miscContract(ctx: ContractContext): void {
       const store = ctx.store();
       const person = await makePerson(store);
       const other = await makePerson(store);
-      const task = await store.tasks.createTask({ personId: person.id, title: "t" });
+      const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "t" });
       const rec = (decision: "send" | "hold" | "drop", ms: number, personId = person.id) =>
         store.notifications.recordNotification({ personId, taskId: ms === 0 ? task.id : null, text: `n${ms}`, decision, reasons: [`r${ms}`, "quiet hours"], at: at(ms) });
       const n0 = await rec("hold", 0);
@@ -42,6 +42,46 @@ export function miscContract(ctx: ContractContext): void {
       const since = await store.notifications.listNotificationsSince(person.id, at(0));
       expect(since.find((n) => n.id === n0.id)?.digestedAt).toEqual(at(5000));
       await store.notifications.markDigested([], at(6000));
+    });
+
+    it("keeps what a candidate said it was, and finds occurrences and the last monitor report", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      const other = await makePerson(store);
+      const monitor = { subject: "fare LIS", checked: "TAP fares for 12 Dec", values: { price: 140, currency: "EUR", direct: true, seats: null }, thresholds: { price: 5 }, targets: { price: 100 } };
+      const full = await store.notifications.recordNotification({
+        personId: person.id,
+        taskId: null,
+        text: "Fare €140",
+        decision: "send",
+        reasons: ["new"],
+        at: at(1000),
+        origin: "monitor",
+        urgency: "high",
+        needsAction: true,
+        askedFor: true,
+        demoted: "cap",
+        deadline: at(9000),
+        occurrenceKey: "task_1@2026-01-01T09:00:00.000Z",
+        monitor,
+        rule: "high-urgency",
+      });
+      expect(full).toMatchObject({ origin: "monitor", urgency: "high", needsAction: true, askedFor: true, demoted: "cap", deadline: at(9000), occurrenceKey: "task_1@2026-01-01T09:00:00.000Z", monitor, rule: "high-urgency" });
+      const plain = await store.notifications.recordNotification({ personId: person.id, taskId: null, text: "old style", decision: "hold", reasons: [], at: at(500) });
+      expect(plain).toMatchObject({ origin: null, urgency: null, needsAction: false, askedFor: false, demoted: null, deadline: null, occurrenceKey: null, monitor: null, rule: null });
+      expect((await store.notifications.listNotificationsSince(person.id, at(0)))[0]).toEqual(full);
+
+      // A dropped record is not an occurrence taken care of, nor what the person was told.
+      await store.notifications.recordNotification({ personId: person.id, taskId: null, text: "dup", decision: "drop", reasons: [], at: at(2000), occurrenceKey: "k2", monitor: { ...monitor, values: { price: 1 } } });
+      expect(await store.notifications.findOccurrence(person.id, "k2")).toBeNull();
+      expect((await store.notifications.findOccurrence(person.id, "task_1@2026-01-01T09:00:00.000Z"))?.id).toBe(full.id);
+      expect(await store.notifications.findOccurrence(other.id, "task_1@2026-01-01T09:00:00.000Z")).toBeNull();
+
+      const later = await store.notifications.recordNotification({ personId: person.id, taskId: null, text: "held", decision: "hold", reasons: [], at: at(3000), monitor: { ...monitor, values: { price: 120 } } });
+      expect((await store.notifications.lastMonitorReport(person.id, "fare LIS"))?.id).toBe(later.id);
+      expect((await store.notifications.lastMonitorReport(person.id, "fare LIS"))?.monitor?.values).toEqual({ price: 120 });
+      expect(await store.notifications.lastMonitorReport(person.id, "fare OPO")).toBeNull();
+      expect(await store.notifications.lastMonitorReport(other.id, "fare LIS")).toBeNull();
     });
   });
 

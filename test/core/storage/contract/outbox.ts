@@ -103,6 +103,29 @@ export function outboxContract(ctx: ContractContext): void {
       expect(await store.outbox.claimNextOutbound({ owner: "W2", now: at(10_000), leaseMs: 1000 })).toBeNull();
     });
 
+    it("keeps delivery progress under the lease; renews and ends leases; tells when the next message is due", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      const m = await store.outbox.enqueueOutbound({ personId: person.id, deliveryKey: "parts", text: "long" }, at(0));
+      expect(m.progress).toEqual({ target: null, sent: {}, inflight: null, fallback: {}, uncertain: [] });
+      expect(await store.outbox.nextDueAt()).toEqual(at(0));
+      await store.outbox.claimNextOutbound({ owner: "W1", now: at(0), leaseMs: 1000 });
+      const progress = { target: { channel: "telegram" as const, address: "42", accountId: "42" }, sent: { "0": "11", "1-0": "12" }, inflight: "1-1", fallback: { "1": 2 }, uncertain: ["x"] };
+      const saved = await store.outbox.saveProgress({ id: m.id, owner: "W1", progress, now: at(500), leaseMs: 1000 });
+      expect(saved.progress).toEqual(progress);
+      expect(saved.lease).toEqual({ owner: "W1", until: at(1500) });
+      await expectCode(store.outbox.saveProgress({ id: m.id, owner: "W2", progress, now: at(600), leaseMs: 1000 }), "CONFLICT");
+      expect(await store.outbox.nextDueAt()).toEqual(at(1500));
+      expect(await store.outbox.renewLeases({ owner: "W1", now: at(1400), leaseMs: 1000 })).toBe(1);
+      expect(await store.outbox.claimNextOutbound({ owner: "W2", now: at(2000), leaseMs: 1000 })).toBeNull();
+      // The process holding it is gone: its lease ends now and the progress survives the reclaim.
+      expect(await store.outbox.expireForeignLeases({ owner: "W2", now: at(2100) })).toBe(1);
+      const reclaimed = await store.outbox.claimNextOutbound({ owner: "W2", now: at(2100), leaseMs: 1000 });
+      expect(reclaimed?.progress).toEqual(progress);
+      await store.outbox.markDelivered({ id: m.id, owner: "W2", channel: "telegram", address: "42", platformIds: ["11", "12"], now: at(2200) });
+      expect(await store.outbox.nextDueAt()).toBeNull();
+    });
+
     it("hands one message to exactly one of two racing workers", async () => {
       const store = ctx.store();
       const person = await makePerson(store);

@@ -14,7 +14,7 @@ export function personsContract(ctx: ContractContext): void {
         locale: "en-US",
         proactivity: "normal",
         quietHours: null,
-        digestTime: "18:00",
+        digestTime: null,
         paused: false,
       });
       expect(person.id).toMatch(/^per_/);
@@ -53,8 +53,11 @@ export function personsContract(ctx: ContractContext): void {
       expect(updated.updatedAt.getTime()).toBeGreaterThanOrEqual(person.updatedAt.getTime());
       expect(await store.persons.getPerson(person.id)).toEqual(updated);
 
-      const cleared = await store.persons.updatePerson(person.id, { quietHours: null, paused: false });
+      expect((await store.persons.updatePerson(person.id, { digestTime: "07:45" })).digestTime).toBe("07:45");
+      const cleared = await store.persons.updatePerson(person.id, { quietHours: null, paused: false, digestTime: null });
       expect(cleared.quietHours).toBeNull();
+      expect(cleared.digestTime).toBeNull();
+      expect((await store.persons.getPerson(person.id))?.digestTime).toBeNull();
       expect(cleared.paused).toBe(false);
 
       await expectCode(store.persons.updatePerson(asId("person", "per_missing"), { paused: true }), "NOT_FOUND");
@@ -144,6 +147,15 @@ export function personsContract(ctx: ContractContext): void {
       });
       await store.persons.setIdentityUnreachable("telegram", "77", null, at(9));
       expect((await store.persons.findIdentity("telegram", "77"))?.unreachable).toBeNull();
+    });
+
+    it("records the chat an account last wrote from and clears its unreachable mark", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      await store.persons.addIdentity({ personId: person.id, channel: "telegram", accountId: "78", address: "first-chat" });
+      await store.persons.setIdentityUnreachable("telegram", "78", "bot was blocked by the user", at(5));
+      await store.persons.recordIdentitySeen({ channel: "telegram", accountId: "78", address: "second-chat", now: at(9) });
+      expect(await store.persons.findIdentity("telegram", "78")).toMatchObject({ address: "second-chat", unreachable: null });
     });
   });
 }

@@ -9,15 +9,16 @@ export function tasksContract(ctx: ContractContext): void {
     it("creates a pending task with defaults and round-trips plan, checkpoint and dates", async () => {
       const store = ctx.store();
       const person = await makePerson(store);
-      const task = await store.tasks.createTask({ personId: person.id, title: "Book flights" });
+      const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "Book flights" });
       expect(task).toMatchObject({
         personId: person.id,
         goalId: null,
+        kind: "wakeup",
         title: "Book flights",
         state: { status: "pending" },
         plan: [],
         cursor: 0,
-        checkpoint: null,
+        checkpoint: {},
         lease: null,
         notBefore: null,
       });
@@ -27,6 +28,7 @@ export function tasksContract(ctx: ContractContext): void {
       const goal = await store.goals.createGoal({ personId: person.id, title: "Trip" });
       const checkpoint = { nested: { list: [1, "two", true, null, { deep: -0.5 }] }, unicode: "é✓" };
       const later = await store.tasks.createTask({
+        kind: "checkin",
         personId: person.id,
         goalId: goal.id,
         title: "Later",
@@ -38,13 +40,14 @@ export function tasksContract(ctx: ContractContext): void {
       expect(read).toEqual(later);
       expect(read?.checkpoint).toEqual(checkpoint);
       expect(read?.notBefore).toEqual(at(60_000));
+      expect(read?.kind).toBe("checkin");
       expect(await store.tasks.getTask(asId("task", "task_missing"))).toBeNull();
     });
 
     it("claims a pending task with a lease; of two concurrent claims exactly one wins", async () => {
       const store = ctx.store();
       const person = await makePerson(store);
-      const task = await store.tasks.createTask({ personId: person.id, title: "t" });
+      const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "t" });
       const [a, b] = await Promise.all([
         store.tasks.claimTask({ taskId: task.id, owner: "A", now: at(0), leaseMs: 30_000 }),
         store.tasks.claimTask({ taskId: task.id, owner: "B", now: at(0), leaseMs: 30_000 }),
@@ -62,7 +65,7 @@ export function tasksContract(ctx: ContractContext): void {
     it("does not claim a pending task before notBefore", async () => {
       const store = ctx.store();
       const person = await makePerson(store);
-      const task = await store.tasks.createTask({ personId: person.id, title: "t", notBefore: at(10_000) });
+      const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "t", notBefore: at(10_000) });
       expect(await store.tasks.claimTask({ taskId: task.id, owner: "A", now: at(9_999), leaseMs: 1000 })).toBeNull();
       expect(await store.tasks.claimDueTask({ owner: "A", now: at(9_999), leaseMs: 1000 })).toBeNull();
       const claimed = await store.tasks.claimTask({ taskId: task.id, owner: "A", now: at(10_000), leaseMs: 1000 });
@@ -72,10 +75,10 @@ export function tasksContract(ctx: ContractContext): void {
     it("lets another worker take over a task whose lease expired, and locks the old owner out", async () => {
       const store = ctx.store();
       const person = await makePerson(store);
-      const task = await store.tasks.createTask({ personId: person.id, title: "t" });
+      const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "t" });
       await store.tasks.claimTask({ taskId: task.id, owner: "A", now: at(0), leaseMs: 1000 });
       expect(await store.tasks.claimDueTask({ owner: "B", now: at(500), leaseMs: 1000 })).toBeNull();
-      const taken = await store.tasks.claimDueTask({ owner: "B", now: at(1000), leaseMs: 5000 });
+      const taken = (await store.tasks.claimDueTask({ owner: "B", now: at(1000), leaseMs: 5000 }))?.task;
       expect(taken?.id).toBe(task.id);
       expect(taken?.lease).toEqual({ owner: "B", until: at(6000) });
 
@@ -95,7 +98,7 @@ export function tasksContract(ctx: ContractContext): void {
     it("lets the owner of a lapsed lease finish while nobody took the task over", async () => {
       const store = ctx.store();
       const person = await makePerson(store);
-      const task = await store.tasks.createTask({ personId: person.id, title: "t" });
+      const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "t" });
       await store.tasks.claimTask({ taskId: task.id, owner: "A", now: at(0), leaseMs: 1000 });
       const saved = await store.tasks.saveCheckpoint({ taskId: task.id, owner: "A", cursor: 1, checkpoint: "late", now: at(5000), leaseMs: 1000 });
       expect(saved.lease).toEqual({ owner: "A", until: at(6000) });
@@ -103,14 +106,14 @@ export function tasksContract(ctx: ContractContext): void {
       expect(done.state).toEqual({ status: "done", result: "late but fine" });
     });
 
-    it("claims waiting tasks when their time comes, or whatever they wait for with from: waiting", async () => {
+    it("claims waiting tasks when their time comes; a met condition resumes exactly the task waiting for it, once", async () => {
       const store = ctx.store();
       const person = await makePerson(store);
-      const timed = await store.tasks.createTask({ personId: person.id, title: "timed" });
-      const evented = await store.tasks.createTask({ personId: person.id, title: "evented" });
+      const timed = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "timed" });
+      const evented = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "evented", checkpoint: { note: "keep me" } });
       const hookId = newId("hook");
-      // from: "waiting" resumes waiting tasks only.
-      expect(await store.tasks.claimTask({ taskId: timed.id, owner: "A", now: at(0), leaseMs: 1000, from: "waiting" })).toBeNull();
+      // Only a waiting task can be resumed.
+      expect(await store.tasks.resumeWaitingTask({ taskId: timed.id, wait: { kind: "reply" }, input: { kind: "x" }, now: at(0) })).toBeNull();
       await store.tasks.claimTask({ taskId: timed.id, owner: "A", now: at(0), leaseMs: 1000 });
       await store.tasks.claimTask({ taskId: evented.id, owner: "A", now: at(0), leaseMs: 1000 });
       const waiting = await store.tasks.transitionTask({ taskId: timed.id, owner: "A", to: { status: "waiting", wait: { kind: "time", until: at(50_000) } }, now: at(10) });
@@ -121,33 +124,103 @@ export function tasksContract(ctx: ContractContext): void {
       expect(await store.tasks.claimTask({ taskId: timed.id, owner: "B", now: at(49_999), leaseMs: 1000 })).toBeNull();
       expect(await store.tasks.claimTask({ taskId: evented.id, owner: "B", now: at(99_999), leaseMs: 1000 })).toBeNull();
       expect(await store.tasks.claimDueTask({ owner: "B", now: at(49_999), leaseMs: 1000 })).toBeNull();
+      expect(await store.tasks.nextDueAt()).toEqual(at(50_000));
 
       const due = await store.tasks.claimDueTask({ owner: "B", now: at(50_000), leaseMs: 1000 });
-      expect(due?.id).toBe(timed.id);
-      expect(due?.state).toEqual({ status: "running" });
+      expect(due?.task.id).toBe(timed.id);
+      expect(due?.dueAt).toEqual(at(50_000));
+      expect(due?.task.state).toEqual({ status: "running" });
       await store.tasks.transitionTask({ taskId: timed.id, owner: "B", to: { status: "done", result: null }, now: at(50_001) });
       // An event wait is never "due" by time.
       expect(await store.tasks.claimDueTask({ owner: "B", now: at(10_000_000), leaseMs: 1000 })).toBeNull();
 
+      // The wrong condition (another hook, a reply) does not resume it; the right one does, once.
+      expect(await store.tasks.resumeWaitingTask({ taskId: evented.id, wait: { kind: "event", hookId: newId("hook") }, input: { kind: "x" }, now: at(60_000) })).toBeNull();
+      expect(await store.tasks.resumeWaitingTask({ taskId: evented.id, wait: { kind: "reply" }, input: { kind: "x" }, now: at(60_000) })).toBeNull();
+      const input = { kind: "event", body: "price dropped" };
       const [x, y] = await Promise.all([
-        store.tasks.claimTask({ taskId: evented.id, owner: "B", now: at(60_000), leaseMs: 1000, from: "waiting" }),
-        store.tasks.claimTask({ taskId: evented.id, owner: "C", now: at(60_000), leaseMs: 1000, from: "waiting" }),
+        store.tasks.resumeWaitingTask({ taskId: evented.id, wait: { kind: "event", hookId }, input, now: at(60_000) }),
+        store.tasks.resumeWaitingTask({ taskId: evented.id, wait: { kind: "event", hookId }, input, now: at(60_000) }),
       ]);
-      expect([x, y].filter((t) => t !== null)).toHaveLength(1);
-      expect((x ?? y)?.state).toEqual({ status: "running" });
+      const resumed = [x, y].filter((t) => t !== null);
+      expect(resumed).toHaveLength(1);
+      expect(resumed[0]?.state).toEqual({ status: "pending" });
+      expect(resumed[0]?.checkpoint).toEqual({ note: "keep me", input });
+      // Pending again: due at once.
+      const claimed = await store.tasks.claimDueTask({ owner: "C", now: at(60_001), leaseMs: 1000 });
+      expect(claimed?.task.id).toBe(evented.id);
+    });
+
+    it("binds new messages to the person's pending turn, and starts a new turn once it is claimed", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      const other = await makePerson(store);
+      const first = await store.tasks.bindTurnMessage({ personId: person.id, seq: 3, now: at(0) });
+      expect(first).toMatchObject({ kind: "turn", state: { status: "pending" }, checkpoint: { fromSeq: 3, toSeq: 3 } });
+      const extended = await store.tasks.bindTurnMessage({ personId: person.id, seq: 5, now: at(1) });
+      expect(extended.id).toBe(first.id);
+      expect(extended.checkpoint).toEqual({ fromSeq: 3, toSeq: 5 });
+      const elsewhere = await store.tasks.bindTurnMessage({ personId: other.id, seq: 1, now: at(1) });
+      expect(elsewhere.id).not.toBe(first.id);
+      // Claimed: its range is frozen, the next message gets a turn of its own.
+      expect((await store.tasks.claimDueTask({ owner: "A", now: at(2), leaseMs: 1000, personId: person.id }))?.task.id).toBe(first.id);
+      const next = await store.tasks.bindTurnMessage({ personId: person.id, seq: 6, now: at(3) });
+      expect(next.id).not.toBe(first.id);
+      expect(next.checkpoint).toEqual({ fromSeq: 6, toSeq: 6 });
+      expect((await store.tasks.getTask(first.id))?.checkpoint).toEqual({ fromSeq: 3, toSeq: 5 });
+    });
+
+    it("renews the leases one owner holds, and ends foreign leases at once", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      const mine = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "mine" });
+      const theirs = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "theirs" });
+      await store.tasks.claimTask({ taskId: mine.id, owner: "A", now: at(0), leaseMs: 1000 });
+      await store.tasks.claimTask({ taskId: theirs.id, owner: "DEAD", now: at(0), leaseMs: 600_000 });
+      expect(await store.tasks.renewLeases({ owner: "A", now: at(900), leaseMs: 1000 })).toBe(1);
+      expect((await store.tasks.getTask(mine.id))?.lease).toEqual({ owner: "A", until: at(1900) });
+      expect(await store.tasks.claimDueTask({ owner: "A", now: at(1000), leaseMs: 1000 })).toBeNull();
+      expect(await store.tasks.expireForeignLeases({ owner: "A", now: at(1000) })).toBe(1);
+      const taken = await store.tasks.claimDueTask({ owner: "A", now: at(1000), leaseMs: 1000 });
+      expect(taken?.task.id).toBe(theirs.id);
+      expect((await store.tasks.getTask(mine.id))?.lease?.owner).toBe("A");
+    });
+
+    it("leaves busy persons out of claims and of the next due time", async () => {
+      const store = ctx.store();
+      const a = await makePerson(store);
+      const b = await makePerson(store);
+      await store.tasks.createTask({ kind: "wakeup", personId: a.id, title: "a", notBefore: at(1000) });
+      const bTask = await store.tasks.createTask({ kind: "wakeup", personId: b.id, title: "b", notBefore: at(2000) });
+      expect(await store.tasks.nextDueAt({ excludePersons: [a.id] })).toEqual(at(2000));
+      expect(await store.tasks.claimDueTask({ owner: "W", now: at(1500), leaseMs: 1000, excludePersons: [a.id] })).toBeNull();
+      expect((await store.tasks.claimDueTask({ owner: "W", now: at(2500), leaseMs: 1000, excludePersons: [a.id] }))?.task.id).toBe(bTask.id);
+    });
+
+    it("holds a task (never due) and releases it to its time", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "held", notBefore: at(1000) });
+      await store.tasks.claimDueTask({ owner: "A", now: at(1000), leaseMs: 1000 });
+      const held = await store.tasks.transitionTask({ taskId: task.id, owner: "A", to: { status: "waiting", wait: { kind: "held", until: at(1000) } }, now: at(1001) });
+      expect(held.state).toEqual({ status: "waiting", wait: { kind: "held", until: at(1000) } });
+      expect(await store.tasks.nextDueAt()).toBeNull();
+      expect((await store.tasks.findWaitingTasks({ kind: "held", personId: person.id })).map((t) => t.id)).toEqual([task.id]);
+      await store.tasks.transitionTask({ taskId: task.id, owner: null, to: { status: "waiting", wait: { kind: "time", until: at(1000) } }, now: at(5000) });
+      expect((await store.tasks.claimDueTask({ owner: "A", now: at(5000), leaseMs: 1000 }))?.dueAt).toEqual(at(1000));
     });
 
     it("claims due tasks earliest first, optionally for one person", async () => {
       const store = ctx.store();
       const a = await makePerson(store);
       const b = await makePerson(store);
-      const late = await store.tasks.createTask({ personId: a.id, title: "late", notBefore: at(3000) });
-      const early = await store.tasks.createTask({ personId: a.id, title: "early", notBefore: at(1000) });
-      const bTask = await store.tasks.createTask({ personId: b.id, title: "b", notBefore: at(2000) });
+      const late = await store.tasks.createTask({ kind: "wakeup", personId: a.id, title: "late", notBefore: at(3000) });
+      const early = await store.tasks.createTask({ kind: "wakeup", personId: a.id, title: "early", notBefore: at(1000) });
+      const bTask = await store.tasks.createTask({ kind: "wakeup", personId: b.id, title: "b", notBefore: at(2000) });
 
-      expect((await store.tasks.claimDueTask({ owner: "W", now: at(5000), leaseMs: 1000, personId: b.id }))?.id).toBe(bTask.id);
-      expect((await store.tasks.claimDueTask({ owner: "W", now: at(5000), leaseMs: 100_000 }))?.id).toBe(early.id);
-      expect((await store.tasks.claimDueTask({ owner: "W", now: at(5000), leaseMs: 100_000 }))?.id).toBe(late.id);
+      expect((await store.tasks.claimDueTask({ owner: "W", now: at(5000), leaseMs: 1000, personId: b.id }))?.task.id).toBe(bTask.id);
+      expect((await store.tasks.claimDueTask({ owner: "W", now: at(5000), leaseMs: 100_000 }))?.task.id).toBe(early.id);
+      expect((await store.tasks.claimDueTask({ owner: "W", now: at(5000), leaseMs: 100_000 }))?.task.id).toBe(late.id);
       expect(await store.tasks.claimDueTask({ owner: "W", now: at(5000), leaseMs: 100_000, personId: a.id })).toBeNull();
     });
 
@@ -155,11 +228,11 @@ export function tasksContract(ctx: ContractContext): void {
       const store = ctx.store();
       const person = await makePerson(store);
       const ids = new Set<string>();
-      for (let i = 0; i < 12; i++) ids.add((await store.tasks.createTask({ personId: person.id, title: `t${i}` })).id);
+      for (let i = 0; i < 12; i++) ids.add((await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: `t${i}` })).id);
       const claimedBy = new Map<string, string[]>();
       const worker = async (owner: string) => {
         for (;;) {
-          const task = await store.tasks.claimDueTask({ owner, now: at(1000), leaseMs: 60_000 });
+          const task = (await store.tasks.claimDueTask({ owner, now: at(1000), leaseMs: 60_000 }))?.task;
           if (!task) return;
           claimedBy.set(task.id, [...(claimedBy.get(task.id) ?? []), owner]);
           await store.tasks.transitionTask({ taskId: task.id, owner, to: { status: "done", result: owner }, now: at(1001) });
@@ -175,7 +248,7 @@ export function tasksContract(ctx: ContractContext): void {
     it("moves through legal transitions, releasing the lease when leaving running", async () => {
       const store = ctx.store();
       const person = await makePerson(store);
-      const task = await store.tasks.createTask({ personId: person.id, title: "t" });
+      const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "t" });
       await store.tasks.claimTask({ taskId: task.id, owner: "A", now: at(0), leaseMs: 1000 });
       const back = await store.tasks.transitionTask({ taskId: task.id, owner: "A", to: { status: "pending" }, now: at(5) });
       expect(back.state).toEqual({ status: "pending" });
@@ -186,13 +259,13 @@ export function tasksContract(ctx: ContractContext): void {
       expect(done.lease).toBeNull();
       expect(await store.tasks.getTask(task.id)).toEqual(done);
 
-      const failing = await store.tasks.createTask({ personId: person.id, title: "f" });
+      const failing = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "f" });
       await store.tasks.claimTask({ taskId: failing.id, owner: "A", now: at(0), leaseMs: 1000 });
       const failed = await store.tasks.transitionTask({ taskId: failing.id, owner: "A", to: { status: "failed", error: "site down" }, now: at(1) });
       expect(failed.state).toEqual({ status: "failed", error: "site down" });
 
       const cancelled = await store.tasks.transitionTask({
-        taskId: (await store.tasks.createTask({ personId: person.id, title: "c" })).id,
+        taskId: (await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "c" })).id,
         owner: null,
         to: { status: "cancelled", reason: null },
         now: at(1),
@@ -203,7 +276,7 @@ export function tasksContract(ctx: ContractContext): void {
     it("rejects illegal transitions and leaves the task unchanged", async () => {
       const store = ctx.store();
       const person = await makePerson(store);
-      const task = await store.tasks.createTask({ personId: person.id, title: "t" });
+      const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "t" });
       await expectCode(
         store.tasks.transitionTask({ taskId: task.id, owner: null, to: { status: "waiting", wait: { kind: "reply" } }, now: at(1) }),
         "ILLEGAL_TRANSITION",
@@ -215,14 +288,14 @@ export function tasksContract(ctx: ContractContext): void {
         await expectCode(store.tasks.transitionTask({ taskId: task.id, owner: "A", to, now: at(3) }), "ILLEGAL_TRANSITION");
       }
       expect((await store.tasks.getTask(task.id))?.state).toEqual({ status: "done", result: null });
-      expect(await store.tasks.claimTask({ taskId: task.id, owner: "A", now: at(10_000), leaseMs: 1000, from: "waiting" })).toBeNull();
+      expect(await store.tasks.claimTask({ taskId: task.id, owner: "A", now: at(10_000), leaseMs: 1000 })).toBeNull();
       await expectCode(store.tasks.transitionTask({ taskId: asId("task", "task_missing"), owner: null, to: { status: "cancelled", reason: null }, now: at(1) }), "NOT_FOUND");
     });
 
     it("requires the lease to change a running task", async () => {
       const store = ctx.store();
       const person = await makePerson(store);
-      const task = await store.tasks.createTask({ personId: person.id, title: "t" });
+      const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "t" });
       await store.tasks.claimTask({ taskId: task.id, owner: "A", now: at(0), leaseMs: 10_000 });
       await expectCode(store.tasks.transitionTask({ taskId: task.id, owner: "B", to: { status: "done", result: null }, now: at(1) }), "CONFLICT");
       await expectCode(store.tasks.transitionTask({ taskId: task.id, owner: null, to: { status: "cancelled", reason: "user" }, now: at(1) }), "CONFLICT");
@@ -232,7 +305,7 @@ export function tasksContract(ctx: ContractContext): void {
     it("saves checkpoints under the lease and extends it", async () => {
       const store = ctx.store();
       const person = await makePerson(store);
-      const task = await store.tasks.createTask({ personId: person.id, title: "t", plan: ["a", "b"] });
+      const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "t", plan: ["a", "b"] });
       await expectCode(
         store.tasks.saveCheckpoint({ taskId: task.id, owner: "A", cursor: 1, checkpoint: null, now: at(0), leaseMs: 1000 }),
         "CONFLICT",
@@ -258,8 +331,8 @@ export function tasksContract(ctx: ContractContext): void {
       const other = await makePerson(store);
       const goal = await store.goals.createGoal({ personId: person.id, title: "g" });
       const created: Task[] = [];
-      for (let i = 0; i < 5; i++) created.push(await store.tasks.createTask({ personId: person.id, title: `t${i}`, goalId: i % 2 ? goal.id : null }));
-      await store.tasks.createTask({ personId: other.id, title: "other" });
+      for (let i = 0; i < 5; i++) created.push(await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: `t${i}`, goalId: i % 2 ? goal.id : null }));
+      await store.tasks.createTask({ kind: "wakeup", personId: other.id, title: "other" });
       await store.tasks.transitionTask({ taskId: created[4]!.id, owner: null, to: { status: "cancelled", reason: "no" }, now: at(1) });
 
       const all = await readAllPages((page) => store.tasks.listTasks({ personId: person.id }, page), 2);
@@ -276,7 +349,7 @@ export function tasksContract(ctx: ContractContext): void {
       const hookId = newId("hook");
       const approvalId = newId("approval");
       const make = async (personId: typeof person.id, wait: Parameters<typeof waitFor>[0]) => {
-        const task = await store.tasks.createTask({ personId, title: wait.kind });
+        const task = await store.tasks.createTask({ kind: "wakeup", personId, title: wait.kind });
         await store.tasks.claimTask({ taskId: task.id, owner: "A", now: at(0), leaseMs: 1000 });
         return waitFor(wait, task.id);
       };

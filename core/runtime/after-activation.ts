@@ -1,0 +1,50 @@
+/**
+ * What follows an activation — the one place that decides a task's next state, and the honest texts
+ * for turns that produced no answer.
+ */
+import { asId } from "../ids.js";
+import type { TaskState } from "../storage/types.js";
+import { nextCronTime } from "../time/zones.js";
+import type { ActivationOutcome } from "./activation.js";
+import type { TaskCheckpoint } from "./checkpoint.js";
+
+/**
+ * The task's next state after an activation, in this order: waiting for the approval it asked for,
+ * for the webhook it created, for the person's reply; else, for recurring work (a cron wake-up or a
+ * goal's check-in), waiting for its next occurrence after `now`; else failed (the model could not be
+ * reached) or done.
+ */
+export function nextState(checkpoint: TaskCheckpoint, outcome: Pick<ActivationOutcome, "requests" | "result">, now: Date): TaskState {
+  const { requests, result } = outcome;
+  if (requests.approvalId) return { status: "waiting", wait: { kind: "approval", approvalId: asId("approval", requests.approvalId) } };
+  if (requests.waitForEvent) return { status: "waiting", wait: { kind: "event", hookId: requests.waitForEvent.hookId } };
+  if (requests.waitForReply) return { status: "waiting", wait: { kind: "reply" } };
+  const recurring = nextOccurrence(checkpoint, now);
+  if (recurring) return { status: "waiting", wait: { kind: "time", until: recurring } };
+  if (result.kind === "error") return { status: "failed", error: result.error.message };
+  return { status: "done", result: result.kind === "reply" ? result.text.slice(0, 2_000) : null };
+}
+
+/** Next occurrence after `now` of recurring work (cron in its time zone); null for one-shot work. */
+export function nextOccurrence(checkpoint: TaskCheckpoint, now: Date): Date | null {
+  if (checkpoint.kind === "wakeup" && "cron" in checkpoint.timing) return nextCronTime(checkpoint.timing.cron, checkpoint.timing.timezone, now);
+  if (checkpoint.kind === "checkin") return nextCronTime(checkpoint.cron, checkpoint.timeZone, now);
+  return null;
+}
+
+/** Why an activation produced no answer (field case M1: the person gets an honest line, never a placeholder). */
+export type NoAnswer = "empty" | "step_limit" | "error" | "no_model" | "aborted" | "reply";
+
+/** Short honest texts for turns that produced no answer. */
+export function failureText(kind: NoAnswer): string {
+  switch (kind) {
+    case "step_limit":
+      return "I ran out of steps while working on that. Say “continue” if you want me to keep going.";
+    case "error":
+      return "I couldn't reach my language model just now, so I can't answer yet. Please try again in a moment.";
+    case "no_model":
+      return "No model is configured yet, so I can't answer. Set OPENAI_API_KEY (or OPENAI_BASE_URL for a compatible server) and restart Familiar.";
+    default:
+      return "Sorry — I couldn't come up with an answer to that just now. Could you try again?";
+  }
+}

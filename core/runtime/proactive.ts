@@ -1,0 +1,73 @@
+/**
+ * Proactive candidate → notification filter → outbox: what a background activation wants to say
+ * becomes candidates that say what they are (core/notify/producers.ts: a reminder the person asked
+ * for, a question, an approval, the model's own proposals with their urgency and deadline, monitor
+ * state), and the notifier decides send now / hold / drop. Delivery keys follow the occurrence, so a
+ * wake-up occurrence that runs again says its piece once.
+ */
+import type { Notifier } from "../notify/notifier.js";
+import { backgroundCandidates, occurrenceKeyOf, reminderCandidate, wakeupProvenance } from "../notify/producers.js";
+import type { Store } from "../storage/ports.js";
+import type { Person, Task } from "../storage/types.js";
+import type { TaskCheckpoint, Trigger } from "./checkpoint.js";
+
+/** What a finished background activation hands over. */
+export interface ProactiveInput {
+  task: Task;
+  checkpoint: TaskCheckpoint;
+  /** What started the activation (its occurrence, for wake-ups and check-ins). */
+  origin: Trigger;
+  person: Person;
+  /** The activation's number (its journal holds the model's proposals). */
+  activation: number;
+  /** What the model said (null: nothing, or no model). */
+  text: string | null;
+  /** The activation's key (`<task>:a<n>[p<round>]`). */
+  key: string;
+  /** The task now waits for the person: an approval, or the answer to this question. */
+  waitsFor: { approval: boolean; reply: string | null };
+  /** Untrusted content entered the activation. */
+  tainted: boolean;
+  /** The title of the task's goal, if any. */
+  goal: string | null;
+}
+
+export class ProactiveFlow {
+  constructor(private readonly deps: { store: Pick<Store, "journal">; notifier: Pick<Notifier, "propose"> }) {}
+
+  /** Proposes the activation's output (or an asked-for reminder's own note) to the notification filter. */
+  async propose(input: ProactiveInput): Promise<void> {
+    const { task, checkpoint, origin } = input;
+    const spec = checkpoint.kind === "wakeup" ? checkpoint : null;
+    const dueAt = origin.kind === "wakeup" || origin.kind === "checkin" ? new Date(origin.dueAt) : null;
+    const candidates = await backgroundCandidates(this.deps.store, {
+      task,
+      activation: input.activation,
+      text: input.text,
+      waitsFor: input.waitsFor,
+      tainted: input.tainted,
+      spec,
+      dueAt,
+      goal: input.goal,
+    });
+    const base = this.deliveryKeyBase(input, dueAt);
+    for (const [i, candidate] of candidates.entries()) {
+      await this.deps.notifier.propose({ personId: task.personId, taskId: task.id, deliveryKey: `${base}${i > 0 ? `:${i}` : ""}`, candidate });
+    }
+  }
+
+  /** Without a model: an asked-for reminder still arrives, with its own note as the honest content. */
+  async remindWithoutModel(input: Pick<ProactiveInput, "task" | "checkpoint" | "origin" | "key">): Promise<void> {
+    const { task, checkpoint, origin } = input;
+    if (checkpoint.kind !== "wakeup" || checkpoint.notify !== "always") return;
+    const dueAt = origin.kind === "wakeup" ? new Date(origin.dueAt) : null;
+    const candidate = reminderCandidate(checkpoint, occurrenceKeyOf(task, dueAt), wakeupProvenance(checkpoint, false));
+    await this.deps.notifier.propose({ personId: task.personId, taskId: task.id, deliveryKey: `${this.deliveryKeyBase(input, dueAt)}:nomodel`, candidate });
+  }
+
+  /** `notify:<task>@<occurrence>[p<round>]` for scheduled work, else `notify:<activation key>`. */
+  private deliveryKeyBase(input: Pick<ProactiveInput, "task" | "key">, dueAt: Date | null): string {
+    const round = /p\d+$/.exec(input.key)?.[0] ?? "";
+    return `notify:${dueAt ? `${occurrenceKeyOf(input.task, dueAt)}${round}` : input.key}`;
+  }
+}

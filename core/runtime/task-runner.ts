@@ -1,0 +1,228 @@
+/**
+ * Runs claimed tasks: the due loop's source for tasks. Every kind of work — a turn answering the
+ * person's messages, a wake-up, a check-in, a task resumed by an approval, a webhook or a reply, an
+ * activation interrupted by a crash — is a task that became due in the store; this module claims it,
+ * starts or resumes its activation with the inputs stored in its checkpoint, and moves it on.
+ */
+import type { Clock } from "../clock.js";
+import type { Logger } from "../log.js";
+import type { ModelClient } from "../model/port.js";
+import { asId } from "../ids.js";
+import type { Store } from "../storage/ports.js";
+import type { ClaimedTask, ConversationMessage, Person, Task, TaskState } from "../storage/types.js";
+import type { ToolDefinition } from "../tools/tool.js";
+import { failureText, nextOccurrence, nextState } from "./after-activation.js";
+import { newSessionId, runActivation, type ActivationDeps, type ActivationOutcome } from "./activation.js";
+import { parseCheckpoint, runtimeOf, toStored, type RuntimeState, type TaskCheckpoint, type Trigger } from "./checkpoint.js";
+import type { DueSource } from "./due-loop.js";
+import { resumeDecidedApproval } from "./approvals.js";
+import type { ProactiveFlow } from "./proactive.js";
+import { answeredMessage, answerRange, handOverToWaitingTask } from "./turn.js";
+import { initialTrigger, triggerText, type WakeupFlow } from "./wakeup.js";
+
+export interface TaskRunnerDeps {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  /** This process's lease owner id (renewed by the heartbeat). */
+  owner: string;
+  leaseMs: number;
+  /** The configured model, read per activation (it can be set up while Familiar runs). */
+  model: () => ModelClient | null;
+  activation: Omit<ActivationDeps, "model" | "tools" | "store" | "clock">;
+  tools: () => ToolDefinition[];
+  wakeups: WakeupFlow;
+  proactive: ProactiveFlow;
+  /** Wakes the outbox's delivery loop (a reply was queued). */
+  outbox: { poke(): void };
+  /** Wakes the task loop (a task became due). */
+  poke: () => void;
+  /** Shows typing on the person's channel while a turn runs; returns the stop function. */
+  typing?: (person: Person) => () => void;
+  /** After a turn: fold older messages into the rolling summary (best effort). */
+  summarize?: (person: Person, keepFromSeq: number) => Promise<void>;
+}
+
+/** The DueSource of the task loop. */
+export class TaskRunner implements DueSource<ClaimedTask> {
+  constructor(private readonly deps: TaskRunnerDeps) {}
+
+  nextDueAt(busy: ReadonlySet<string>): Promise<Date | null> {
+    return this.deps.store.tasks.nextDueAt({ excludePersons: [...busy].map((id) => asId("person", id)) });
+  }
+
+  claim(busy: ReadonlySet<string>): Promise<ClaimedTask | null> {
+    const { store, clock, owner, leaseMs } = this.deps;
+    return store.tasks.claimDueTask({ owner, now: clock.now(), leaseMs, excludePersons: [...busy].map((id) => asId("person", id)) });
+  }
+
+  keyOf(claimed: ClaimedTask): string {
+    return claimed.task.personId;
+  }
+
+  describe(claimed: ClaimedTask): Record<string, unknown> {
+    return { taskId: claimed.task.id, kind: claimed.task.kind, personId: claimed.task.personId };
+  }
+
+  /** Runs a claimed task; a failure fails the task (with its reason) instead of leaving it claimed. */
+  async run(claimed: ClaimedTask): Promise<void> {
+    try {
+      await this.runClaimed(claimed);
+    } catch (err) {
+      this.deps.logger.error({ err, taskId: claimed.task.id }, "activation failed");
+      await this.release(claimed.task, { status: "failed", error: String((err as Error)?.message ?? err).slice(0, 500) }).catch((releaseErr: unknown) =>
+        this.deps.logger.warn({ err: releaseErr, taskId: claimed.task.id }, "could not mark the task failed (its lease will expire)"),
+      );
+    }
+  }
+
+  private async runClaimed({ task, dueAt }: ClaimedTask): Promise<void> {
+    const { store } = this.deps;
+    const checkpoint = parseCheckpoint(task);
+    const person = await store.persons.getPerson(task.personId);
+    if (!person) return this.release(task, { status: "cancelled", reason: "person no longer exists" });
+    const previous = runtimeOf(checkpoint);
+
+    // A new activation starts from the stored input (what resumed the task) or from what the task is.
+    let trigger: Trigger;
+    if (previous.open) {
+      trigger = checkpoint.input ?? previous.trigger ?? { kind: "recovery" };
+    } else {
+      trigger = checkpoint.input ?? initialTrigger(task, dueAt);
+      if (trigger.kind === "turn" && checkpoint.kind === "turn" && (await handOverToWaitingTask(this.deps, task, checkpoint))) return;
+      if ((trigger.kind === "wakeup" || trigger.kind === "checkin") && (await this.deps.wakeups.gate(task, checkpoint, person, new Date(trigger.dueAt))).action !== "run") return;
+    }
+    const model = this.deps.model();
+    if (!model) return this.withoutModel(task, checkpoint, previous, trigger, person);
+    await this.activate(task, checkpoint, previous, trigger, person, model);
+  }
+
+  private async activate(task: Task, checkpoint: TaskCheckpoint, previous: RuntimeState, trigger: Trigger, person: Person, model: ModelClient): Promise<void> {
+    const { store, clock, owner, leaseMs } = this.deps;
+    const resumedByInput = previous.open && checkpoint.input != null;
+    const runtime: RuntimeState & { sessionId: string } = previous.open
+      ? // Every resumption gets fresh idempotency keys (r<resumes>); a decided approval also starts a new round of output.
+        { ...previous, trigger, resumes: previous.resumes + 1, sessionId: previous.sessionId ?? newSessionId(), ...(resumedByInput && { round: previous.round + 1, approvalId: null }) }
+      : { activation: previous.activation + 1, resumes: 0, open: true, round: 0, origin: trigger, trigger, horizonSeq: await store.conversation.lastSeq(person.id), sessionId: newSessionId() };
+    const saved = await store.tasks.saveCheckpoint({ taskId: task.id, owner, cursor: task.cursor, checkpoint: toStored(checkpoint, { runtime, input: null }), now: clock.now(), leaseMs });
+    const origin = runtime.origin ?? trigger;
+    const answer = answerRange(checkpoint, origin);
+    const answered = answer ? await answeredMessage(store, person, answer) : null;
+    const goal = task.goalId ? await store.goals.getGoal(task.goalId) : null;
+    // A crash resume tells background work it was interrupted; a turn's messages speak for themselves.
+    const crashResume = previous.open && !resumedByInput;
+    const told: Trigger = crashResume && trigger.kind !== "turn" && trigger.kind !== "reply" ? { kind: "recovery" } : trigger;
+    const observations = [origin, trigger].flatMap((t) => (t.kind === "event" ? t.observations : []));
+    const stopTyping = answer ? this.deps.typing?.(person) : undefined;
+    let outcome: ActivationOutcome;
+    try {
+      outcome = await runActivation(
+        { ...this.deps.activation, store, clock, model, tools: this.deps.tools() },
+        {
+          task: saved,
+          person,
+          goal,
+          runtime,
+          trigger,
+          triggerText: triggerText(told, task, checkpoint, person),
+          observations,
+          view: { horizonSeq: runtime.horizonSeq ?? Number.MAX_SAFE_INTEGER, answer },
+          originMessageId: answered?.id ?? null,
+        },
+      );
+    } finally {
+      stopTyping?.();
+    }
+    // Shutting down: the lease ends with the process and the activation resumes from its journal.
+    if (outcome.result.kind === "aborted") return;
+    await this.finish(task, checkpoint, runtime, outcome, person, answered);
+    if (answer && outcome.context.firstVerbatimSeq > 0) await this.deps.summarize?.(person, outcome.context.firstVerbatimSeq);
+  }
+
+  /**
+   * Delivers what the activation said and moves the task on. A direct answer (a turn, or a task the
+   * person's reply resumed) is queued, recorded in the conversation and the task released in one
+   * transaction, so it is said once even if the process dies right after; anything else is a
+   * proactive candidate for the notification filter (idempotent by its delivery key).
+   */
+  private async finish(task: Task, checkpoint: TaskCheckpoint, runtime: RuntimeState, outcome: ActivationOutcome, person: Person, answered: ConversationMessage | null): Promise<void> {
+    const { store, clock, owner, leaseMs } = this.deps;
+    const { result, requests } = outcome;
+    const origin = runtime.origin ?? { kind: "recovery" };
+    const key = `${task.id}:a${runtime.activation}${runtime.round ? `p${runtime.round}` : ""}`;
+    const waitsForApproval = requests.approvalId !== null;
+    // Waiting for an approval keeps the activation open: once decided it resumes with its history.
+    const after: RuntimeState = { ...runtime, open: waitsForApproval, approvalId: requests.approvalId, resumes: waitsForApproval ? runtime.resumes : 0 };
+    const next = nextState(checkpoint, outcome, clock.now());
+    const text = result.kind === "reply" ? result.text : null;
+
+    if (answerRange(checkpoint, origin)) {
+      const reply = text ?? failureText(result.kind);
+      await store.transaction(async () => {
+        await this.say(person, reply, `reply:${key}`, answered?.channel ?? null, task.kind === "turn" ? null : task);
+        await store.tasks.saveCheckpoint({ taskId: task.id, owner, cursor: task.cursor, checkpoint: toStored(checkpoint, { runtime: after, input: null }), now: clock.now(), leaseMs });
+        await store.tasks.transitionTask({ taskId: task.id, owner, to: next, now: clock.now() });
+      });
+      this.deps.outbox.poke();
+      await this.afterRelease(requests.approvalId);
+      return;
+    }
+    const goal = task.goalId ? await store.goals.getGoal(task.goalId) : null;
+    await this.deps.proactive.propose({
+      task,
+      checkpoint,
+      origin,
+      person,
+      activation: runtime.activation,
+      text,
+      key,
+      waitsFor: { approval: waitsForApproval, reply: requests.waitForReply },
+      tainted: result.tainted,
+      goal: goal?.title ?? null,
+    });
+    await store.transaction(async () => {
+      await store.tasks.saveCheckpoint({ taskId: task.id, owner, cursor: task.cursor, checkpoint: toStored(checkpoint, { runtime: after, input: null }), now: clock.now(), leaseMs });
+      await store.tasks.transitionTask({ taskId: task.id, owner, to: next, now: clock.now() });
+    });
+    await this.afterRelease(requests.approvalId);
+  }
+
+  /** The person may have answered the approval while the activation still ran: resume at once then. */
+  private async afterRelease(approvalId: string | null): Promise<void> {
+    if (approvalId && (await resumeDecidedApproval(this.deps, asId("approval", approvalId)))) this.deps.poke();
+  }
+
+  /** Queues `text` for the person once per key and records it in the conversation. */
+  private async say(person: Person, text: string, deliveryKey: string, channel: ConversationMessage["channel"] | null, task: Task | null): Promise<void> {
+    const { store, clock } = this.deps;
+    const now = clock.now();
+    const row = await store.outbox.enqueueOutbound({ personId: person.id, deliveryKey, text, ...(channel && { channel }) }, now);
+    if (row.createdAt.getTime() === now.getTime() && row.text === text) {
+      await store.conversation.appendMessage({ personId: person.id, role: "assistant", channel: channel ?? "local", text, taskId: task?.id ?? null });
+    }
+  }
+
+  /** Without a model: turns get an honest line; asked-for reminders still arrive with their own note. */
+  private async withoutModel(task: Task, checkpoint: TaskCheckpoint, previous: RuntimeState, trigger: Trigger, person: Person): Promise<void> {
+    const { store, clock } = this.deps;
+    const origin = previous.origin ?? trigger;
+    const key = `${task.id}:a${previous.activation + 1}:nomodel`;
+    const answer = answerRange(checkpoint, origin);
+    if (answer) {
+      const answered = await answeredMessage(store, person, answer);
+      await store.transaction(async () => {
+        await this.say(person, failureText("no_model"), `reply:${key}`, answered?.channel ?? null, null);
+        await store.tasks.transitionTask({ taskId: task.id, owner: this.deps.owner, to: { status: "done", result: null }, now: clock.now() });
+      });
+      this.deps.outbox.poke();
+      return;
+    }
+    await this.deps.proactive.remindWithoutModel({ task, checkpoint, origin, key });
+    const next = nextOccurrence(checkpoint, clock.now());
+    await this.release(task, next ? { status: "waiting", wait: { kind: "time", until: next } } : { status: "done", result: null });
+  }
+
+  private async release(task: Task, to: TaskState): Promise<void> {
+    await this.deps.store.tasks.transitionTask({ taskId: task.id, owner: this.deps.owner, to, now: this.deps.clock.now() });
+  }
+}

@@ -1,0 +1,94 @@
+import { describe, expect, it } from "vitest";
+import { asId } from "../../../core/ids.js";
+import { compareMonitor } from "../../../core/notify/monitor-state.js";
+import { assessNovelty, type NoveltyInput } from "../../../core/notify/novelty.js";
+import { factsOf, isChatter, isNoNews, statusesOf } from "../../../core/notify/text.js";
+
+const now = new Date("2026-05-12T12:00:00Z");
+const minutesAgo = (m: number) => new Date(now.getTime() - m * 60_000);
+type Over = Partial<Omit<NoveltyInput, "candidate">> & { candidate?: Partial<NoveltyInput["candidate"]> };
+const assess = (text: string, over: Over = {}) =>
+  assessNovelty({
+    candidate: { text, origin: "monitor", askedFor: false, needsAction: false, urgency: "normal", occurrenceKey: null, monitor: null, taskId: null, ...over.candidate },
+    now,
+    said: over.said ?? [],
+    heard: over.heard ?? [],
+    occurrenceTaken: over.occurrenceTaken ?? false,
+    monitorBaseline: over.monitorBaseline ?? null,
+  });
+const said = (m: number, text: string, extra: { taskId?: string; occurrenceKey?: string } = {}) => ({
+  at: minutesAgo(m),
+  text,
+  ...(extra.taskId && { taskId: asId("task", extra.taskId) }),
+  ...(extra.occurrenceKey && { occurrenceKey: extra.occurrenceKey }),
+});
+
+describe("deterministic novelty (rule 1)", () => {
+  it("treats empty text and no-news markers in any decoration as nothing new (P2)", () => {
+    for (const t of ["NOTHING_TO_REPORT", "  **Nothing to report.** ", "`NO_REPLY`", "_no news_!", "", "  \n ", "HEARTBEAT_OK", "Sin novedades."]) expect(isNoNews(t), t).toBe(true);
+    expect(isNoNews("Nothing to report on the flight, but the hotel price fell to €60.")).toBe(false);
+    expect(assess("**NOTHING_TO_REPORT**")).toMatchObject({ novel: false, kind: "empty" });
+  });
+
+  it("drops small talk in several languages, but not news wrapped in pleasantries (P1)", () => {
+    for (const t of ["Just checking in!", "Hi there! Hope you're doing well 😊", "Just checking in — how's your week going?", "¿Qué tal tu semana?", "Alle Systeme laufen normal.", "All 4 services healthy."]) expect(isChatter(t), t).toBe(true);
+    for (const t of ["Hi! Your parcel arrived.", "Good morning! The 08:12 train is cancelled.", "Stretch!"]) expect(isChatter(t), t).toBe(false);
+    expect(assess("Just checking in — how's your week going?")).toMatchObject({ novel: false, kind: "chatter" });
+    // A reminder's words are what the person asked to hear.
+    expect(assess("Stretch!", { candidate: { origin: "reminder", askedFor: true } }).novel).toBe(true);
+  });
+
+  it("drops an occurrence already delivered, and only then", () => {
+    expect(assess("Reminder: run", { candidate: { occurrenceKey: "t@1" }, occurrenceTaken: true })).toMatchObject({ novel: false, kind: "occurrence" });
+    expect(assess("Reminder: run", { candidate: { occurrenceKey: "t@1" }, occurrenceTaken: false }).novel).toBe(true);
+  });
+
+  it("drops reworded and translated duplicates of the last 24 h, but not a change of status or facts", () => {
+    const earlier = "Flight TP575 at 06:50 to Lisbon is delayed.";
+    expect(assess("TP575 (06:50, Lisbon) has been delayed.", { said: [said(30, earlier)] })).toMatchObject({ novel: false, kind: "duplicate" });
+    expect(assess("El vuelo TP575 de las 06:50 a Lisboa está retrasado.", { said: [said(30, earlier)] })).toMatchObject({ novel: false, kind: "duplicate" });
+    expect(assess("Der Flug TP575 um 06:50 nach Lissabon ist annulliert.", { said: [said(30, earlier)] }).novel).toBe(true);
+    expect(assess("Flight TP575 is now delayed to 09:10.", { said: [said(30, earlier)] }).novel).toBe(true);
+    expect(assess("TP575 (06:50, Lisbon) has been delayed.", { said: [said(24 * 60, earlier)] }).novel).toBe(true);
+    expect(statusesOf("annulliert")).toEqual(new Set(["cancelled"]));
+    expect(factsOf("ICE 1043 um 14h32, Gleis 7, 12.05.2026, €1.234,50").map((f) => f.value)).toEqual(["12/5", "14:32", "1043", "7", "1234.5"]);
+  });
+
+  it("drops a trivial numeric move of a status already reported, keeps a real one and a crossed target", () => {
+    const earlier = "ETH is at $412.00 — $82.00 above your $330 buy target.";
+    expect(assess("ETH is at $411.50 — $81.50 above your $330 buy target.", { said: [said(60, earlier)] })).toMatchObject({ novel: false, kind: "trivial" });
+    expect(assess("ETH is at $338.10 — $8.10 above your $330 buy target.", { said: [said(60, earlier)] }).novel).toBe(true);
+    expect(assess("Now $331.50, still above your $330 target.", { said: [said(60, "ETH at $333.00, above your $330 target.")] })).toMatchObject({ novel: false, kind: "trivial" });
+    expect(assess("Now $345.00, above your $330 target.", { said: [said(60, "ETH at $333.00, above your $330 target.")] }).novel).toBe(true);
+    expect(assess("ETH at $329.50, below your $330 target.", { said: [said(60, "ETH at $330.50, above your $330 target.")] }).novel).toBe(true);
+  });
+
+  it("decides unchanged and trivial monitor state by code", () => {
+    const base = { subject: "fare", checked: "TAP", values: { price: 189, airline: "TAP" }, targets: { price: 150 } };
+    expect(compareMonitor(base, base).change).toBe("unchanged");
+    expect(compareMonitor(base, { ...base, values: { price: 188.5, airline: "TAP" } }).change).toBe("trivial");
+    expect(compareMonitor(base, { ...base, values: { price: 170, airline: "TAP" } }).change).toBe("significant");
+    expect(compareMonitor({ ...base, values: { price: 151, airline: "TAP" } }, { ...base, values: { price: 150, airline: "TAP" } }).change).toBe("significant");
+    expect(compareMonitor(base, { ...base, values: { price: 189, airline: "easyJet" } }).change).toBe("significant");
+    expect(compareMonitor(base, { ...base, values: { price: 185, airline: "TAP" }, thresholds: { price: 10 } }).change).toBe("trivial");
+    expect(compareMonitor(base, { ...base, values: { price: 189 } }).change).toBe("significant");
+    const monitor = { ...base, values: { price: 188.5, airline: "TAP" } };
+    expect(assess("Fare now €188.50", { candidate: { monitor }, monitorBaseline: base })).toMatchObject({ novel: false, kind: "trivial" });
+    expect(assess("Fare now €150", { candidate: { monitor: { ...base, values: { price: 150, airline: "TAP" } } }, monitorBaseline: base }).novel).toBe(true);
+    expect(assess("Fare €189", { candidate: { monitor: base } }).novel).toBe(true);
+  });
+
+  it("drops restatements of what the person said, but not news about it", () => {
+    const heard = [{ at: minutesAgo(90), text: "I'm flying to Lisbon on Friday at 06:50" }];
+    expect(assess("Noted — you're flying to Lisbon on Friday at 06:50.", { heard })).toMatchObject({ novel: false, kind: "restatement" });
+    expect(assess("As you mentioned, you prefer aisle seats.")).toMatchObject({ novel: false, kind: "restatement" });
+    expect(assess("Your Friday 06:50 Lisbon flight now leaves from Terminal 2.", { heard }).novel).toBe(true);
+  });
+
+  it("lets a recurring reminder repeat its words, but not a reminder fired twice", () => {
+    const candidate = { origin: "reminder" as const, askedFor: true, taskId: asId("task", "task_w"), occurrenceKey: "task_w@11:00" };
+    expect(assess("Reminder: drink water", { candidate, said: [said(30, "Reminder: drink water", { taskId: "task_w", occurrenceKey: "task_w@10:30" })] }).novel).toBe(true);
+    expect(assess("Reminder: drink water", { candidate, said: [said(1, "Reminder: drink water")] })).toMatchObject({ novel: false, kind: "duplicate" });
+    expect(assess("Reminder: drink water", { candidate, said: [said(20, "Reminder: drink water")] }).novel).toBe(true);
+  });
+});

@@ -1,0 +1,43 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { evaluateSet, figures, parseEvalSet } from "./notify-eval.js";
+
+/**
+ * The CI floor of issue 12: on the project's own labelled set, rules only (no model), precision of
+ * "send" stays at or above 0.95 and must-send recall at 1.0. Also checks that the set keeps its
+ * promised coverage and that the eval reports unreadable lines instead of skipping them.
+ */
+const set = readFileSync(join(import.meta.dirname, "notify-set.jsonl"), "utf8");
+
+describe("notification filter on the labelled set (rules only)", () => {
+  it("keeps precision of send ≥ 0.95 and must-send recall = 1.0", async () => {
+    const { lines, errors } = parseEvalSet(set);
+    expect(errors).toEqual([]);
+    const results = await evaluateSet(lines, null);
+    const f = figures(results);
+    const misses = results.filter((r) => r.got !== r.expected).map((r) => `${r.id}: expected ${r.expected}, got ${r.got} (${r.rule})`);
+    expect(f.precisionSend, misses.join("\n")).toBeGreaterThanOrEqual(0.95);
+    expect(f.mustSendRecall, misses.join("\n")).toBe(1);
+  }, 120_000);
+
+  it("covers every origin, both hemispheres' DST days, quiet-hour boundaries, budget edges and translated duplicates", () => {
+    const { lines } = parseEvalSet(set);
+    expect(lines.length).toBeGreaterThanOrEqual(100);
+    const origins = new Set(lines.map((l) => l.candidate.origin));
+    expect([...origins].sort()).toEqual(["approval", "checkin", "digest-item", "heartbeat", "monitor", "question", "reminder"]);
+    const zones = new Set(lines.filter((l) => l.id.includes("dst")).map((l) => l.person.timezone));
+    expect(zones.has("Europe/Berlin") && zones.has("America/New_York")).toBe(true);
+    expect(zones.has("Australia/Sydney") && zones.has("Pacific/Auckland")).toBe(true);
+    for (const part of ["quiet-start", "quiet-end", "budget-", "translated", "reworded", "fired-twice"]) expect(lines.some((l) => l.id.includes(part)), part).toBe(true);
+  });
+
+  it("reports an unreadable line with its id and error, never skipping it", () => {
+    const { lines, errors } = parseEvalSet(`${set.split("\n")[0]}\n{"id":"bad-1","now":"yesterday"}\nnot json\n`);
+    expect(lines).toHaveLength(1);
+    expect(errors).toHaveLength(2);
+    expect(errors[0]).toMatchObject({ line: 2, id: "bad-1" });
+    expect(errors[0]!.error).toMatch(/now/);
+    expect(errors[1]).toMatchObject({ line: 3, id: null });
+  });
+});
