@@ -18,18 +18,16 @@ import {
   DeliveryError,
   type ChannelAdapter,
   type ChannelTarget,
-  type InboundAttachment,
   type OutboundPart,
   type RenderOptions,
   type InboundEvent,
   type InboundSink,
   type OutboundContent,
 } from "../../core/channels/port.js";
-import { AttachmentError } from "../../core/channels/attachments.js";
 import type { Logger } from "../../core/log.js";
-import { downloadLimited } from "../shared/download.js";
 import { KeyedQueue } from "../shared/ordering.js";
 import type { Button } from "../../core/storage/types.js";
+import { attachmentsOf } from "./attachments.js";
 import { isDiscordCode, toDeliveryError } from "./errors.js";
 import { createHash } from "node:crypto";
 import { splitPlain } from "../shared/split.js";
@@ -92,12 +90,9 @@ export class DiscordChannel implements ChannelAdapter {
   private client: Client | null = null;
   private readonly inOrder = new KeyedQueue();
   private readonly groups: ReadonlySet<string>;
-  /** Hosts attachments are downloaded from: Discord's CDN, and DISCORD_API_URL's host (a local fake or proxy). */
-  private readonly fileHosts: ReadonlySet<string>;
 
   constructor(private readonly options: DiscordChannelOptions) {
     this.groups = new Set(options.groups ?? []);
-    this.fileHosts = new Set(["cdn.discordapp.com", "media.discordapp.net", ...(options.apiUrl ? [new URL(options.apiUrl).host] : [])]);
   }
 
   /**
@@ -246,7 +241,7 @@ export class DiscordChannel implements ChannelAdapter {
         text = text.replace(new RegExp(`<@!?${me}>`, "g"), "").replace(/\s{2,}/g, " ").trim();
       }
       text = text.trim();
-      const attachments = this.attachmentsOf(message);
+      const attachments = attachmentsOf(message, this.options.apiUrl);
       if (!text && attachments.length === 0) return;
       const event: InboundEvent = {
         channel: "discord",
@@ -265,59 +260,6 @@ export class DiscordChannel implements ChannelAdapter {
     } catch (err) {
       this.options.logger.error({ err, messageId: message.id }, "discord: inbound message not recorded");
     }
-  }
-
-  /**
-   * A message's files and stickers (Discord API: Message.attachments, sticker_items). A voice message
-   * (flag IS_VOICE_MESSAGE) carries its audio as the one attachment. Stickers have no emoji in a
-   * message, only a name, which stands in for it.
-   */
-  private attachmentsOf(message: Message): InboundAttachment[] {
-    const voice = message.flags.has(MessageFlags.IsVoiceMessage);
-    const files: InboundAttachment[] = [...message.attachments.values()].map((a) => {
-      const mime = a.contentType?.split(";")[0]?.trim() ?? null;
-      return {
-        kind: voice ? "voice" : mime?.startsWith("image/") ? "image" : mime?.startsWith("audio/") ? "audio" : mime?.startsWith("video/") ? "video" : "document",
-        mimeType: mime,
-        size: a.size,
-        fileName: a.name,
-        caption: a.description ?? null,
-        emoji: null,
-        durationSeconds: a.duration ?? null,
-        fetch: (maxBytes) => this.fetchAttachment(a.url, a.id, a.size, maxBytes),
-      };
-    });
-    const stickers: InboundAttachment[] = [...message.stickers.values()].map((st) => ({
-      kind: "sticker",
-      mimeType: null,
-      size: null,
-      fileName: null,
-      caption: null,
-      emoji: st.name,
-      durationSeconds: null,
-      fetch: async () => {
-        throw new AttachmentError("unavailable", "a sticker is taken as what it stands for, not downloaded");
-      },
-    }));
-    return [...files, ...stickers];
-  }
-
-  /**
-   * Downloads an attachment from its URL (Discord's CDN; the URL is signed and needs no token, so
-   * none is sent). Only Discord's CDN hosts and the host of DISCORD_API_URL are fetched.
-   */
-  private async fetchAttachment(url: string, id: string, size: number, maxBytes: number): Promise<Buffer> {
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      throw new AttachmentError("unavailable", `Discord attachment ${id} has no valid URL`);
-    }
-    const local = this.options.apiUrl !== undefined && parsed.host === new URL(this.options.apiUrl).host;
-    if (!this.fileHosts.has(parsed.host) || (parsed.protocol !== "https:" && !local)) {
-      throw new AttachmentError("unavailable", `Discord attachment ${id} is on ${parsed.host}, not Discord's CDN`);
-    }
-    return downloadLimited(url, { maxBytes, what: `Discord attachment ${id}`, announcedSize: size });
   }
 
   private async onInteraction(sink: InboundSink, interaction: Interaction): Promise<void> {

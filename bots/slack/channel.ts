@@ -11,9 +11,8 @@ import {
 } from "../../core/channels/port.js";
 import type { Logger } from "../../core/log.js";
 import { BLOCK_REJECTIONS, slackErrorCode, toDeliveryError } from "./errors.js";
-import { toInboundMessage, toInboundPress, type SlackBlockActionsBody, type SlackFile, type SlackMessageEvent } from "./inbound.js";
-import { AttachmentError } from "../../core/channels/attachments.js";
-import { downloadLimited } from "../shared/download.js";
+import { toInboundMessage, toInboundPress, type SlackBlockActionsBody, type SlackMessageEvent } from "./inbound.js";
+import { fetchSlackFile, slackFileAccess, type SlackFileAccess } from "./files.js";
 import { KeyedQueue } from "../shared/ordering.js";
 import { actionsBlocks, layoutMessage, SLACK_LIMITS, type SlackBlock, type SlackLayoutLimits, type SlackMessagePart } from "./layout.js";
 import { splitPlain } from "../shared/split.js";
@@ -97,19 +96,15 @@ export class SlackChannel implements ChannelAdapter {
   private botUserId = "";
   /** User id → DM channel id, from conversations.open. */
   private readonly dmChannels = new Map<string, string>();
-  private readonly botToken: string;
+  /** What file downloads need: the bot token and where it may be sent. */
+  private readonly files: SlackFileAccess;
   private readonly inOrder = new KeyedQueue();
-  /** Host of the Web API (SLACK_API_URL) and the hosts the bot token may be sent to for file downloads. */
-  private readonly apiHost: string;
-  private readonly fileHosts: ReadonlySet<string>;
   /** Last Retry-After (s) Slack sent; reported on a send that still failed after the WebClient's waits. */
   private lastRetryAfterSec: number | undefined;
 
   constructor(options: SlackChannelOptions) {
     this.logger = options.logger.child({ channel: "slack" });
-    this.botToken = options.botToken;
-    this.apiHost = new URL(options.apiUrl ?? "https://slack.com/api/").host;
-    this.fileHosts = new Set(["files.slack.com", this.apiHost]);
+    this.files = slackFileAccess(options.botToken, options.apiUrl);
     this.limits = { ...SLACK_LIMITS, ...options.limits };
     this.allowGroups = new Set(options.allowGroups ?? []);
     this.socketMode = options.appToken !== undefined;
@@ -280,7 +275,7 @@ export class SlackChannel implements ChannelAdapter {
   private async onMessage(event: SlackMessageEvent): Promise<void> {
     const sink = this.sink;
     if (!sink) return;
-    const inbound = toInboundMessage(event, { botUserId: this.botUserId, allowGroups: this.allowGroups }, new Date(), (file, maxBytes) => this.fetchFile(file, maxBytes));
+    const inbound = toInboundMessage(event, { botUserId: this.botUserId, allowGroups: this.allowGroups }, new Date(), (file, maxBytes) => fetchSlackFile(file, maxBytes, this.files));
     if (!inbound) return;
     try {
       const outcome = await sink(inbound);
@@ -288,35 +283,6 @@ export class SlackChannel implements ChannelAdapter {
     } catch (err) {
       this.logger.error({ err, updateId: inbound.updateId }, "the core failed to record a Slack message");
     }
-  }
-
-  /**
-   * Downloads a shared file: Slack serves `url_private_download` (else `url_private`) only with the
-   * bot token in `Authorization: Bearer` (Slack API: "Authenticating to download files"; needs the
-   * files:read scope, without which Slack answers its sign-in page). The token is sent only to
-   * files.slack.com or the host of SLACK_API_URL.
-   */
-  private async fetchFile(file: SlackFile, maxBytes: number): Promise<Buffer> {
-    if (file.mode === "tombstone" || file.mode === "hidden_by_limit" || file.file_access === "check_file_info" || file.file_access === "access_denied") {
-      throw new AttachmentError("unavailable", `Slack file ${file.id} cannot be downloaded (${file.mode ?? file.file_access})`);
-    }
-    const raw = file.url_private_download ?? file.url_private;
-    let url: URL;
-    try {
-      url = new URL(raw ?? "");
-    } catch {
-      throw new AttachmentError("unavailable", `Slack file ${file.id} has no download URL`);
-    }
-    if (!this.fileHosts.has(url.host) || (url.protocol !== "https:" && url.host !== this.apiHost)) {
-      throw new AttachmentError("unavailable", `Slack file ${file.id} is on ${url.host}, where the bot token is never sent`);
-    }
-    return downloadLimited(url.href, {
-      maxBytes,
-      what: `Slack file ${file.id}`,
-      announcedSize: file.size ?? null,
-      headers: { authorization: `Bearer ${this.botToken}` },
-      refuseHtml: `Slack answered with its sign-in page instead of file ${file.id}: the app needs the files:read scope`,
-    });
   }
 
   private async onPress(body: SlackBlockActionsBody): Promise<void> {
