@@ -28,6 +28,7 @@ WORKDIR /app
 COPY --from=build /app/package.json /app/package-lock.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/README.md ./README.md
 RUN mkdir -p /data && chown -R node:node /data
 USER node
 VOLUME ["/data"]

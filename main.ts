@@ -23,6 +23,8 @@ import { Familiar } from "./core/familiar.js";
 import { asId } from "./core/ids.js";
 import { createLogger, type Logger } from "./core/log.js";
 import { OpenAIModelClient } from "./core/model/openai.js";
+import { SwitchableModelClient } from "./core/model/switchable.js";
+import type { ModelClient } from "./core/model/port.js";
 import type { Scheduler } from "./core/scheduling/scheduler.js";
 import type { Store } from "./core/storage/ports.js";
 import { openSqliteStore } from "./core/storage/sqlite/index.js";
@@ -36,6 +38,13 @@ import { OpenAITranscriber } from "./core/model/openai-transcriber.js";
 import { VisionFallbackModel } from "./core/model/vision-fallback.js";
 import { EgressGuard } from "./core/sentinel/egress.js";
 import { SecretVault } from "./core/sentinel/vault.js";
+import { ChatLog, recordingAdapter } from "./bots/web/chat-log.js";
+import { webApp } from "./bots/web/app.js";
+import { MessengerSetup } from "./bots/web/messenger-setup.js";
+import { MessengerStatus, readReadme } from "./bots/web/messenger-status.js";
+import { clientFor } from "./bots/web/setup-api.js";
+import { SetupStore } from "./bots/web/setup-store.js";
+import { WebSessions } from "./bots/web/sessions.js";
 
 /** A running Familiar process. */
 export interface RunningApp {
@@ -79,24 +88,34 @@ export async function startApp(
     scheduler = await createEmbeddedScheduler({ path: join(dataDir, "jobs.db"), logger, soleOwner: true });
   }
 
-  const model =
-    config.OPENAI_API_KEY || config.OPENAI_BASE_URL
+  const egress = new EgressGuard({ privateHostsAllowed: config.PRIVATE_HOSTS_ALLOWED });
+  const vault = await SecretVault.open({ dataDir, ...(config.FAMILIAR_SECRET_KEY && { secretKey: config.FAMILIAR_SECRET_KEY }), addSecret });
+  const setup = await SetupStore.open(dataDir, vault);
+
+  // Environment variables win; else the model chosen on the setup page. Switchable: the setup page
+  // changes it for the very next request, without a restart.
+  const envModel = Boolean(config.OPENAI_API_KEY || config.OPENAI_BASE_URL);
+  const stored = setup.model();
+  const model = new SwitchableModelClient(
+    envModel
       ? new OpenAIModelClient({
           model: config.OPENAI_MODEL,
           ...(config.OPENAI_API_KEY && { apiKey: config.OPENAI_API_KEY }),
           ...(config.OPENAI_BASE_URL && { baseURL: config.OPENAI_BASE_URL }),
           timeout: config.MODEL_TIMEOUT_MS,
         })
-      : null;
-
-  const media = createMedia(config, dataDir, model, logger);
-  const egress = new EgressGuard({ privateHostsAllowed: config.PRIVATE_HOSTS_ALLOWED });
-  const vault = await SecretVault.open({ dataDir, ...(config.FAMILIAR_SECRET_KEY && { secretKey: config.FAMILIAR_SECRET_KEY }), addSecret });
+      : stored
+        ? clientFor({ ...stored, apiKey: setup.apiKey() }, config.MODEL_TIMEOUT_MS)
+        : null,
+  );
+  // Photos, voice notes and files: what the model in use can do is learnt as it goes (see createMedia).
+  const media = createMedia(config, dataDir, model, () => modelEndpoint(config, setup), logger);
   let url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
   const familiar = new Familiar({
     store,
     scheduler,
-    model: media.model,
+    // The runtime asks for the model at each activation: whatever the setup page chose last.
+    model: () => (model.configured ? media.model : null),
     tokens: createTokenCounter(),
     clock,
     logger,
@@ -121,52 +140,107 @@ export async function startApp(
     { logger, now: () => clock.now() },
   );
   const local = new LocalChannel(store.localMailbox, { clock });
-  familiar.addChannel(local);
+  // Every channel is recorded into the person's chat log (the web chat shows both sides, everywhere).
+  const chatLog = new ChatLog(store, clock, logger);
+  familiar.addChannel(recordingAdapter(local, chatLog));
   options.configure?.(familiar);
 
   const http = new HttpServer(logger, [
     { name: "store", check: async () => ({ ...(await store.health()) }) },
     { name: "scheduler", check: async () => ({ ok: scheduler.status().running, ...scheduler.status() }) },
   ]);
-  http.mount(localChatRouter(local, { allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE, logger }));
-  const messengers = await createMessengers(config, {
+  const sessions = await WebSessions.open(dataDir, clock);
+  const messengerStatus = new MessengerStatus();
+  const messengerDeps = {
     http,
     logger,
     dataDir,
     ...(mongoClient && { mongoClient }),
-    onWhatsAppQr: () => logger.info(`WhatsApp pairing: scan the QR printed above, or open ${url}/whatsapp`),
-    onWhatsAppInvalid: (reason) => {
+    onWhatsAppQr: () => logger.info(`WhatsApp pairing: scan the QR printed above, or open ${url}/setup`),
+    onWhatsAppInvalid: (reason: string) => {
       logger.error({ reason }, "WhatsApp session is no longer valid; the other messengers keep running");
-      void familiar.alertOnOtherChannel("whatsapp", `WhatsApp stopped working (${reason}). Open ${url}/whatsapp on the Familiar machine to pair it again.`);
+      void familiar.alertOnOtherChannel("whatsapp", `WhatsApp stopped working (${reason}). Open ${url}/setup on the Familiar machine to pair it again.`);
     },
+  };
+  // Messenger settings from the setup page: the environment wins; applied live, without a restart.
+  const messengerSetup = new MessengerSetup({
+    config,
+    vault,
+    logger,
+    status: messengerStatus,
+    create: (effective) => createMessengers(effective, messengerDeps),
+    install: (adapter) => {
+      const recorded = recordingAdapter(adapter, chatLog);
+      familiar.addChannel(recorded);
+      return recorded;
+    },
+    running: (name) => familiar.channel(name),
+    sink: familiar.handleInbound,
+    whatsappEnabled: () => setup.whatsappEnabled(),
+    setWhatsAppEnabled: (enabled) => setup.setWhatsAppEnabled(enabled),
   });
-  for (const adapter of messengers.adapters) familiar.addChannel(adapter);
+  // The web app comes first: it serves `/` (the old chat's API stays under /api/local).
+  http.mount(
+    webApp({
+      store,
+      familiar,
+      chatLog,
+      sessions,
+      setup,
+      clock,
+      logger,
+      allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE,
+      secureCookies: (config.PUBLIC_URL ?? "").startsWith("https:"),
+      publicUrl: () => config.PUBLIC_URL ?? url,
+      deliver: (event) => local.deliver(event),
+      typing: (account) => local.isTyping(account),
+      channelStatus: messengerStatus.channels,
+      setupApi: {
+        model,
+        envModel: { vars: [config.OPENAI_API_KEY ? "OPENAI_API_KEY" : "", config.OPENAI_BASE_URL ? "OPENAI_BASE_URL" : ""].filter(Boolean), model: envModel ? config.OPENAI_MODEL : null, baseURL: envModel ? (config.OPENAI_BASE_URL ?? "https://api.openai.com/v1") : null },
+        modelTimeoutMs: config.MODEL_TIMEOUT_MS,
+        messengers: messengerStatus.messengers,
+        whatsappQr: messengerStatus.whatsappQr,
+        messengerSetup,
+      },
+      readme: readReadme,
+    }),
+  );
+  // The old JSON APIs have no sign-in: they stay on this machine even when the web app is opened up.
+  http.mount(localChatRouter(local, { allowRemote: false, logger }));
+  const messengers = await createMessengers(messengerSetup.effectiveConfig(), messengerDeps);
+  for (const adapter of messengers.adapters) familiar.addChannel(recordingAdapter(adapter, chatLog));
   const whatsapp = messengers.whatsapp;
-  http.mount(pairingQrRouter(() => (whatsapp ? { state: whatsapp.state(), qr: whatsapp.currentQr() } : null), { allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE }));
-  http.mount(dashboardRouter({ store, views: familiar.views, allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE }));
-  http.mount(secretsRouter(vault, { allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE }));
+  if (whatsapp) messengerStatus.watchWhatsApp(() => ({ state: whatsapp.state(), qr: whatsapp.currentQr() }));
+  http.mount(pairingQrRouter(() => (whatsapp ? { state: whatsapp.state(), qr: whatsapp.currentQr() } : null), { allowRemote: false }));
+  http.mount(dashboardRouter({ store, views: familiar.views, allowRemote: false }));
+  http.mount(secretsRouter(vault, { allowRemote: false }));
   http.mount(hooksRouter((id, secret, body) => familiar.handleHookEvent(id, secret, body)));
 
   await scheduler.start();
   await scheduleHousekeeping(scheduler);
   const channels = await familiar.start();
+  messengerStatus.started(channels);
   const port = await http.listen(config.HOST, config.PORT);
   url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`;
 
   logger.info(
-    { url, dataDir, store: store.kind, scheduler: scheduler.status().backend, model: model ? config.OPENAI_MODEL : null, channels: channels.started, notConfigured: messengers.notConfigured },
+    { url, dataDir, store: store.kind, scheduler: scheduler.status().backend, model: model.configured ? model.model : null, channels: channels.started, notConfigured: messengers.notConfigured },
     `Familiar is running: open ${url} to chat`,
   );
   if (config.LOCAL_CHAT_ALLOW_REMOTE) {
-    logger.warn("LOCAL_CHAT_ALLOW_REMOTE is on: the local chat, dashboard and secrets APIs have no login and answer any client that can reach this address");
+    logger.warn("LOCAL_CHAT_ALLOW_REMOTE is on: other machines may open the web app and must sign in (a /web link on a messenger, or the setup password); use HTTPS (PUBLIC_URL) in front of it");
+    // Printed to the console only (never a messenger): whoever reads the server's log owns the install.
+    process.stderr.write(`\nOwner sign-in link (valid 24 h, once): ${(config.PUBLIC_URL ?? url).replace(/\/$/, "")}/signin#token=${sessions.createOwnerLink()}\n\n`);
   }
-  if (!model) logger.warn("no model configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server) to get answers");
+  if (!model.configured) logger.warn(`no model configured: open ${url}/setup to choose one, or set OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server)`);
   for (const f of channels.failed) logger.error({ channel: f.channel, error: f.error }, "channel not started");
 
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
       const deadline = config.SHUTDOWN_DEADLINE_MS;
+      chatLog.releaseAll();
       await http.close();
       await familiar.stop(deadline);
       await scheduler.drain(deadline);
@@ -175,26 +249,50 @@ export async function startApp(
   return { familiar, store, scheduler, http, url, logger, stop };
 }
 
+/** The model endpoint in use now: the environment's settings win, else the setup page's choice (it can change while running). */
+function modelEndpoint(config: Config, setup: SetupStore): { baseURL?: string; apiKey?: string; model: string } | null {
+  if (config.OPENAI_API_KEY || config.OPENAI_BASE_URL) {
+    return { model: config.OPENAI_MODEL, ...(config.OPENAI_BASE_URL && { baseURL: config.OPENAI_BASE_URL }), ...(config.OPENAI_API_KEY && { apiKey: config.OPENAI_API_KEY }) };
+  }
+  const stored = setup.model();
+  if (!stored) return null;
+  const apiKey = setup.apiKey();
+  return { model: stored.model, baseURL: stored.baseURL, ...(apiKey && { apiKey }) };
+}
+
 /**
- * Inbound files: the capabilities learnt about the model endpoint, the model wrapped so a refusal of
- * images is learnt (and answered honestly), the transcriber of voice notes (same endpoint and key),
- * and the person's workspace for received files.
+ * Inbound files: the capabilities learnt about the model in use (per endpoint and model), the model
+ * wrapped so a refusal of images is learnt and answered honestly, the transcriber of voice notes
+ * (the same endpoint and key, OPENAI_TRANSCRIPTION_MODEL), and the person's workspace for received files.
  */
-function createMedia(config: Config, dataDir: string, model: OpenAIModelClient | null, logger: Logger) {
-  const transcribe = model !== null && config.OPENAI_TRANSCRIPTION_MODEL.toLowerCase() !== "off";
-  const capabilities = new ModelCapabilities({ model: model?.model ?? null, vision: config.OPENAI_VISION, transcription: transcribe }, logger);
-  const transcriber = transcribe
-    ? new OpenAITranscriber({
-        model: config.OPENAI_TRANSCRIPTION_MODEL,
-        ...(config.OPENAI_API_KEY && { apiKey: config.OPENAI_API_KEY }),
-        ...(config.OPENAI_BASE_URL && { baseURL: config.OPENAI_BASE_URL }),
-        timeout: config.MODEL_TIMEOUT_MS,
-      })
-    : null;
+function createMedia(config: Config, dataDir: string, model: ModelClient, endpoint: () => { baseURL?: string; apiKey?: string; model: string } | null, logger: Logger) {
+  const transcribes = config.OPENAI_TRANSCRIPTION_MODEL.toLowerCase() !== "off";
+  const capabilities = new ModelCapabilities(
+    {
+      current: () => {
+        const e = endpoint();
+        return e && { key: `${e.baseURL ?? "openai"}|${e.model}`, model: e.model };
+      },
+      vision: config.OPENAI_VISION,
+      transcription: () => transcribes && endpoint() !== null,
+    },
+    logger,
+  );
+  let transcriber: { key: string; client: OpenAITranscriber } | null = null;
+  const currentTranscriber = () => {
+    const e = endpoint();
+    if (!e || !transcribes) return null;
+    const key = `${e.baseURL ?? ""}|${e.apiKey ?? ""}`;
+    if (transcriber?.key !== key) {
+      const client = new OpenAITranscriber({ model: config.OPENAI_TRANSCRIPTION_MODEL, ...(e.apiKey && { apiKey: e.apiKey }), ...(e.baseURL && { baseURL: e.baseURL }), timeout: config.MODEL_TIMEOUT_MS });
+      transcriber = { key, client };
+    }
+    return transcriber.client;
+  };
   const files = workspaceReceivedFiles(dataDir, config.MAX_ATTACHMENT_BYTES);
   return {
-    model: model && new VisionFallbackModel(model, capabilities),
-    intake: new MediaIntake({ files, transcriber, capabilities, logger, maxBytes: config.MAX_ATTACHMENT_BYTES }),
+    model: new VisionFallbackModel(model, capabilities),
+    intake: new MediaIntake({ files, transcriber: currentTranscriber, capabilities, logger, maxBytes: config.MAX_ATTACHMENT_BYTES }),
     context: workspaceContextMedia(files, capabilities),
   };
 }
@@ -218,20 +316,36 @@ export async function main(): Promise<void> {
     process.stderr.write(`Familiar failed to start: ${(err as Error).message}\n`);
     process.exit(1);
   }
-  const shutdown = (signal: string) => {
-    app.logger.info({ signal }, "shutting down");
+  let exiting = false;
+  const shutdown = (reason: string, code: number) => {
+    if (exiting) return;
+    exiting = true;
+    app.logger.info({ reason }, "shutting down");
     app
       .stop()
-      .then(() => process.exit(0))
+      .then(() => process.exit(code))
       .catch((err: unknown) => {
         app.logger.error({ err }, "shutdown failed");
         process.exit(1);
       });
   };
-  process.once("SIGTERM", () => shutdown("SIGTERM"));
-  process.once("SIGINT", () => shutdown("SIGINT"));
+  process.once("SIGTERM", () => shutdown("SIGTERM", 0));
+  process.once("SIGINT", () => shutdown("SIGINT", 0));
+  // No silent death: anything that escaped every handler is logged with its context, then the
+  // process drains (running work finishes or is left to resume) and exits non-zero for a restart.
+  process.on("unhandledRejection", (reason) => {
+    app.logger.fatal({ err: reason }, "unhandled promise rejection: draining and exiting");
+    shutdown("unhandledRejection", 1);
+  });
+  process.on("uncaughtException", (err) => {
+    app.logger.fatal({ err }, "uncaught exception: draining and exiting");
+    shutdown("uncaughtException", 1);
+  });
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  void main();
+  main().catch((err: unknown) => {
+    process.stderr.write(`Familiar failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
 }

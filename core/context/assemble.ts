@@ -2,7 +2,7 @@ import type { ChatMessage, ChatTool } from "../model/port.js";
 import { messageText, shownImages, type ContextMedia } from "./attachments.js";
 import type { Store } from "../storage/ports.js";
 import type { ConversationMessage, Goal, MemoryItem, Person, Task } from "../storage/types.js";
-import { persona, personLine } from "./persona.js";
+import { personaFor, personLine } from "./persona.js";
 import type { TokenCounter } from "./tokens.js";
 import { untrustedNotice, wrapUntrusted, type UntrustedContent } from "./untrusted.js";
 
@@ -41,13 +41,16 @@ export interface AssembleInput {
 export interface ConversationView {
   horizonSeq: number;
   answer: { fromSeq: number; toSeq: number } | null;
+  /** The person's messages from this seq on are still waiting for their own turn: hidden (background work must not act on them). */
+  hideUserFrom?: number | null;
 }
 
 /** The conversation as one activation sees it (see {@link AssembleInput.view}). */
 export function visibleMessages(messages: readonly ConversationMessage[], view: ConversationView | undefined): ConversationMessage[] {
   if (!view) return [...messages];
-  const { horizonSeq, answer } = view;
-  const seen = messages.filter((m) => m.seq <= horizonSeq && !(m.role === "user" && answer && m.seq > answer.toSeq));
+  const { horizonSeq, answer, hideUserFrom } = view;
+  const hidden = (m: ConversationMessage) => m.role === "user" && ((answer !== null && m.seq > answer.toSeq) || (hideUserFrom != null && m.seq >= hideUserFrom));
+  const seen = messages.filter((m) => m.seq <= horizonSeq && !hidden(m));
   if (!answer) return seen;
   const answering = (m: ConversationMessage) => m.role === "user" && m.seq >= answer.fromSeq && m.seq <= answer.toSeq;
   return [...seen.filter((m) => !answering(m)), ...seen.filter(answering)];
@@ -96,7 +99,7 @@ export async function assembleContext(input: AssembleInput): Promise<AssembledCo
     .join(" ");
   const memory = await relevantMemory(store, person, memoryQuery, now);
 
-  const sections: string[] = [persona, personLine(person, now)];
+  const sections: string[] = [personaFor(person), personLine(person, now)];
   if (input.trigger) sections.push(`This activation was started by: ${input.trigger}`);
   const toolsTokens = input.tools.length ? (await tokens.count([JSON.stringify(input.tools)]))[0]! : 0;
 

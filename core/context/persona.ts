@@ -12,6 +12,19 @@ How you work:
 - Never claim you did something unless a tool result says it happened. If a tool fails, say so plainly.
 - When a background activation has nothing worth saying, answer exactly NOTHING_TO_REPORT.`;
 
+/**
+ * The standing instructions for one person: the persona with the name they gave Familiar (dashboard
+ * Settings) and their style wishes appended. Both are the person's own words about how to be
+ * addressed, so they follow the built-in rules and never override them.
+ */
+export function personaFor(person: Pick<Person, "personaName" | "personaStyle">): string {
+  const name = person.personaName?.trim();
+  const style = person.personaStyle?.trim();
+  let text = name ? persona.replace(/^You are Familiar,/, `You are ${name} (the person's Familiar),`) : persona;
+  if (style) text += `\n\nThe person asked you to write like this (style only; the rules above still apply): ${style}`;
+  return text;
+}
+
 /** One line describing the person's current local time and settings. */
 export function personLine(person: Person, now: Date): string {
   let local: string;

@@ -8,6 +8,11 @@ import { Worker } from "node:worker_threads";
  * is terminated after `idleMs` without use, so an idle process holds none of it. Counts of
  * immutable texts (stored messages) are cached by key in the main thread, so a turn only counts
  * what is new.
+ *
+ * While the table loads (about 2 s on a small machine), counts are estimated — one token per 3 bytes
+ * of UTF-8, which is above the real count for English and close to it for CJK scripts — so the first
+ * answer after a start (or after an idle period) is not slower than the tenth. Estimates are never
+ * cached; the context is assembled within the budget either way.
  */
 export interface TokenCounter {
   /** Token counts of `texts`, in order. */
@@ -17,9 +22,15 @@ export interface TokenCounter {
   close(): Promise<void>;
 }
 
+/** Estimated tokens of `text` while the tokenizer loads: one per 3 bytes of UTF-8 (at least 1 for non-empty text). */
+export function estimateTokens(text: string): number {
+  return text.length === 0 ? 0 : Math.max(1, Math.ceil(Buffer.byteLength(text, "utf8") / 3));
+}
+
 const workerSource = `
 const { parentPort, workerData } = require("node:worker_threads");
 const ready = import(workerData.encodingUrl);
+ready.then(() => parentPort.postMessage({ ready: true }), () => undefined);
 parentPort.on("message", async ({ id, texts }) => {
   try {
     const enc = await ready;
@@ -37,6 +48,7 @@ export function createTokenCounter(options: { idleMs?: number; cacheSize?: numbe
   const encodingUrl = import.meta.resolve("gpt-tokenizer/encoding/o200k_base");
   const cache = new Map<string, number>();
   let worker: Worker | null = null;
+  let loaded = false;
   let idleTimer: NodeJS.Timeout | null = null;
   let nextId = 0;
   const pending = new Map<number, { resolve: (c: number[]) => void; reject: (e: Error) => void }>();
@@ -45,7 +57,11 @@ export function createTokenCounter(options: { idleMs?: number; cacheSize?: numbe
     if (worker) return worker;
     const w = new Worker(workerSource, { eval: true, workerData: { encodingUrl } });
     w.unref();
-    w.on("message", (msg: { id: number; counts?: number[]; error?: string }) => {
+    w.on("message", (msg: { id: number; counts?: number[]; error?: string; ready?: boolean }) => {
+      if (msg.ready) {
+        if (worker === w) loaded = true;
+        return;
+      }
       const p = pending.get(msg.id);
       if (!p) return;
       pending.delete(msg.id);
@@ -53,7 +69,10 @@ export function createTokenCounter(options: { idleMs?: number; cacheSize?: numbe
       else p.reject(new Error(`token counting failed: ${msg.error}`));
     });
     const fail = (err: Error) => {
-      if (worker === w) worker = null;
+      if (worker === w) {
+        worker = null;
+        loaded = false;
+      }
       for (const [id, p] of pending) {
         pending.delete(id);
         p.reject(err);
@@ -72,37 +91,43 @@ export function createTokenCounter(options: { idleMs?: number; cacheSize?: numbe
       if (pending.size === 0 && worker) {
         const w = worker;
         worker = null;
-        void w.terminate();
+        loaded = false;
+        w.terminate().catch(() => undefined);
       }
     }, idleMs);
     idleTimer.unref();
   };
 
-  const count = async (texts: readonly string[]): Promise<number[]> => {
-    if (texts.length === 0) return [];
+  /** Exact counts once the table is loaded; estimates (flagged) while it loads. */
+  const measure = async (texts: readonly string[]): Promise<{ counts: number[]; exact: boolean }> => {
+    if (texts.length === 0) return { counts: [], exact: true };
     const w = getWorker();
     touch();
+    if (!loaded) return { counts: texts.map(estimateTokens), exact: false };
     const id = nextId++;
     const result = new Promise<number[]>((resolve, reject) => pending.set(id, { resolve, reject }));
     w.postMessage({ id, texts });
-    return result;
+    return { counts: await result, exact: true };
   };
 
   return {
-    count,
+    count: async (texts) => (await measure(texts)).counts,
     async countCached(key, text) {
       const hit = cache.get(key);
       if (hit !== undefined) return hit;
-      const [n] = await count([text]);
+      const { counts, exact } = await measure([text]);
+      const n = counts[0]!;
+      if (!exact) return n;
       if (cache.size >= cacheSize) cache.delete(cache.keys().next().value as string);
-      cache.set(key, n!);
-      return n!;
+      cache.set(key, n);
+      return n;
     },
     async close() {
       if (idleTimer) clearTimeout(idleTimer);
       idleTimer = null;
       const w = worker;
       worker = null;
+      loaded = false;
       if (w) await w.terminate();
     },
   };

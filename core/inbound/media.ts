@@ -61,7 +61,8 @@ export class MediaIntake {
   constructor(
     private readonly deps: {
       files: ReceivedFiles;
-      transcriber: Transcriber | null;
+      /** The transcriber of the endpoint in use now (the model can be switched while Familiar runs), or null. */
+      transcriber: () => Transcriber | null;
       capabilities: ModelCapabilities;
       logger: Logger;
       /** MAX_ATTACHMENT_BYTES: largest file taken in, bytes. */
@@ -136,7 +137,8 @@ export class MediaIntake {
   }
 
   private async transcribe(attachment: MessageAttachment, bytes: Buffer, failed: (note: string, notice: string) => Taken): Promise<Taken> {
-    const { capabilities, transcriber, logger } = this.deps;
+    const { capabilities, logger } = this.deps;
+    const transcriber = this.deps.transcriber();
     const missing = () => {
       const why = capabilities.transcriptionMissingBecause ?? "no transcription service is configured";
       return failed(`not transcribed: ${why}`, `I can't listen to voice notes (${why}), so I only saved yours as ${attachment.path}.`);

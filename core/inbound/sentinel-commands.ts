@@ -14,7 +14,18 @@ export function registerSentinelCommands(registry: CommandRegistry, views: Senti
   });
   registry.register("activity", "what I'm doing now and what I did recently", async ({ person }) => {
     const [status, audit] = await Promise.all([views.currentStatus(person.id), views.listAuditView(person.id, { limit: 15 })]);
-    const lines = audit.items.map((e) => `• ${e.at.slice(0, 16).replace("T", " ")} ${e.summary}`);
+    const lines = audit.items.map((e) => `• ${localStamp(e.at, person.timeZone)} ${e.summary}`);
     return { text: `${status}\n\nRecent activity:\n${lines.length ? lines.join("\n") : "(nothing yet)"}` };
   });
+}
+
+/** `2026-12-01 10:30` in the person's time zone (the audit keeps UTC). */
+function localStamp(iso: string, timeZone: string): string {
+  try {
+    const parts = new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hourCycle: "h23" }).formatToParts(new Date(iso));
+    const get = (type: string) => parts.find((p) => p.type === type)?.value ?? "";
+    return `${get("year")}-${get("month")}-${get("day")} ${get("hour")}:${get("minute")}`;
+  } catch {
+    return iso.slice(0, 16).replace("T", " ");
+  }
 }

@@ -6,85 +6,128 @@ export type CapabilityState = "yes" | "no" | "unknown";
 /** OPENAI_VISION: `auto` tries images and learns from the endpoint's first refusal; `off` never sends them. */
 export type VisionSetting = "auto" | "off";
 
+/** The model answering now: `key` names the endpoint and model (what is learnt is kept per key). */
+export interface CurrentModel {
+  key: string;
+  model: string;
+}
+
+/** What is learnt about one endpoint and model. */
+interface Learnt {
+  vision: CapabilityState;
+  transcription: CapabilityState;
+}
+
 /**
- * What the configured model endpoint can do beyond text, as far as Familiar knows:
+ * What the model endpoint in use can do beyond text, as far as Familiar knows:
  *
- * - **vision** (images as `image_url` content parts): `off` by setting (OPENAI_VISION=off), else
- *   unknown until the first request with images — accepted means `yes`, refused (the endpoint
+ * - **vision** (images as `image_url` content parts): `no` without a model or with OPENAI_VISION=off;
+ *   else unknown until the first request with images — accepted means `yes`, refused (the endpoint
  *   rejects the request and accepts it without the images) means `no`.
- * - **transcription** (`POST /audio/transcriptions`): `off` when no transcription model is set
- *   (OPENAI_TRANSCRIPTION_MODEL=off) or there is no endpoint; else unknown until the first voice note —
- *   a 404/405/501 (or an unknown transcription model) means `no`, a transcript means `yes`.
+ * - **transcription** (`POST /audio/transcriptions`): `no` without a transcription model
+ *   (OPENAI_TRANSCRIPTION_MODEL=off) or endpoint; else unknown until the first voice note — a
+ *   404/405/501 (or an unknown transcription model) means `no`, a transcript means `yes`.
  *
- * What was learnt is kept for the life of the process (a restart tries again, once). The state is
- * read at the moment a message arrives and when a context is assembled, so the first refusal changes
- * how every later message is handled.
+ * What is learnt is kept per endpoint and model for the life of the process: when the model is
+ * switched (the setup page), the new one is tried afresh; a restart tries again, once. The state is
+ * read when a message arrives and when a context is assembled, so the first refusal changes how
+ * every later message is handled.
  */
 export class ModelCapabilities {
-  private visionState: CapabilityState;
-  private transcriptionState: CapabilityState;
-  private visionReason: string | null = null;
-  private transcriptionReason: string | null = null;
+  private readonly learnt = new Map<string, Learnt>();
+  private readonly reasons = new Map<string, { vision?: string; transcription?: string }>();
 
   constructor(
-    readonly settings: {
-      /** The chat model's name, for answers ("the model I use (gpt-4o-mini) …"). */
-      model: string | null;
+    private readonly settings: {
+      /** The model answering now, or null when none is configured. */
+      current: () => CurrentModel | null;
       vision: VisionSetting;
-      /** Whether a transcription model is configured and an endpoint exists. */
-      transcription: boolean;
+      /** Whether a transcription model is configured for the current endpoint. */
+      transcription: () => boolean;
     },
     private readonly logger?: Logger,
-  ) {
-    this.visionState = settings.model === null ? "no" : settings.vision === "off" ? "no" : "unknown";
-    this.visionReason = settings.model === null ? "no model is configured" : settings.vision === "off" ? "OPENAI_VISION is off" : null;
-    this.transcriptionState = settings.transcription ? "unknown" : "no";
-    this.transcriptionReason = settings.transcription ? null : "no transcription service is configured";
+  ) {}
+
+  /** Capabilities of one fixed model (`model: null`: none configured), e.g. for tests. */
+  static fixed(settings: { model: string | null; vision: VisionSetting; transcription: boolean }, logger?: Logger): ModelCapabilities {
+    const current = settings.model === null ? null : { key: settings.model, model: settings.model };
+    return new ModelCapabilities({ current: () => current, vision: settings.vision, transcription: () => settings.transcription }, logger);
   }
 
   /** Whether images may be sent to the model: `yes`, `no`, or `unknown` (auto, not tried yet: send them). */
   get vision(): CapabilityState {
-    return this.visionState;
+    const current = this.settings.current();
+    if (!current || this.settings.vision === "off") return "no";
+    return this.state(current.key).vision;
   }
 
   /** Whether voice notes can be transcribed: `yes`, `no`, or `unknown` (not tried yet: try). */
   get transcription(): CapabilityState {
-    return this.transcriptionState;
+    const current = this.settings.current();
+    if (!current || !this.settings.transcription()) return "no";
+    return this.state(current.key).transcription;
   }
 
   /** Why vision is `no`, in a few words, or null. */
   get visionMissingBecause(): string | null {
-    return this.visionReason;
+    const current = this.settings.current();
+    if (!current) return "no model is configured";
+    if (this.settings.vision === "off") return "OPENAI_VISION is off";
+    return this.state(current.key).vision === "no" ? (this.reasons.get(current.key)?.vision ?? null) : null;
   }
 
   /** Why transcription is `no`, in a few words, or null. */
   get transcriptionMissingBecause(): string | null {
-    return this.transcriptionReason;
+    const current = this.settings.current();
+    if (!current || !this.settings.transcription()) return "no transcription service is configured";
+    return this.state(current.key).transcription === "no" ? (this.reasons.get(current.key)?.transcription ?? null) : null;
   }
 
   /** The endpoint answered a request that carried images. */
   visionAccepted(): void {
-    if (this.visionState === "unknown") this.visionState = "yes";
+    const current = this.settings.current();
+    if (current && this.state(current.key).vision === "unknown") this.state(current.key).vision = "yes";
   }
 
   /** The endpoint refused images (it answered the same request without them). */
   visionRefused(detail: string): void {
-    if (this.visionState === "no") return;
-    this.visionState = "no";
-    this.visionReason = `the model ${this.settings.model ?? ""} does not accept images`.replace(/\s+/g, " ");
-    this.logger?.warn({ model: this.settings.model, detail: detail.slice(0, 300) }, "the model refused images: images are described in words from now on (set OPENAI_VISION=off to skip the try)");
+    const current = this.settings.current();
+    if (!current || this.state(current.key).vision === "no") return;
+    this.state(current.key).vision = "no";
+    this.reason(current.key).vision = `the model ${current.model} does not accept images`;
+    this.logger?.warn({ model: current.model, detail: detail.slice(0, 300) }, "the model refused images: photos are described in words from now on (set OPENAI_VISION=off to skip the try)");
   }
 
   /** A voice note was transcribed. */
   transcriptionWorked(): void {
-    if (this.transcriptionState === "unknown") this.transcriptionState = "yes";
+    const current = this.settings.current();
+    if (current && this.state(current.key).transcription === "unknown") this.state(current.key).transcription = "yes";
   }
 
   /** The endpoint has no transcription. */
   transcriptionMissing(detail: string): void {
-    if (this.transcriptionState === "no") return;
-    this.transcriptionState = "no";
-    this.transcriptionReason = "the model service has no speech-to-text";
+    const current = this.settings.current();
+    if (!current || this.state(current.key).transcription === "no") return;
+    this.state(current.key).transcription = "no";
+    this.reason(current.key).transcription = "the model service has no speech-to-text";
     this.logger?.warn({ detail: detail.slice(0, 300) }, "the model endpoint has no transcription: voice notes are kept as files from now on");
+  }
+
+  private state(key: string): Learnt {
+    let learnt = this.learnt.get(key);
+    if (!learnt) {
+      learnt = { vision: "unknown", transcription: "unknown" };
+      this.learnt.set(key, learnt);
+    }
+    return learnt;
+  }
+
+  private reason(key: string): { vision?: string; transcription?: string } {
+    let reasons = this.reasons.get(key);
+    if (!reasons) {
+      reasons = {};
+      this.reasons.set(key, reasons);
+    }
+    return reasons;
   }
 }

@@ -22,7 +22,7 @@ export interface ActivationRequests {
 }
 
 /** The slice of the store an activation reads and journals through. */
-export type ActivationStore = Pick<Store, "conversation" | "goals" | "memory" | "journal">;
+export type ActivationStore = Pick<Store, "conversation" | "goals" | "memory" | "journal" | "transaction" | "supportsTransactions">;
 
 export interface ActivationDeps {
   store: ActivationStore;
@@ -98,7 +98,7 @@ export async function runActivation(deps: ActivationDeps, input: ActivationInput
     const tool = findTool(tools, entry.tool);
     if (!tool) return { ok: false, code: "unknown_tool", error: `no tool ${entry.tool}` };
     return baseExecute(tool, entry.args, { ...toolContext, idempotencyKey: entry.idempotencyKey, signal: AbortSignal.timeout(60_000) });
-  });
+  }, (entry) => findTool(tools, entry.tool)?.transactional === true && store.supportsTransactions);
   const tainted = context.tainted || rebuilt.tainted;
   const gated = deps.gate ? deps.gate(baseExecute, { taskId: task.id, tainted, sessionId: runtime.sessionId }) : baseExecute;
   const executeTool = journaled({ store, clock }, gated);

@@ -43,7 +43,7 @@ export function failureText(kind: NoAnswer): string {
     case "error":
       return "I couldn't reach my language model just now, so I can't answer yet. Please try again in a moment.";
     case "no_model":
-      return "No model is configured yet, so I can't answer. Set OPENAI_API_KEY (or OPENAI_BASE_URL for a compatible server) and restart Familiar.";
+      return "No model is configured yet, so I can't answer. Open Familiar's setup page in a browser (http://127.0.0.1:3000/setup on the Familiar machine) to choose one, or set OPENAI_API_KEY (or OPENAI_BASE_URL for a compatible server).";
     default:
       return "Sorry — I couldn't come up with an answer to that just now. Could you try again?";
   }

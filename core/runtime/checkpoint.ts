@@ -52,6 +52,8 @@ export const runtimeSchema = z.object({
   trigger: triggerSchema.optional(),
   /** Highest conversation seq the activation may see (fixed when it starts; later messages have their own turn). */
   horizonSeq: z.number().int().min(0).optional(),
+  /** Background work: the person's messages from this seq on were waiting for their own turn when it started (hidden from it). */
+  hideUserFrom: z.number().int().min(0).nullish(),
   /** The activation's session (kept across its resumptions, so session grants still apply after an approval). */
   sessionId: z.string().optional(),
 });

@@ -11,6 +11,9 @@ import type { ToolDefinition, ToolResult } from "../tools/tool.js";
 export const interruptedOutcome =
   "interrupted, outcome unknown: the process stopped while this call was running, so it may or may not have taken effect. Check before trying again, or ask the person.";
 
+/** What the model is told about a transactional call whose run was cut short (its writes rolled back). */
+export const notRunOutcome = "not run: the process stopped before this call took effect (nothing was changed). Call it again if it is still needed.";
+
 const defaultExecute: ExecuteTool = (tool, args, context) => tool.execute(args as never, context);
 
 /**
@@ -21,14 +24,16 @@ const defaultExecute: ExecuteTool = (tool, args, context) => tool.execute(args a
  * "interrupted, outcome unknown" for side-effecting tools, and simply run again for read-only ones.
  * Calls outside a task (no `taskId`) run unjournaled.
  */
-export function journaled(deps: { store: Pick<Store, "journal">; clock: Clock }, inner: ExecuteTool = defaultExecute): ExecuteTool {
+export function journaled(deps: { store: Pick<Store, "journal" | "transaction" | "supportsTransactions">; clock: Clock }, inner: ExecuteTool = defaultExecute): ExecuteTool {
   const { store, clock } = deps;
   return async (tool, args, context) => {
     if (!context.taskId) return inner(tool, args, context);
     const key = context.idempotencyKey;
     const existing = await store.journal.getEntry(key);
     if (existing?.outcome) return replay(existing);
-    if (existing && existing.sideEffect) return { ok: false, code: "interrupted", error: interruptedOutcome };
+    // A transactional call cut short left nothing behind (its writes rolled back): run it again.
+    const atomic = tool.transactional === true && store.supportsTransactions;
+    if (existing && existing.sideEffect && !atomic) return { ok: false, code: "interrupted", error: interruptedOutcome };
     if (!existing) {
       try {
         await store.journal.recordIntent({
@@ -46,14 +51,17 @@ export function journaled(deps: { store: Pick<Store, "journal">; clock: Clock },
         throw err;
       }
     }
-    let result: ToolResult;
-    try {
-      result = await inner(tool, args, context);
-    } catch (err) {
-      result = { ok: false, code: "tool_threw", error: (err as Error).message };
-    }
-    await store.journal.recordOutcome(key, result.ok ? { ok: true, result: toJson(result) } : { ok: false, error: JSON.stringify({ code: result.code, error: result.error }) }, clock.now());
-    return result;
+    const call = async (): Promise<ToolResult> => {
+      let result: ToolResult;
+      try {
+        result = await inner(tool, args, context);
+      } catch (err) {
+        result = { ok: false, code: "tool_threw", error: (err as Error).message };
+      }
+      await store.journal.recordOutcome(key, result.ok ? { ok: true, result: toJson(result) } : { ok: false, error: JSON.stringify({ code: result.code, error: result.error }) }, clock.now());
+      return result;
+    };
+    return atomic ? store.transaction(call) : call();
   };
 }
 
@@ -90,12 +98,14 @@ function replay(entry: JournalEntry): ToolResult {
  * Rebuilds the messages of an interrupted activation from its journal entries (keys starting with
  * `prefix`), so a resumed activation continues where it stopped instead of starting over: each
  * journaled call becomes an assistant tool call followed by its result. Read-only calls without a
- * result are run again (`rerun`); side-effecting ones get the "interrupted, outcome unknown" result.
+ * result are run again (`rerun`); transactional ones (`isTransactional`) are reported as not run
+ * (their writes rolled back); other side-effecting ones get the "interrupted, outcome unknown" result.
  */
 export async function journalHistory(
   entries: JournalEntry[],
   prefix: string,
   rerun: (entry: JournalEntry) => Promise<ToolResult>,
+  isTransactional: (entry: JournalEntry) => boolean = () => false,
 ): Promise<{ messages: ChatMessage[]; tainted: boolean }> {
   const mine = entries.filter((e) => e.idempotencyKey.startsWith(prefix)).sort((a, b) => a.intentAt.getTime() - b.intentAt.getTime() || a.idempotencyKey.localeCompare(b.idempotencyKey));
   const messages: ChatMessage[] = [];
@@ -106,6 +116,7 @@ export async function journalHistory(
     let result: ToolResult;
     if (e.outcome) result = replay(e);
     else if (!e.sideEffect) result = await rerun(e);
+    else if (isTransactional(e)) result = { ok: false, code: "not_run", error: notRunOutcome };
     else result = { ok: false, code: "interrupted", error: interruptedOutcome };
     if (result.ok && result.untrusted) tainted = true;
     const content = result.ok

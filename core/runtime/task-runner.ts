@@ -17,7 +17,7 @@ import { parseCheckpoint, runtimeOf, toStored, type RuntimeState, type TaskCheck
 import type { DueSource } from "./due-loop.js";
 import { resumeDecidedApproval } from "./approvals.js";
 import type { ProactiveFlow } from "./proactive.js";
-import { answeredMessage, answerRange, handOverToWaitingTask } from "./turn.js";
+import { answeredMessage, answerRange, handOverToWaitingTask, unansweredFrom } from "./turn.js";
 import { initialTrigger, triggerText, type WakeupFlow } from "./wakeup.js";
 
 export interface TaskRunnerDeps {
@@ -103,15 +103,25 @@ export class TaskRunner implements DueSource<ClaimedTask> {
     const runtime: RuntimeState & { sessionId: string } = previous.open
       ? // Every resumption gets fresh idempotency keys (r<resumes>); a decided approval also starts a new round of output.
         { ...previous, trigger, resumes: previous.resumes + 1, sessionId: previous.sessionId ?? newSessionId(), ...(resumedByInput && { round: previous.round + 1, approvalId: null }) }
-      : { activation: previous.activation + 1, resumes: 0, open: true, round: 0, origin: trigger, trigger, horizonSeq: await store.conversation.lastSeq(person.id), sessionId: newSessionId() };
+      : {
+          activation: previous.activation + 1,
+          resumes: 0,
+          open: true,
+          round: 0,
+          origin: trigger,
+          trigger,
+          horizonSeq: await store.conversation.lastSeq(person.id),
+          hideUserFrom: answerRange(checkpoint, trigger) ? null : await unansweredFrom(store, person),
+          sessionId: newSessionId(),
+        };
     const saved = await store.tasks.saveCheckpoint({ taskId: task.id, owner, cursor: task.cursor, checkpoint: toStored(checkpoint, { runtime, input: null }), now: clock.now(), leaseMs });
     const origin = runtime.origin ?? trigger;
     const answer = answerRange(checkpoint, origin);
     const answered = answer ? await answeredMessage(store, person, answer) : null;
     const goal = task.goalId ? await store.goals.getGoal(task.goalId) : null;
-    // A crash resume tells background work it was interrupted; a turn's messages speak for themselves.
+    // A crash resume tells background work what it was doing and that it was interrupted.
     const crashResume = previous.open && !resumedByInput;
-    const told: Trigger = crashResume && trigger.kind !== "turn" && trigger.kind !== "reply" ? { kind: "recovery" } : trigger;
+    const told = triggerText(trigger, task, checkpoint, person);
     const observations = [origin, trigger].flatMap((t) => (t.kind === "event" ? t.observations : []));
     const stopTyping = answer ? this.deps.typing?.(person) : undefined;
     let outcome: ActivationOutcome;
@@ -124,9 +134,9 @@ export class TaskRunner implements DueSource<ClaimedTask> {
           goal,
           runtime,
           trigger,
-          triggerText: triggerText(told, task, checkpoint, person),
+          triggerText: told && crashResume ? `${told} — resumed after a restart interrupted it` : told,
           observations,
-          view: { horizonSeq: runtime.horizonSeq ?? Number.MAX_SAFE_INTEGER, answer },
+          view: { horizonSeq: runtime.horizonSeq ?? Number.MAX_SAFE_INTEGER, answer, hideUserFrom: runtime.hideUserFrom ?? null },
           originMessageId: answered?.id ?? null,
         },
       );

@@ -6,7 +6,7 @@
  */
 import type { Store } from "../storage/ports.js";
 import type { ConversationMessage, Person, Task } from "../storage/types.js";
-import type { TaskCheckpoint, Trigger, TurnCheckpoint } from "./checkpoint.js";
+import { turnSpecSchema, type TaskCheckpoint, type Trigger, type TurnCheckpoint } from "./checkpoint.js";
 
 /** The person's messages an activation answers directly (null: it is background work). */
 export function answerRange(checkpoint: TaskCheckpoint, origin: Trigger): { fromSeq: number; toSeq: number } | null {
@@ -42,4 +42,14 @@ export async function handOverToWaitingTask(
   });
   if (handedOver) deps.poke();
   return handedOver;
+}
+
+/** The first of the person's messages still waiting for their turn (open turn tasks), or null when all are answered. */
+export async function unansweredFrom(store: Pick<Store, "tasks">, person: Person): Promise<number | null> {
+  const open = await store.tasks.listTasks({ personId: person.id, status: ["pending", "running"], kind: ["turn"] }, { limit: 50 });
+  const starts = open.items.flatMap((t) => {
+    const parsed = turnSpecSchema.safeParse(t.checkpoint);
+    return parsed.success ? [parsed.data.fromSeq] : [];
+  });
+  return starts.length > 0 ? Math.min(...starts) : null;
 }

@@ -37,6 +37,7 @@ import type {
   Json,
   JournalEntry,
   LocalMessage,
+  NewLocalMessage,
   Button,
   MemoryItem,
   MemoryPatch,
@@ -60,6 +61,7 @@ import type {
   PersonSettingsPatch,
   Task,
   TaskState,
+  TaskKind,
   TaskStatus,
   WaitMatch,
 } from "./types.js";
@@ -77,6 +79,8 @@ export interface PersonRepository {
   findIdentity(channel: ChannelName, accountId: string): Promise<Identity | null>;
   /** Ordered by creation. */
   listIdentities(personId: PersonId): Promise<Identity[]>;
+  /** Unlinks one of the person's accounts; false when the person has no such identity. */
+  removeIdentity(personId: PersonId, channel: ChannelName, accountId: string): Promise<boolean>;
   /** Marks (or with `null`, clears) an identity as unreachable after a permanent delivery error. */
   setIdentityUnreachable(channel: ChannelName, accountId: string, reason: string | null, now: Date): Promise<void>;
   /** The account wrote from `address`: it becomes the reply address and any unreachable mark is cleared. */
@@ -172,7 +176,8 @@ export interface TaskRepository {
    * the store, so any other owner is a dead predecessor. Returns how many.
    */
   expireForeignLeases(input: { owner: string; now: Date }): Promise<number>;
-  listTasks(filter: { personId?: PersonId; goalId?: GoalId; status?: TaskStatus[] }, page?: PageRequest): Promise<Page<Task>>;
+  /** Oldest first, filtered by person, goal, statuses and kinds. */
+  listTasks(filter: { personId?: PersonId; goalId?: GoalId; status?: TaskStatus[]; kind?: TaskKind[] }, page?: PageRequest): Promise<Page<Task>>;
   /** Tasks waiting for the given wait kind and key (hook id, approval id, or the person's reply / hold). */
   findWaitingTasks(
     wait: { kind: "event"; hookId: string } | { kind: "approval"; approvalId: string } | { kind: "reply"; personId: PersonId } | { kind: "held"; personId: PersonId },
@@ -286,14 +291,21 @@ export interface NotificationRepository {
   lastMonitorReport(personId: PersonId, subject: string): Promise<NotificationRecord | null>;
 }
 
-/** The local web chat's mailbox: what Familiar said to each local user, with buttons. */
+/**
+ * The local web chat's mailbox: what Familiar said to each local user, with buttons. The web app also
+ * keeps each person's whole chat log here (both sides, every channel) under the key `log:<personId>`,
+ * which no local user name can take (they never contain `:`).
+ */
 export interface LocalMailboxRepository {
-  putLocalMessage(input: { id: string; user: string; text: string; buttons: Button[]; at: Date }): Promise<LocalMessage>;
+  /** Throws DuplicateKeyError when the id exists. */
+  putLocalMessage(input: NewLocalMessage): Promise<LocalMessage>;
   /** Replaces text and buttons of an earlier message (a card showing its outcome); bumps its seq. */
   editLocalMessage(id: string, patch: { text: string; buttons: Button[] }, now: Date): Promise<LocalMessage | null>;
   getLocalMessage(id: string): Promise<LocalMessage | null>;
   /** Messages for `user` with `seq > afterSeq`, oldest first. */
   listLocalMessages(user: string, afterSeq: number, limit: number): Promise<LocalMessage[]>;
+  /** The newest `limit` messages for `user` with `seq < beforeSeq`, returned oldest first (scrolling back). */
+  listLocalMessagesBefore(user: string, beforeSeq: number, limit: number): Promise<LocalMessage[]>;
 }
 
 export interface HookRepository {

@@ -83,6 +83,7 @@ export function coreTools(deps: CoreToolsDeps): ToolDefinition[] {
         checkIn: cronSpec.optional().describe("recurring check-in, e.g. {cron: '0 9 * * 5', timezone: 'Europe/Berlin'}"),
       }),
       sideEffect: true,
+      transactional: true,
       capability: "goals.write",
       async execute(args, ctx) {
         const goal = await store.goals.createGoal({
@@ -113,6 +114,7 @@ export function coreTools(deps: CoreToolsDeps): ToolDefinition[] {
         checkIn: cronSpec.nullable().optional(),
       }),
       sideEffect: true,
+      transactional: true,
       capability: "goals.write",
       async execute(args, ctx) {
         const goal = await ownGoal(ctx.personId, args.goalId);
@@ -166,6 +168,7 @@ export function coreTools(deps: CoreToolsDeps): ToolDefinition[] {
         .refine((a) => (a.at !== undefined) !== (a.cron !== undefined), "give exactly one of `at` or `cron`")
         .refine((a) => a.cron === undefined || a.timezone !== undefined, "`cron` needs `timezone`"),
       sideEffect: true,
+      transactional: true,
       capability: "wakeups.write",
       async execute(args, ctx) {
         if (args.goalId && !(await ownGoal(ctx.personId, args.goalId))) return fail("not_found", `no goal ${args.goalId}`);
@@ -201,6 +204,7 @@ export function coreTools(deps: CoreToolsDeps): ToolDefinition[] {
       description: "Cancel a scheduled wake-up by its id.",
       parameters: z.object({ wakeupId: z.string().min(1) }),
       sideEffect: true,
+      transactional: true,
       capability: "wakeups.write",
       async execute(args, ctx) {
         const task = await store.tasks.getTask(asId("task", args.wakeupId));
@@ -221,6 +225,7 @@ export function coreTools(deps: CoreToolsDeps): ToolDefinition[] {
         expiresAt: z.iso.datetime({ offset: true }).optional(),
       }),
       sideEffect: true,
+      transactional: true,
       capability: "memory.write",
       async execute(args, ctx) {
         const origin = ctx.originMessageId ? await store.conversation.getMessage(asId("message", ctx.originMessageId)) : null;
@@ -240,6 +245,7 @@ export function coreTools(deps: CoreToolsDeps): ToolDefinition[] {
       description: "Forget a memory item by its id (shown in your context as mem_…).",
       parameters: z.object({ memoryId: z.string().min(1) }),
       sideEffect: true,
+      transactional: true,
       capability: "memory.write",
       async execute(args, ctx) {
         const removed = await store.memory.deleteMemory(ctx.personId, asId("memory", args.memoryId));

@@ -14,6 +14,12 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   parameters: S;
   /** True when the call changes something outside the conversation (journaled with an idempotency key). */
   sideEffect: boolean;
+  /**
+   * The tool's effects are writes to Familiar's own store only (goals, memory, wake-ups): the journal
+   * runs the call and records its outcome in one store transaction, so a crash leaves either both or
+   * neither — and a call cut short is simply run again instead of reported as "outcome unknown".
+   */
+  transactional?: boolean;
   /** Sentinel capability, e.g. `web.fetch`, `goals.write`. */
   capability: string;
   /**

@@ -44,6 +44,7 @@ async function setup(options: { allowRemote?: boolean; start?: boolean; mailbox?
     putLocalMessage: (input) => store.putLocalMessage(input),
     editLocalMessage: (id, patch, now) => store.editLocalMessage(id, patch, now),
     getLocalMessage: (id) => store.getLocalMessage(id),
+    listLocalMessagesBefore: (user, beforeSeq, limit) => store.listLocalMessagesBefore(user, beforeSeq, limit),
     listLocalMessages: async (user, afterSeq, limit) => {
       const result = await store.listLocalMessages(user, afterSeq, limit);
       const waiting = readWaiters;

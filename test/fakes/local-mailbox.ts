@@ -1,5 +1,5 @@
 import type { LocalMailboxRepository } from "../../core/storage/ports.js";
-import type { Button, LocalMessage } from "../../core/storage/types.js";
+import type { Button, LocalMessage, NewLocalMessage } from "../../core/storage/types.js";
 import { DuplicateKeyError } from "../../core/errors.js";
 
 /**
@@ -11,9 +11,9 @@ export class InMemoryLocalMailbox implements LocalMailboxRepository {
   private seq = 0;
   private readonly messages = new Map<string, LocalMessage>();
 
-  async putLocalMessage(input: { id: string; user: string; text: string; buttons: Button[]; at: Date }): Promise<LocalMessage> {
+  async putLocalMessage(input: NewLocalMessage): Promise<LocalMessage> {
     if (this.messages.has(input.id)) throw new DuplicateKeyError("local message", input.id);
-    const message: LocalMessage = { ...input, buttons: copyButtons(input.buttons), at: new Date(input.at), seq: ++this.seq };
+    const message: LocalMessage = { role: "assistant", channel: "local", ...input, buttons: copyButtons(input.buttons), at: new Date(input.at), seq: ++this.seq };
     this.messages.set(message.id, message);
     return copy(message);
   }
@@ -36,6 +36,14 @@ export class InMemoryLocalMailbox implements LocalMailboxRepository {
       .filter((m) => m.user === user && m.seq > afterSeq)
       .sort((a, b) => a.seq - b.seq)
       .slice(0, limit)
+      .map(copy);
+  }
+
+  async listLocalMessagesBefore(user: string, beforeSeq: number, limit: number): Promise<LocalMessage[]> {
+    return [...this.messages.values()]
+      .filter((m) => m.user === user && m.seq < beforeSeq)
+      .sort((a, b) => a.seq - b.seq)
+      .slice(-limit)
       .map(copy);
   }
 }

@@ -58,7 +58,7 @@ describe("received files in the person's workspace", () => {
 
   it("shows saved photos as data URLs while the model may see images, and none once it may not", async () => {
     const files = workspaceReceivedFiles(dataDir, 10 * 1024 * 1024);
-    const capabilities = new ModelCapabilities({ model: "m", vision: "auto", transcription: false });
+    const capabilities = ModelCapabilities.fixed({ model: "m", vision: "auto", transcription: false });
     const media = workspaceContextMedia(files, capabilities);
     const path = await files.save(person, "inbox", "p.png", Buffer.from("png-bytes"));
     const photo = { kind: "image" as const, mimeType: "image/png", size: 9, fileName: null, caption: null, path, transcript: null, emoji: null, durationSeconds: null, note: null };

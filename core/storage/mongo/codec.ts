@@ -65,6 +65,8 @@ export function toPerson(d: PersonDoc): Person {
     quietHours: d.quietHours === null ? null : { from: d.quietHours.from, to: d.quietHours.to },
     digestTime: d.digestTime ?? null,
     paused: d.paused,
+    personaName: d.personaName ?? null,
+    personaStyle: d.personaStyle ?? null,
     createdAt: d.createdAt,
     updatedAt: d.updatedAt,
   };
@@ -302,5 +304,7 @@ export function toLocalMessage(d: LocalMailboxDoc): LocalMessage {
     text: d.text,
     buttons: d.buttons.map((b) => ({ id: b.id, label: b.label })),
     at: d.at,
+    role: d.role ?? "assistant",
+    channel: d.channel ?? "local",
   };
 }

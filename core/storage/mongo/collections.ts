@@ -75,6 +75,9 @@ export interface PersonDoc {
   quietHours: QuietHours | null;
   digestTime: string | null;
   paused: boolean;
+  /** Absent on documents written before the web app. */
+  personaName?: string | null;
+  personaStyle?: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -270,6 +273,9 @@ export interface LocalMailboxDoc {
   text: string;
   buttons: Button[];
   at: Date;
+  /** Absent on documents written before the web app: `assistant` and `local`. */
+  role?: "user" | "assistant";
+  channel?: ChannelName;
 }
 
 export interface HookDoc {

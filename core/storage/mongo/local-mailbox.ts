@@ -3,7 +3,7 @@
  * store-wide counter, so a poller that remembers the highest seq it saw never misses a message or
  * an edit (an edit takes a new seq).
  */
-import type { Button, LocalMessage } from "../types.js";
+import type { Button, LocalMessage, NewLocalMessage } from "../types.js";
 import type { LocalMailboxRepository } from "../ports.js";
 import type { CounterDoc, LocalMailboxDoc } from "./collections.js";
 import { toLocalMessage } from "./codec.js";
@@ -27,10 +27,19 @@ export class MongoLocalMailboxRepository implements LocalMailboxRepository {
     this.counters = openColl<CounterDoc>(db, "counters", "counter");
   }
 
-  putLocalMessage(input: { id: string; user: string; text: string; buttons: Button[]; at: Date }): Promise<LocalMessage> {
+  putLocalMessage(input: NewLocalMessage): Promise<LocalMessage> {
     return this.atomically(async () => {
       const seq = await nextCounterValue(this.counters, localMailboxCounter);
-      const doc: LocalMailboxDoc = { _id: input.id, seq, user: input.user, text: input.text, buttons: copyButtons(input.buttons), at: input.at };
+      const doc: LocalMailboxDoc = {
+        _id: input.id,
+        seq,
+        user: input.user,
+        text: input.text,
+        buttons: copyButtons(input.buttons),
+        at: input.at,
+        role: input.role ?? "assistant",
+        channel: input.channel ?? "local",
+      };
       await this.messages.insertOne(doc);
       return toLocalMessage(doc);
     });
@@ -58,5 +67,11 @@ export class MongoLocalMailboxRepository implements LocalMailboxRepository {
     if (limit <= 0) return [];
     const docs = await this.messages.find({ user, seq: { $gt: afterSeq } }, { sort: { seq: 1 }, limit });
     return docs.map(toLocalMessage);
+  }
+
+  async listLocalMessagesBefore(user: string, beforeSeq: number, limit: number): Promise<LocalMessage[]> {
+    if (limit <= 0) return [];
+    const docs = await this.messages.find({ user, seq: { $lt: beforeSeq } }, { sort: { seq: -1 }, limit });
+    return docs.map(toLocalMessage).reverse();
   }
 }

@@ -35,6 +35,8 @@ export class MongoPersonRepository implements PersonRepository {
       quietHours: input.quietHours ?? null,
       digestTime: input.digestTime ?? null,
       paused: false,
+      personaName: null,
+      personaStyle: null,
       createdAt: now,
       updatedAt: now,
     };
@@ -81,6 +83,10 @@ export class MongoPersonRepository implements PersonRepository {
   async listIdentities(personId: PersonId): Promise<Identity[]> {
     const docs = await this.identities.find({ personId }, { sort: { _id: 1 } });
     return docs.map(toIdentity);
+  }
+
+  async removeIdentity(personId: PersonId, channel: ChannelName, accountId: string): Promise<boolean> {
+    return (await this.identities.deleteOne({ personId, channel, accountId })) === 1;
   }
 
   async setIdentityUnreachable(channel: ChannelName, accountId: string, reason: string | null, now: Date): Promise<void> {

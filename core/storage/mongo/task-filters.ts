@@ -153,8 +153,9 @@ export function checkpointUpdate(input: { cursor: number; checkpoint: string; pl
 }
 
 /** Filter of `listTasks`. */
-export function listTasksFilter(filter: { personId?: string; goalId?: string; status?: TaskStatus[] }): Document {
+export function listTasksFilter(filter: { personId?: string; goalId?: string; status?: TaskStatus[]; kind?: string[] }): Document {
   const f: Document = {};
+  if (filter.kind !== undefined) f.kind = { $in: filter.kind };
   if (filter.personId !== undefined) f.personId = filter.personId;
   if (filter.goalId !== undefined) f.goalId = filter.goalId;
   if (filter.status !== undefined) f.status = { $in: filter.status };

@@ -7,8 +7,12 @@ import type { Clock } from "../../clock.js";
 import { ConflictError, IllegalTransitionError, NotFoundError, ValidationError } from "../../errors.js";
 import { newId, type PersonId, type TaskId } from "../../ids.js";
 import type { TaskRepository } from "../ports.js";
-import { legalTransitions, type ClaimedTask, type Json, type NewTask, type Page, type PageRequest, type Task, type TaskState, type TaskStatus, type WaitMatch } from "../types.js";
+import { legalTransitions, type ClaimedTask, type Json, type NewTask, type Page, type PageRequest, type Task, type TaskState, type TaskKind, type TaskStatus, type WaitMatch } from "../types.js";
+import type { Document } from "mongodb";
 import type { TaskDoc } from "./collections.js";
+
+/** What a claim needs of a due task. */
+type DueHead = Pick<TaskDoc, "_id" | "dueAt" | "createdAt" | "kind" | "personId">;
 import { decodeJson, encodeJson, toTask } from "./codec.js";
 import type { DbLike } from "./driver.js";
 import { idAfter, pageLimit, toPage } from "./paging.js";
@@ -85,27 +89,45 @@ export class MongoTaskRepository implements TaskRepository {
     return doc === null ? null : toTask(doc);
   }
 
-  /** Reads the first due task, then claims it only if its due time is unchanged (a lost race tries the next). */
+  /**
+   * Reads the first due tasks, then claims the first one whose due time is unchanged (a lost race
+   * tries the next). A person's turns run in message order: a turn with an earlier open turn of the
+   * same person is passed over.
+   */
   async claimDueTask(input: { owner: string; now: Date; leaseMs: number; personId?: PersonId; excludePersons?: readonly PersonId[] }): Promise<ClaimedTask | null> {
-    const scope = input.personId === undefined ? {} : { personId: input.personId };
-    const exclude = input.excludePersons?.length ? { personId: { $nin: [...input.excludePersons] } } : {};
     for (let attempt = 0; attempt < claimAttempts; attempt++) {
-      const [head] = await this.tasks.find({ ...claimTaskFilter({ ...scope, now: input.now }), ...exclude }, { sort: claimDueTaskSort, limit: 1, projection: { _id: 1, dueAt: 1, createdAt: 1 } });
-      if (!head) return null;
-      const doc = await this.tasks.findOneAndUpdate(
-        claimTaskFilter({ taskId: head._id, now: input.now, dueAt: head.dueAt ?? null }),
-        claimTaskUpdate(input.owner, input.now, input.leaseMs),
-      );
-      if (doc !== null) return { task: toTask(doc), dueAt: head.dueAt ?? head.createdAt };
+      const heads = await this.dueHeads(input.now, input.personId, input.excludePersons);
+      if (heads.length === 0) return null;
+      for (const head of heads) {
+        const doc = await this.tasks.findOneAndUpdate(
+          claimTaskFilter({ taskId: head._id, now: input.now, dueAt: head.dueAt ?? null }),
+          claimTaskUpdate(input.owner, input.now, input.leaseMs),
+        );
+        if (doc !== null) return { task: toTask(doc), dueAt: head.dueAt ?? head.createdAt };
+      }
     }
     return null;
   }
 
   async nextDueAt(input: { excludePersons?: readonly PersonId[] } = {}): Promise<Date | null> {
-    const exclude = input.excludePersons?.length ? { personId: { $nin: [...input.excludePersons] } } : {};
-    const [head] = await this.tasks.find({ ...dueTaskFilter, ...exclude }, { sort: claimDueTaskSort, limit: 1, projection: { dueAt: 1, createdAt: 1 } });
-    if (!head) return null;
-    return head.dueAt ?? head.createdAt;
+    const [head] = await this.dueHeads(null, undefined, input.excludePersons);
+    return head ? (head.dueAt ?? head.createdAt) : null;
+  }
+
+  /** Due tasks (at `now`, or by time at all when null) in claim order, turns kept in message order per person. */
+  private async dueHeads(now: Date | null, personId?: PersonId, excludePersons?: readonly PersonId[]): Promise<DueHead[]> {
+    const filter: Document = now ? claimTaskFilter({ now, ...(personId === undefined ? {} : { personId }) }) : { ...dueTaskFilter };
+    if (excludePersons?.length) filter.personId = { $nin: [...excludePersons] };
+    const candidates = await this.tasks.find(filter, { sort: claimDueTaskSort, limit: claimAttempts, projection: { _id: 1, dueAt: 1, createdAt: 1, kind: 1, personId: 1 } });
+    const heads: DueHead[] = [];
+    for (const c of candidates) {
+      if (c.kind === "turn") {
+        const earlier = await this.tasks.findOne({ personId: c.personId, kind: "turn", status: { $in: ["pending", "running"] }, _id: { $lt: c._id } }, { projection: { _id: 1 } });
+        if (earlier) continue;
+      }
+      heads.push(c);
+    }
+    return heads;
   }
 
   /** A compare-and-set on the checkpoint read first (the checkpoint is stored as JSON text). */
@@ -192,7 +214,7 @@ export class MongoTaskRepository implements TaskRepository {
     );
   }
 
-  async listTasks(filter: { personId?: PersonId; goalId?: string; status?: TaskStatus[] }, page?: PageRequest): Promise<Page<Task>> {
+  async listTasks(filter: { personId?: PersonId; goalId?: string; status?: TaskStatus[]; kind?: TaskKind[] }, page?: PageRequest): Promise<Page<Task>> {
     const limit = pageLimit(page);
     const docs = await this.tasks.find({ ...listTasksFilter(filter), ...idAfter(page?.after, 1) }, { sort: { _id: 1 }, limit: limit + 1 });
     return toPage(docs, limit, toTask);

@@ -1,6 +1,6 @@
 import { DuplicateKeyError } from "../../errors.js";
 import type { LocalMailboxRepository } from "../ports.js";
-import type { Button, LocalMessage } from "../types.js";
+import type { Button, ChannelName, LocalMessage, NewLocalMessage } from "../types.js";
 import { type Row, type SqliteContext, jsonText, ms, parseJson, toDate } from "./context.js";
 
 function toLocal(row: Row): LocalMessage {
@@ -11,6 +11,8 @@ function toLocal(row: Row): LocalMessage {
     text: row.text as string,
     buttons: parseJson<Button[]>(row.buttons),
     at: toDate(row.at),
+    role: row.role === "user" ? "user" : "assistant",
+    channel: row.channel as ChannelName,
   };
 }
 
@@ -20,13 +22,13 @@ const nextSeq = "(SELECT coalesce(max(seq), 0) + 1 FROM local_messages)";
 export class SqliteLocalMailboxRepository implements LocalMailboxRepository {
   constructor(private readonly ctx: SqliteContext) {}
 
-  putLocalMessage(input: { id: string; user: string; text: string; buttons: Button[]; at: Date }): Promise<LocalMessage> {
+  putLocalMessage(input: NewLocalMessage): Promise<LocalMessage> {
     return this.ctx.run(
       () =>
         toLocal(
           this.ctx
-            .stmt(`INSERT INTO local_messages (id, seq, user, text, buttons, at) VALUES (?, ${nextSeq}, ?, ?, ?, ?) RETURNING *`)
-            .get(input.id, input.user, input.text, jsonText(input.buttons), ms(input.at)) as Row,
+            .stmt(`INSERT INTO local_messages (id, seq, user, text, buttons, at, role, channel) VALUES (?, ${nextSeq}, ?, ?, ?, ?, ?, ?) RETURNING *`)
+            .get(input.id, input.user, input.text, jsonText(input.buttons), ms(input.at), input.role ?? "assistant", input.channel ?? "local") as Row,
         ),
       { duplicate: (cause) => new DuplicateKeyError("local message", input.id, { cause }) },
     );
@@ -52,6 +54,12 @@ export class SqliteLocalMailboxRepository implements LocalMailboxRepository {
   listLocalMessages(user: string, afterSeq: number, limit: number): Promise<LocalMessage[]> {
     return this.ctx.run(() =>
       (this.ctx.stmt("SELECT * FROM local_messages WHERE user = ? AND seq > ? ORDER BY seq LIMIT ?").all(user, afterSeq, limit) as Row[]).map(toLocal),
+    );
+  }
+
+  listLocalMessagesBefore(user: string, beforeSeq: number, limit: number): Promise<LocalMessage[]> {
+    return this.ctx.run(() =>
+      (this.ctx.stmt("SELECT * FROM local_messages WHERE user = ? AND seq < ? ORDER BY seq DESC LIMIT ?").all(user, beforeSeq, limit) as Row[]).map(toLocal).reverse(),
     );
   }
 }

@@ -63,6 +63,16 @@ export const migrations: readonly Migration[] = [
     },
   },
   {
+    version: 30,
+    name: "web app: persona per person, chat log sides and channels",
+    up(db) {
+      db.exec(`ALTER TABLE persons ADD COLUMN persona_name TEXT;
+      ALTER TABLE persons ADD COLUMN persona_style TEXT;
+      ALTER TABLE local_messages ADD COLUMN role TEXT NOT NULL DEFAULT 'assistant' CHECK (role IN ('user', 'assistant'));
+      ALTER TABLE local_messages ADD COLUMN channel TEXT NOT NULL DEFAULT 'local';`);
+    },
+  },
+  {
     version: 60,
     name: "attachments of conversation messages",
     up(db) {

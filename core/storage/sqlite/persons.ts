@@ -16,6 +16,8 @@ function toPerson(row: Row): Person {
     // The column predates "no digest time" and is NOT NULL: '' stands for null.
     digestTime: typeof row.digest_time === "string" && row.digest_time !== "" ? row.digest_time : null,
     paused: row.paused === 1,
+    personaName: (row.persona_name as string | null) ?? null,
+    personaStyle: (row.persona_style as string | null) ?? null,
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   };
@@ -89,6 +91,8 @@ export class SqlitePersonRepository implements PersonRepository {
     }
     if (patch.digestTime !== undefined) set("digest_time", patch.digestTime ?? "");
     if (patch.paused !== undefined) set("paused", patch.paused ? 1 : 0);
+    if (patch.personaName !== undefined) set("persona_name", patch.personaName);
+    if (patch.personaStyle !== undefined) set("persona_style", patch.personaStyle);
     set("updated_at", this.ctx.nowMs());
     return this.ctx.run(() => {
       const row = this.ctx.stmt(`UPDATE persons SET ${sets.join(", ")} WHERE id = ? RETURNING *`).get(...params, id) as Row | undefined;
@@ -138,6 +142,10 @@ export class SqlitePersonRepository implements PersonRepository {
   }
 
   /** Does nothing when the identity does not exist. */
+  removeIdentity(personId: PersonId, channel: ChannelName, accountId: string): Promise<boolean> {
+    return this.ctx.run(() => this.ctx.stmt("DELETE FROM identities WHERE person_id = ? AND channel = ? AND account_id = ?").run(personId, channel, accountId).changes === 1);
+  }
+
   setIdentityUnreachable(channel: ChannelName, accountId: string, reason: string | null, now: Date): Promise<void> {
     return this.ctx.run(() => {
       this.ctx

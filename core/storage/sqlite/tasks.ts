@@ -82,6 +82,14 @@ function stateColumns(state: TaskState): { status: TaskStatus; waitKind: string 
   }
 }
 
+/**
+ * A person's turns run in the order their messages came: a turn is not claimable while an earlier turn
+ * of the same person is still open (pending, or running — possibly under a lease a dead process left).
+ */
+const turnsInOrder = `NOT (t.kind = 'turn' AND EXISTS (
+  SELECT 1 FROM tasks e WHERE e.person_id = t.person_id AND e.kind = 'turn' AND e.status IN ('pending', 'running')
+    AND (e.created_at < t.created_at OR (e.created_at = t.created_at AND e.id < t.id))))`;
+
 const claimSet = `status = 'running', lease_owner = @owner, lease_until = @until, wait_kind = NULL, wait_until = NULL, wait_key = NULL, updated_at = @now`;
 
 /**
@@ -132,9 +140,9 @@ export class SqliteTaskRepository implements TaskRepository {
     return this.ctx.atomic(() => {
       const due = this.ctx
         .stmt(
-          `SELECT id, due_at FROM tasks
+          `SELECT id, due_at FROM tasks t
            WHERE due_at IS NOT NULL AND due_at <= @now AND (@person IS NULL OR person_id = @person)
-             AND person_id NOT IN (SELECT value FROM json_each(@exclude))
+             AND person_id NOT IN (SELECT value FROM json_each(@exclude)) AND ${turnsInOrder}
            ORDER BY due_at, created_at, id LIMIT 1`,
         )
         .get({ now, person: input.personId ?? null, exclude: JSON.stringify(input.excludePersons ?? []) }) as Row | undefined;
@@ -151,13 +159,13 @@ export class SqliteTaskRepository implements TaskRepository {
       const exclude = input.excludePersons ?? [];
       const at = (
         exclude.length === 0
-          ? this.ctx.stmt("SELECT min(due_at) FROM tasks WHERE due_at IS NOT NULL").pluck().get()
+          ? this.ctx.stmt(`SELECT due_at FROM tasks t WHERE due_at IS NOT NULL AND ${turnsInOrder} ORDER BY due_at LIMIT 1`).pluck().get()
           : this.ctx
-              .stmt("SELECT min(due_at) FROM tasks WHERE due_at IS NOT NULL AND person_id NOT IN (SELECT value FROM json_each(?))")
+              .stmt(`SELECT due_at FROM tasks t WHERE due_at IS NOT NULL AND person_id NOT IN (SELECT value FROM json_each(?)) AND ${turnsInOrder} ORDER BY due_at LIMIT 1`)
               .pluck()
               .get(JSON.stringify(exclude))
-      ) as number | null;
-      return at === null ? null : toDate(at);
+      ) as number | undefined;
+      return at === undefined ? null : toDate(at);
     });
   }
 
@@ -269,7 +277,7 @@ export class SqliteTaskRepository implements TaskRepository {
     });
   }
 
-  listTasks(filter: { personId?: PersonId; goalId?: GoalId; status?: TaskStatus[] }, page?: PageRequest): Promise<Page<Task>> {
+  listTasks(filter: { personId?: PersonId; goalId?: GoalId; status?: TaskStatus[]; kind?: TaskKind[] }, page?: PageRequest): Promise<Page<Task>> {
     return this.ctx.run(() => {
       const k = keyset(page, "created_at", "asc");
       const where: string[] = [];
@@ -285,6 +293,10 @@ export class SqliteTaskRepository implements TaskRepository {
       if (filter.status !== undefined) {
         where.push(`status IN ${inJson}`);
         params.push(JSON.stringify(filter.status));
+      }
+      if (filter.kind !== undefined) {
+        where.push(`kind IN ${inJson}`);
+        params.push(JSON.stringify(filter.kind));
       }
       if (k.where) where.push(k.where);
       const sql = `SELECT * FROM tasks ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ${k.orderBy} LIMIT ?`;

@@ -25,6 +25,8 @@ describe("MediaIntake", () => {
     quietHours: null,
     digestTime: "18:00",
     paused: false,
+    personaName: null,
+    personaStyle: null,
     createdAt: new Date(0),
     updatedAt: new Date(0),
   };
@@ -57,10 +59,10 @@ describe("MediaIntake", () => {
   };
   const event = (attachments: InboundAttachment[], text = ""): InboundMessage => ({ kind: "message", channel: "telegram", updateId: "1", accountId: "42", address: "42", at, text, attachments });
   function intake(options: { transcriber?: Transcriber | null; vision?: "auto" | "off"; maxBytes?: number } = {}) {
-    const capabilities = new ModelCapabilities({ model: "gpt-test", vision: options.vision ?? "auto", transcription: options.transcriber !== null && options.transcriber !== undefined });
+    const capabilities = ModelCapabilities.fixed({ model: "gpt-test", vision: options.vision ?? "auto", transcription: options.transcriber !== null && options.transcriber !== undefined });
     const media = new MediaIntake({
       files: workspaceReceivedFiles(dataDir, 50 * 1024 * 1024),
-      transcriber: options.transcriber ?? null,
+      transcriber: () => options.transcriber ?? null,
       capabilities,
       logger: pino({ level: "silent" }),
       maxBytes: options.maxBytes ?? 1024,

@@ -25,7 +25,7 @@ describe("VisionFallbackModel", () => {
   async function setup(fallback: FakeOpenAIOptions["fallback"]) {
     const server = await startFakeOpenAI({ ...(fallback && { fallback }) });
     servers.push(server);
-    const capabilities = new ModelCapabilities({ model: "fake-model", vision: "auto", transcription: false });
+    const capabilities = ModelCapabilities.fixed({ model: "fake-model", vision: "auto", transcription: false });
     const model = new VisionFallbackModel(new OpenAIModelClient({ model: "fake-model", baseURL: server.url, maxRetries: 0 }), capabilities);
     return { server, capabilities, model };
   }

@@ -92,7 +92,7 @@ export function miscContract(ctx: ContractContext): void {
       const m1 = await store.localMailbox.putLocalMessage({ id: "l1", user: "alice", text: "one", buttons, at: at(1) });
       const m2 = await store.localMailbox.putLocalMessage({ id: "l2", user: "alice", text: "two", buttons: [], at: at(2) });
       const bob = await store.localMailbox.putLocalMessage({ id: "l3", user: "bob", text: "hey", buttons: [], at: at(3) });
-      expect(m1).toEqual({ seq: m1.seq, id: "l1", user: "alice", text: "one", buttons, at: at(1) });
+      expect(m1).toEqual({ seq: m1.seq, id: "l1", user: "alice", text: "one", buttons, at: at(1), role: "assistant", channel: "local" });
       expect(m2.seq).toBeGreaterThan(m1.seq);
       expect(bob.seq).toBeGreaterThan(m2.seq);
       await expectCode(store.localMailbox.putLocalMessage({ id: "l1", user: "alice", text: "dup", buttons: [], at: at(4) }), "DUPLICATE");
@@ -108,6 +108,24 @@ export function miscContract(ctx: ContractContext): void {
       expect((await store.localMailbox.listLocalMessages("alice", m2.seq, 10)).map((m) => m.text)).toEqual(["one (approved)"]);
       expect(await store.localMailbox.editLocalMessage("missing", { text: "x", buttons: [] }, at(11))).toBeNull();
       expect(await store.localMailbox.getLocalMessage("missing")).toBeNull();
+    });
+
+    it("keeps a person's chat log: sides and channels, read back newest-first pages by seq", async () => {
+      const store = ctx.store();
+      const log = "log:per_x";
+      const said = await store.localMailbox.putLocalMessage({ id: "c1", user: log, text: "hi from telegram", buttons: [], at: at(1), role: "user", channel: "telegram" });
+      expect(said).toMatchObject({ role: "user", channel: "telegram" });
+      const ids: string[] = ["c1"];
+      for (let i = 2; i <= 5; i++) ids.push((await store.localMailbox.putLocalMessage({ id: `c${i}`, user: log, text: `m${i}`, buttons: [], at: at(i) })).id);
+      await store.localMailbox.putLocalMessage({ id: "other", user: "log:per_y", text: "not yours", buttons: [], at: at(6) });
+      const last = await store.localMailbox.listLocalMessages(log, 0, 10);
+      expect(last.map((m) => m.id)).toEqual(ids);
+      const newest = await store.localMailbox.listLocalMessagesBefore(log, Number.MAX_SAFE_INTEGER, 2);
+      expect(newest.map((m) => m.id)).toEqual(["c4", "c5"]);
+      const older = await store.localMailbox.listLocalMessagesBefore(log, newest[0]!.seq, 10);
+      expect(older.map((m) => m.id)).toEqual(["c1", "c2", "c3"]);
+      expect(older[0]).toMatchObject({ role: "user", channel: "telegram", text: "hi from telegram" });
+      expect(await store.localMailbox.listLocalMessagesBefore(log, older[0]!.seq, 10)).toEqual([]);
     });
   });
 

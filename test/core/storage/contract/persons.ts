@@ -60,6 +60,12 @@ export function personsContract(ctx: ContractContext): void {
       expect((await store.persons.getPerson(person.id))?.digestTime).toBeNull();
       expect(cleared.paused).toBe(false);
 
+      expect(person).toMatchObject({ personaName: null, personaStyle: null });
+      const styled = await store.persons.updatePerson(person.id, { personaName: "Jeeves", personaStyle: "formal, one short paragraph" });
+      expect(styled).toMatchObject({ personaName: "Jeeves", personaStyle: "formal, one short paragraph", paused: false });
+      expect(await store.persons.getPerson(person.id)).toEqual(styled);
+      expect(await store.persons.updatePerson(person.id, { personaName: null })).toMatchObject({ personaName: null, personaStyle: "formal, one short paragraph" });
+
       await expectCode(store.persons.updatePerson(asId("person", "per_missing"), { paused: true }), "NOT_FOUND");
     });
 
@@ -119,6 +125,21 @@ export function personsContract(ctx: ContractContext): void {
       await store.persons.addIdentity({ personId: b.id, channel: "whatsapp", accountId: "snow" });
       expect((await store.persons.findIdentity("discord", "snow"))?.personId).toBe(a.id);
       expect(await store.persons.listIdentities(b.id)).toHaveLength(1);
+    });
+
+    it("unlinks only the person's own identity", async () => {
+      const store = ctx.store();
+      const a = await makePerson(store);
+      const b = await makePerson(store);
+      await store.persons.addIdentity({ personId: a.id, channel: "telegram", accountId: "501" });
+      const keep = await store.persons.addIdentity({ personId: a.id, channel: "slack", accountId: "U501" });
+      expect(await store.persons.removeIdentity(b.id, "telegram", "501")).toBe(false);
+      expect(await store.persons.removeIdentity(a.id, "telegram", "501")).toBe(true);
+      expect(await store.persons.removeIdentity(a.id, "telegram", "501")).toBe(false);
+      expect(await store.persons.findIdentity("telegram", "501")).toBeNull();
+      expect(await store.persons.listIdentities(a.id)).toEqual([keep]);
+      // The account can be linked again afterwards (to anyone).
+      await store.persons.addIdentity({ personId: b.id, channel: "telegram", accountId: "501" });
     });
 
     it("moves an account to another person: new person and address, unreachable cleared, creation time kept", async () => {

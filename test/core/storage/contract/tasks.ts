@@ -186,6 +186,25 @@ export function tasksContract(ctx: ContractContext): void {
       expect((await store.tasks.getTask(mine.id))?.lease?.owner).toBe("A");
     });
 
+    it("runs a person's turns in message order: a later turn waits while an earlier one is open", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      const first = await store.tasks.bindTurnMessage({ personId: person.id, seq: 1, now: at(0) });
+      expect((await store.tasks.claimDueTask({ owner: "DEAD", now: at(0), leaseMs: 1000 }))?.task.id).toBe(first.id);
+      const second = await store.tasks.bindTurnMessage({ personId: person.id, seq: 2, now: at(1) });
+      // The first turn's process died; after its lease ended both are due, the first goes first.
+      expect(await store.tasks.claimDueTask({ owner: "A", now: at(500), leaseMs: 1000 })).toBeNull();
+      expect(await store.tasks.nextDueAt()).toEqual(at(1000));
+      expect((await store.tasks.claimDueTask({ owner: "A", now: at(1000), leaseMs: 1000 }))?.task.id).toBe(first.id);
+      expect(await store.tasks.claimDueTask({ owner: "B", now: at(1000), leaseMs: 1000 })).toBeNull();
+      await store.tasks.transitionTask({ taskId: first.id, owner: "A", to: { status: "done", result: null }, now: at(1001) });
+      expect((await store.tasks.claimDueTask({ owner: "B", now: at(1002), leaseMs: 1000 }))?.task.id).toBe(second.id);
+      // Another kind of work of the same person is not held back by an open turn.
+      const wake = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "w" });
+      expect((await store.tasks.claimDueTask({ owner: "C", now: at(1003), leaseMs: 1000 }))?.task.id).toBe(wake.id);
+      expect((await store.tasks.listTasks({ personId: person.id, kind: ["turn"] })).items.map((t) => t.id)).toEqual([first.id, second.id]);
+    });
+
     it("leaves busy persons out of claims and of the next due time", async () => {
       const store = ctx.store();
       const a = await makePerson(store);

@@ -1,0 +1,328 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { buildWebUi } from "../../webui/build.mjs";
+import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type RecordedRequest } from "../fakes/openai-server.js";
+import { startTestApp, type TestApp } from "../helpers/app.js";
+import { launchChromium, newContext, notificationProbe, screenshot } from "../helpers/browser.js";
+import { lastTool, recordingServer, until } from "../helpers/e2e.js";
+
+const KEY = "sk-fake-web-setup-0123456789";
+
+function systemText(r: RecordedRequest): string {
+  return r.messages.filter((m) => m.role === "system").map((m) => String(m.content)).join("\n");
+}
+
+/**
+ * A scripted model for the whole walk: it remembers a preference, creates a goal with a wake-up
+ * tomorrow, fetches a page (which asks for approval first and is repeated once approved), and
+ * echoes anything else.
+ */
+function scriptedModel(pageUrl: () => string) {
+  return startFakeOpenAI({
+    apiKey: KEY,
+    fallback: (r) => {
+      const last = r.messages.at(-1);
+      if (last?.role === "system" && typeof last.content === "string" && last.content.startsWith("Runtime:")) {
+        const call = [...r.messages].reverse().find((m) => m.role === "assistant" && m.tool_calls?.length);
+        const fn = call && call.role === "assistant" ? call.tool_calls![0]! : null;
+        if (!/denied|expired/.test(last.content) && fn && fn.type === "function") return toolCall(fn.function.name, fn.function.arguments);
+        return text("Understood.");
+      }
+      const user = r.lastUserText ?? "";
+      const tool = lastTool(r);
+      if (user.includes("tea")) return tool === null ? toolCall("remember", { kind: "preference", text: "Likes tea" }) : text("Noted: you wrote <angle brackets> & **tea**.");
+      if (user.includes("plants")) {
+        if (tool === null) return toolCall("create_goal", { title: "Water the plants" });
+        const goalId = /created goal (\S+)/.exec(tool)?.[1];
+        if (goalId) return toolCall("schedule_wakeup", { note: "water the plants", at: new Date(Date.now() + 86_400_000).toISOString(), goalId, notify: "always" });
+        return text("I'll remind you tomorrow.");
+      }
+      if (user.includes("deals")) {
+        if (tool === null) return toolCall("http_fetch", { url: `${pageUrl()}/deals` });
+        if (tool.includes("approval_required")) return text("I need your OK first.");
+        return text("Fetched the deals.");
+      }
+      return text(`echo: ${user}`);
+    },
+  });
+}
+
+/** The chat bubbles' visible text, in order. */
+const bubbles = (page: Page) => page.locator(".messages .bubble").allInnerTexts();
+
+/** Waits until the tab's title is `title` (the page's CSP forbids waitForFunction's string eval). */
+async function titleIs(page: Page, title: string): Promise<void> {
+  const end = Date.now() + 15_000;
+  while ((await page.title()) !== title) {
+    if (Date.now() > end) throw new Error(`title stayed "${await page.title()}", expected "${title}"`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function say(page: Page, words: string): Promise<void> {
+  await page.fill("#text", words);
+  await page.click(".composer button[type=submit]");
+}
+
+describe("the web app in real Chromium", () => {
+  let browser: Browser;
+  let model: FakeOpenAIServer;
+  let app: TestApp;
+  let site: Awaited<ReturnType<typeof recordingServer>>;
+
+  beforeAll(async () => {
+    await buildWebUi();
+    browser = await launchChromium();
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+  afterEach(async () => {
+    await app?.close();
+    await model?.close();
+    await site?.close();
+  });
+
+  it("walks first-run setup, every dashboard tab with live data, and the chat from a second browser", async () => {
+    site = await recordingServer("<html><body><h1>Deals</h1><p>Lisbon €89.</p></body></html>");
+    model = await scriptedModel(() => site.url);
+    // No model in the environment: the setup page is the way in.
+    app = await startTestApp({ PRIVATE_HOSTS_ALLOWED: site.hostPort });
+    const desktop = await newContext(browser, "desktop");
+    const page = await desktop.newPage();
+    await page.goto(app.url);
+
+    // Sign in by name (this machine), then the setup page opens because no model is configured.
+    await page.fill("#name", "ana");
+    await page.click("button[type=submit]");
+    await page.waitForURL("**/setup");
+    await page.getByRole("heading", { name: "Set up Familiar" }).waitFor();
+    await page.getByText("Familiar needs a language model").waitFor();
+    await screenshot(page, "setup-desktop");
+
+    await page.getByLabel("OpenAI-compatible server").check();
+    await page.fill("#base-url", model.url);
+    await page.fill("#api-key", KEY);
+    await page.getByRole("button", { name: "Test connection" }).click();
+    await page.locator("#model").waitFor();
+    expect(await page.locator("#model option").allInnerTexts()).toEqual(["fake-model"]);
+    await page.getByRole("button", { name: "Use this model" }).click();
+    await page.getByText("Familiar now uses fake-model").waitFor();
+    expect(model.requests).toHaveLength(1); // the one tiny test call
+    // The key is in the vault, encrypted; not in the setup file, not in the logs.
+    expect(readFileSync(join(app.dataDir, "vault.json"), "utf8")).not.toContain(KEY);
+    expect(readFileSync(join(app.dataDir, "setup.json"), "utf8")).not.toContain(KEY);
+    expect(app.logs.join("")).not.toContain(KEY);
+
+    // Used without a restart: the chat answers through the model just chosen.
+    await page.getByRole("button", { name: "Start chatting" }).click();
+    await page.waitForURL("**/chat");
+    await say(page, "I like <angle brackets> & tea");
+    await page.getByText("Noted: you wrote").waitFor();
+    const said = await bubbles(page);
+    expect(said).toContain("I like <angle brackets> & tea");
+    expect(said.some((t) => t.includes("Noted: you wrote <angle brackets> & tea."))).toBe(true);
+    expect(await page.locator(".messages .bubble strong", { hasText: "tea" }).count()).toBe(1);
+    expect(await page.locator(".messages .bubble angle").count()).toBe(0);
+    expect(model.requests.at(-1)!.headers.authorization).toBe(`Bearer ${KEY}`);
+
+    await say(page, "remind me to water the plants tomorrow");
+    await page.getByText("I'll remind you tomorrow.").waitFor();
+    await say(page, "what's on the deals page?");
+    // The approval card shows in the chat with its buttons; it is approved from the dashboard.
+    await page.getByRole("button", { name: "Always" }).waitFor();
+    await screenshot(page, "chat-desktop");
+
+    // Settings first, so the goal's wake-up shows in the new time zone.
+    await page.goto(`${app.url}/dashboard/settings`);
+    await page.fill("#s-tz", "Asia/Tokyo");
+    await page.fill("#s-persona", "Jeeves");
+    await page.fill("#s-style", "formal, one short paragraph");
+    await page.selectOption("#s-pro", "low");
+    await page.getByRole("button", { name: "Save settings" }).click();
+    await page.getByText("Saved.").waitFor();
+
+    await page.getByRole("link", { name: "Now" }).click();
+    await page.locator(".status-line", { hasText: "Waiting for your approval" }).waitFor();
+    await page.getByRole("link", { name: "Goals" }).click();
+    const goal = page.locator(".card", { hasText: "Water the plants" });
+    await goal.getByText("next wake-up").waitFor();
+    expect(await goal.innerText()).toMatch(/GMT\+9/);
+    await goal.getByRole("button", { name: "Pause" }).click();
+    await page.getByText("is now paused").waitFor();
+    await goal.getByRole("button", { name: "Resume" }).click();
+    await page.getByText("is now active").waitFor();
+    await screenshot(page, "dashboard-goals-desktop");
+
+    await page.goto(`${app.url}/dashboard/approvals`);
+    const card = page.locator(".card", { hasText: "Approve once" });
+    await card.waitFor();
+    await screenshot(page, "dashboard-approvals-desktop");
+    await card.getByRole("button", { name: "Always" }).click();
+    await page.getByText("Nothing is waiting for your approval.").waitFor();
+    await until(() => site.received.length > 0, "the approved fetch");
+    await page.goto(`${app.url}/chat`);
+    await page.getByText("Fetched the deals.").waitFor();
+    // The card in the chat was edited to the decision: its buttons are gone.
+    expect(await page.locator(".messages .card-buttons").count()).toBe(0);
+
+    await page.goto(`${app.url}/dashboard/permissions`);
+    const grant = page.locator(".card", { hasText: "always" });
+    await grant.waitFor();
+    await grant.getByRole("button", { name: "Revoke" }).click();
+    await page.getByText("You have not allowed anything lasting.").waitFor();
+    const identity = (await app.store.persons.findIdentity("local", "ana"))!;
+    expect(await app.store.grants.listActiveGrants(identity.personId, new Date())).toEqual([]);
+
+    await page.goto(`${app.url}/dashboard/activity`);
+    await page.locator(".lines li", { hasText: "grant.revoked" }).waitFor();
+    await page.selectOption(".filters select >> nth=0", "sentinel.decision");
+    await page.locator(".lines li", { hasText: "why:" }).first().waitFor();
+    expect(await page.locator(".lines li", { hasText: "grant.revoked" }).count()).toBe(0);
+
+    await page.goto(`${app.url}/dashboard/memory`);
+    const memory = page.locator(".card", { hasText: "Likes tea" });
+    await memory.getByRole("button", { name: "Edit" }).click();
+    await page.getByLabel("Edit what Familiar remembers").fill("Likes green tea");
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.locator(".card", { hasText: "Likes green tea" }).waitFor();
+    expect((await app.store.memory.listMemory(identity.personId)).items.map((m) => m.text)).toEqual(["Likes green tea"]);
+    expect(await page.locator(".card", { hasText: "Likes green tea" }).innerText()).toContain("on web");
+
+    await page.goto(`${app.url}/dashboard/messengers`);
+    await page.getByText("account ana").waitFor();
+
+    // The settings are in the next model request.
+    const before = model.requests.length;
+    await page.goto(`${app.url}/chat`);
+    await say(page, "hello again");
+    await page.getByText("echo: hello again").waitFor();
+    const next = model.requests.slice(before).find((r) => r.lastUserText === "hello again")!;
+    expect(systemText(next)).toContain("You are Jeeves");
+    expect(systemText(next)).toContain("formal, one short paragraph");
+    expect(systemText(next)).toContain("Asia/Tokyo");
+    expect(systemText(next)).toContain("Proactivity low");
+    expect(systemText(next)).toContain("Likes green tea");
+
+    // A second browser (a phone) sees the whole conversation, both sides, from the server.
+    const phone = await newContext(browser, "phone", "dark");
+    await phone.grantPermissions(["notifications"], { origin: app.url });
+    await phone.addInitScript(notificationProbe);
+    const mobile = await phone.newPage();
+    await mobile.goto(app.url);
+    await mobile.fill("#name", "ana");
+    await mobile.click("button[type=submit]");
+    await mobile.waitForURL("**/chat");
+    await mobile.getByText("echo: hello again").waitFor();
+    const history = await bubbles(mobile);
+    expect(history).toContain("I like <angle brackets> & tea");
+    expect(history).toContain("remind me to water the plants tomorrow");
+    expect(history.some((t) => t.includes("Fetched the deals."))).toBe(true);
+    expect(await mobile.locator(".msg.me .meta").first().innerText()).toContain("you on web");
+    await screenshot(mobile, "chat-phone");
+    // Nothing is wider than the 360-px screen.
+    expect(Number(await mobile.evaluate("document.documentElement.scrollWidth"))).toBeLessThanOrEqual(360);
+
+    // A proactive message while the tab is hidden: a notification and an unread count in the title.
+    await mobile.evaluate("window.__setHidden(true)");
+    await app.store.outbox.enqueueOutbound({ personId: identity.personId, deliveryKey: "test:proactive:1", text: "Reminder: water the plants", channel: "local" }, new Date());
+    app.familiar.outboxLoop.poke();
+    await titleIs(mobile, "(1) Familiar");
+    const notes: unknown = await mobile.evaluate("window.__notes");
+    expect(notes).toEqual([{ title: "Familiar", body: "Reminder: water the plants" }]);
+    await mobile.evaluate("window.__setHidden(false)");
+    await titleIs(mobile, "Familiar");
+
+    await mobile.goto(`${app.url}/dashboard/goals`);
+    await mobile.getByRole("heading", { name: /Water the plants/ }).waitFor();
+    await screenshot(mobile, "dashboard-goals-phone");
+    expect(Number(await mobile.evaluate("document.documentElement.scrollWidth"))).toBeLessThanOrEqual(360);
+    await mobile.goto(`${app.url}/setup`);
+    await mobile.getByText("Using").waitFor();
+    await screenshot(mobile, "setup-phone");
+    await phone.close();
+    await desktop.close();
+  }, 180_000);
+
+  it("answers an approval card in the chat on a 360-px phone, through the same decision path as a messenger button", async () => {
+    site = await recordingServer("<html><body><p>Lisbon €89.</p></body></html>");
+    model = await scriptedModel(() => site.url);
+    app = await startTestApp({ OPENAI_BASE_URL: model.url, OPENAI_API_KEY: KEY, PRIVATE_HOSTS_ALLOWED: site.hostPort });
+    const phone = await newContext(browser, "phone");
+    const page = await phone.newPage();
+    await page.goto(app.url);
+    await page.fill("#name", "cy");
+    await page.click("button[type=submit]");
+    await page.waitForURL("**/chat");
+    await say(page, "what's on the deals page?");
+    const card = page.locator(".msg", { has: page.locator(".card-buttons") });
+    await card.waitFor();
+    await page.getByText("I need your OK first.").waitFor();
+    // What was said shows once: the sending bubble gave way to the logged message.
+    expect((await bubbles(page)).filter((t) => t === "what's on the deals page?")).toHaveLength(1);
+    expect(await page.locator(".msg.pending").count()).toBe(0);
+    await screenshot(page, "chat-card-phone");
+    // The card and all its buttons fit the phone's width.
+    const box = await card.boundingBox();
+    expect(box!.x + box!.width).toBeLessThanOrEqual(360);
+    for (const button of await card.locator("button").all()) {
+      const b = await button.boundingBox();
+      expect(b!.x + b!.width).toBeLessThanOrEqual(360);
+    }
+    expect(site.received).toHaveLength(0);
+    await card.getByRole("button", { name: "Approve once" }).click();
+    await page.getByText("Fetched the deals.").waitFor();
+    expect(site.received).toHaveLength(1);
+    // The card now shows the decision, without buttons; the decision is audited like any press.
+    await page.locator(".messages .bubble", { hasText: "Approved" }).waitFor();
+    expect(await page.locator(".messages .card-buttons").count()).toBe(0);
+    const identity = (await app.store.persons.findIdentity("local", "cy"))!;
+    const audit = await app.store.audit.listAudit(identity.personId, { limit: 50 });
+    expect(audit.items.map((e) => e.kind)).toContain("approval.decided");
+    await phone.close();
+  }, 90_000);
+
+  it("retries a failed send with the same id, and reconnects after the server comes back", async () => {
+    model = await startFakeOpenAI({ apiKey: KEY });
+    app = await startTestApp({ OPENAI_BASE_URL: model.url, OPENAI_API_KEY: KEY });
+    const context = await newContext(browser, "desktop");
+    const page = await context.newPage();
+    await page.goto(app.url);
+    await page.fill("#name", "bo");
+    await page.click("button[type=submit]");
+    await page.waitForURL("**/chat");
+    // The environment configures the model: the setup page says so and offers no form.
+    await page.goto(`${app.url}/setup`);
+    await page.getByText("they win over this page").waitFor();
+    expect(await page.locator("#base-url").count()).toBe(0);
+    await page.goto(`${app.url}/chat`);
+
+    // The first POST fails on the way (the network drops it): the message shows Retry.
+    let failOnce = true;
+    await page.route("**/api/web/chat", async (route) => {
+      if (route.request().method() === "POST" && failOnce) {
+        failOnce = false;
+        return route.abort("failed");
+      }
+      return route.continue();
+    });
+    await say(page, "first try");
+    await page.getByRole("button", { name: "Retry" }).click();
+    await page.getByText("echo: first try").waitFor();
+    expect(model.requests.filter((r) => r.lastUserText === "first try")).toHaveLength(1);
+
+    // The server goes away and comes back on the same port and data: the page reconnects by itself.
+    const port = new URL(app.url).port;
+    const dataDir = app.dataDir;
+    await app.stop();
+    await page.getByText("Reconnecting…").waitFor();
+    app = await startTestApp({ OPENAI_BASE_URL: model.url, OPENAI_API_KEY: KEY, DATA_DIR: dataDir, PORT: port });
+    // Back within a second (polled every half second); the bound is generous for a shared machine.
+    await page.getByText("Reconnecting…").waitFor({ state: "detached", timeout: 5_000 });
+    await say(page, "still there?");
+    await page.getByText("echo: still there?").waitFor();
+    await context.close();
+  }, 90_000);
+});

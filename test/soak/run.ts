@@ -1,0 +1,28 @@
+/**
+ * `npm run soak -- --minutes N [--seed S]`: the soak (test/soak/soak.ts) for N minutes (default 20),
+ * printing progress and one JSON report at the end. Exits 1 when anything was lost, duplicated or late.
+ */
+import { runSoak } from "./soak.js";
+
+const arg = (name: string, fallback: number): number => {
+  const i = process.argv.indexOf(`--${name}`);
+  const value = i >= 0 ? Number(process.argv[i + 1]) : fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+  return value;
+};
+
+const minutes = arg("minutes", 20);
+const seed = arg("seed", 20261201);
+const report = await runSoak({
+  durationMs: minutes * 60_000,
+  seed,
+  localUsers: 3,
+  telegramUsers: 3,
+  messageGapMs: [800, 4_000],
+  killGapMs: [500, 5_000],
+  lateBoundMs: 15_000,
+  log: (line) => process.stderr.write(`${line}\n`),
+});
+process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+const bad = report.lost.length + report.duplicatedAnswers.length + report.duplicatedPayments.length + report.remindersMissing.length + report.remindersDuplicated.length + report.remindersLate.length;
+process.exit(bad === 0 ? 0 : 1);

@@ -1,0 +1,59 @@
+/** JSON calls to /api/web with the session's CSRF token on every change. */
+let csrf = "";
+
+/** Remembers the CSRF token the server gave with the session. */
+export function setCsrf(token: string): void {
+  csrf = token;
+}
+
+/** An API answer that was not 2xx: `message` is the server's words for the person. */
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Calls the API; throws ApiError (status 0 when the server could not be reached). */
+export async function api<T>(method: "GET" | "POST" | "PATCH" | "DELETE", path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers["content-type"] = "application/json";
+  if (method !== "GET") headers["x-familiar-csrf"] = csrf;
+  let res: Response;
+  try {
+    res = await fetch(path, { method, headers, credentials: "same-origin", ...(body !== undefined && { body: JSON.stringify(body) }) });
+  } catch {
+    throw new ApiError("Familiar cannot be reached right now.", 0);
+  }
+  const data: unknown = await res.json().catch(() => ({}));
+  if (!res.ok) {
+    const error = typeof data === "object" && data !== null && "error" in data && typeof data.error === "string" ? data.error : `HTTP ${res.status}`;
+    throw new ApiError(error, res.status);
+  }
+  return data as T;
+}
+
+/** A date in the person's time zone, e.g. "3 Dec 2026, 09:30 GMT+1". */
+export function localTime(iso: string | null, timeZone: string): string {
+  if (!iso) return "—";
+  try {
+    return new Intl.DateTimeFormat(undefined, { timeZone, day: "numeric", month: "short", year: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" }).format(new Date(iso));
+  } catch {
+    return new Date(iso).toISOString();
+  }
+}
+
+/** A fresh id for idempotent retries. */
+export function newClientId(): string {
+  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+}
+
+export const channelLabel: Record<string, string> = { local: "web", telegram: "Telegram", slack: "Slack", discord: "Discord", whatsapp: "WhatsApp" };
+
+/** Client-side navigation between the app's pages. */
+export function navigate(path: string): void {
+  history.pushState(null, "", path);
+  dispatchEvent(new PopStateEvent("popstate"));
+}

@@ -1,0 +1,293 @@
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { ApiError, api, channelLabel, localTime, newClientId } from "./api.js";
+import type { Session } from "./main.js";
+import { renderMarkdown } from "./markdown.js";
+
+/** One entry of the person's chat log. */
+interface Item {
+  id: string;
+  seq: number;
+  role: "user" | "assistant";
+  channel: string;
+  text: string;
+  buttons: { id: string; label: string }[];
+  at: string;
+}
+/** A message this page is sending (or failed to send). */
+interface Outgoing {
+  clientId: string;
+  text: string;
+  state: "sending" | "sent" | "failed";
+  error?: string;
+}
+
+const NEAR_BOTTOM_PX = 80;
+
+/** Merges items by id: a known id is replaced where it stands (an edited card), new ones append. */
+function merge(list: Item[], incoming: Item[], prepend = false): Item[] {
+  const byId = new Map(incoming.map((i) => [i.id, i]));
+  const kept = list.map((i) => byId.get(i.id) ?? i);
+  const known = new Set(list.map((i) => i.id));
+  const fresh = incoming.filter((i) => !known.has(i.id));
+  return prepend ? [...fresh, ...kept] : [...kept, ...fresh];
+}
+
+/**
+ * The web chat: the whole conversation from the server (both sides, every channel), older pages on
+ * demand, live updates by long-polling (reconnecting within a second), retry for failed sends, a
+ * "new messages" button when scrolled up, and — for a hidden tab — an unread count in the title and
+ * a browser notification (once the person allowed them).
+ */
+export function Chat({ session }: { session: Session }) {
+  const [items, setItems] = useState<Item[]>([]);
+  const [before, setBefore] = useState<number | null>(null);
+  const [outgoing, setOutgoing] = useState<Outgoing[]>([]);
+  const [typing, setTyping] = useState(false);
+  const [connection, setConnection] = useState<"ok" | "lost">("ok");
+  const [unseen, setUnseen] = useState(0);
+  const [text, setText] = useState("");
+  const [notice, setNotice] = useState("");
+  const [permission, setPermission] = useState(typeof Notification === "undefined" ? "unsupported" : Notification.permission);
+  const scroller = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+  const unread = useRef(0);
+  /** Texts of our own messages the log brought back (a sending bubble with such a text is done). */
+  const logged = useRef(new Set<string>());
+  const tz = session.person.timeZone;
+
+  const nearBottom = () => {
+    const el = scroller.current;
+    return !el || el.scrollHeight - el.scrollTop - el.clientHeight < NEAR_BOTTOM_PX;
+  };
+  const toBottom = () => {
+    const el = scroller.current;
+    if (el) el.scrollTop = el.scrollHeight;
+    stick.current = true;
+    setUnseen(0);
+  };
+
+  // First page, then live updates for as long as the page is open.
+  useEffect(() => {
+    let stopped = false;
+    let cursor = 0;
+    let typingShown = false;
+    const baseTitle = "Familiar";
+    const onVisible = () => {
+      if (!document.hidden) {
+        unread.current = 0;
+        document.title = baseTitle;
+      }
+    };
+    document.addEventListener("visibilitychange", onVisible);
+    const arrived = (fresh: Item[]) => {
+      const said = fresh.filter((i) => i.role === "assistant");
+      if (said.length === 0 || !document.hidden) return;
+      unread.current += said.length;
+      document.title = `(${unread.current}) ${baseTitle}`;
+      if (typeof Notification !== "undefined" && Notification.permission === "granted") {
+        const last = said[said.length - 1]!;
+        new Notification("Familiar", { body: last.text.slice(0, 160), tag: last.id });
+      }
+    };
+    (async () => {
+      for (;;) {
+        try {
+          const first = await api<{ items: Item[]; before: number | null; cursor: number }>("GET", "/api/web/chat?limit=30");
+          if (stopped) return;
+          setItems(first.items);
+          setBefore(first.before);
+          cursor = first.cursor;
+          break;
+        } catch {
+          setConnection("lost");
+          await new Promise((r) => setTimeout(r, 500));
+          if (stopped) return;
+        }
+      }
+      setConnection("ok");
+      const seen = new Set<string>();
+      // After a failure, ask without waiting, so "reconnected" shows as soon as the server answers.
+      let recovering = false;
+      while (!stopped) {
+        try {
+          const wait = recovering ? 0 : 25_000;
+          const live: { items: Item[]; cursor: number; typing: boolean } = await api<{ items: Item[]; cursor: number; typing: boolean }>("GET", `/api/web/chat/live?after=${cursor}&wait=${wait}&typing=${typingShown ? 1 : 0}`);
+          recovering = false;
+          if (stopped) return;
+          setConnection("ok");
+          cursor = live.cursor;
+          typingShown = live.typing;
+          setTyping(live.typing);
+          if (live.items.length > 0) {
+            stick.current = nearBottom();
+            const fresh = live.items.filter((i) => !seen.has(i.id));
+            for (const i of live.items) seen.add(i.id);
+            setItems((list) => merge(list, live.items));
+            // Our own messages arrived in the log: the sending bubbles are done.
+            const mine = live.items.filter((i) => i.role === "user").map((i) => i.text);
+            for (const t of mine) logged.current.add(t);
+            setOutgoing((list) => list.filter((o) => o.state === "failed" || !mine.includes(o.text)));
+            if (!stick.current) setUnseen((n) => n + fresh.length);
+            arrived(fresh);
+          }
+        } catch (err) {
+          if (stopped) return;
+          if (err instanceof ApiError && err.status === 401) return void location.assign("/");
+          setConnection("lost");
+          recovering = true;
+          // Back within a second of the server: retry every half second while it is away.
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      }
+    })();
+    return () => {
+      stopped = true;
+      document.removeEventListener("visibilitychange", onVisible);
+    };
+  }, []);
+
+  useLayoutEffect(() => {
+    if (stick.current) toBottom();
+  }, [items, outgoing, typing]);
+
+  const loadOlder = async () => {
+    if (before === null) return;
+    const el = scroller.current;
+    const height = el?.scrollHeight ?? 0;
+    const page = await api<{ items: Item[]; before: number | null }>("GET", `/api/web/chat?before=${before}&limit=30`);
+    stick.current = false;
+    setItems((list) => merge(list, page.items, true));
+    setBefore(page.before);
+    // Keep the reader's place while older messages appear above.
+    requestAnimationFrame(() => {
+      if (el) el.scrollTop += el.scrollHeight - height;
+    });
+  };
+
+  const send = async (message: Outgoing) => {
+    logged.current.delete(message.text);
+    setOutgoing((list) => [...list.filter((o) => o.clientId !== message.clientId), { ...message, state: "sending" }]);
+    stick.current = true;
+    try {
+      const answer = await api<{ notice: string | null }>("POST", "/api/web/chat", { text: message.text, clientMessageId: message.clientId });
+      if (answer.notice) setNotice(answer.notice);
+      // Already back from the log (it is written before the answer): drop the bubble now.
+      if (logged.current.has(message.text)) setOutgoing((list) => list.filter((o) => o.clientId !== message.clientId));
+      else setOutgoing((list) => list.map((o) => (o.clientId === message.clientId ? { ...o, state: "sent" } : o)));
+      // The log normally echoes it at once; drop the bubble anyway after a few seconds.
+      setTimeout(() => setOutgoing((list) => list.filter((o) => o.clientId !== message.clientId || o.state !== "sent")), 5_000);
+    } catch (err) {
+      setOutgoing((list) => list.map((o) => (o.clientId === message.clientId ? { ...o, state: "failed", error: err instanceof ApiError ? err.message : "not sent" } : o)));
+    }
+  };
+
+  const press = async (item: Item, buttonId: string) => {
+    try {
+      const answer = await api<{ notice: string | null }>("POST", "/api/web/chat/press", { messageId: item.id, buttonId, clientActionId: newClientId() });
+      setNotice(answer.notice ?? "");
+    } catch (err) {
+      setNotice(err instanceof ApiError ? err.message : "That did not work; try again.");
+    }
+  };
+
+  return (
+    <main class="chat">
+      <div class="chat-tools">
+        {connection === "lost" && <span role="status" class="warn">Reconnecting…</span>}
+        {permission === "default" && (
+          <button type="button" class="link" onClick={async () => setPermission(await Notification.requestPermission())}>
+            Notify me of new messages
+          </button>
+        )}
+      </div>
+      <div class="scroller" ref={scroller} onScroll={() => nearBottom() && setUnseen(0)}>
+        {before !== null && (
+          <button type="button" class="older" onClick={() => void loadOlder()}>
+            Load earlier messages
+          </button>
+        )}
+        {items.length === 0 && outgoing.length === 0 && <p class="empty">Say hello — Familiar answers here, and everything you say on your messengers shows up too.</p>}
+        <ol class="messages" role="log" aria-live="polite" aria-label="Conversation">
+          {items.map((item) => (
+            <li key={item.id} class={`msg ${item.role === "user" ? "me" : "them"}`} data-channel={item.channel}>
+              <div class="bubble" dangerouslySetInnerHTML={{ __html: renderMarkdown(item.text) }} />
+              {item.buttons.length > 0 && (
+                <div class="card-buttons" role="group" aria-label="Answer">
+                  {item.buttons.map((b) => (
+                    <button key={b.id} type="button" onClick={() => void press(item, b.id)}>
+                      {b.label}
+                    </button>
+                  ))}
+                </div>
+              )}
+              <span class="meta">
+                {localTime(item.at, tz)} · {item.role === "user" ? "you" : "Familiar"} on {channelLabel[item.channel] ?? item.channel}
+              </span>
+            </li>
+          ))}
+          {outgoing.map((o) => (
+            <li key={o.clientId} class="msg me pending">
+              <div class="bubble plain">{o.text}</div>
+              {o.state === "failed" ? (
+                <span class="meta error" role="alert">
+                  Not sent: {o.error}{" "}
+                  <button type="button" class="link" onClick={() => void send(o)}>
+                    Retry
+                  </button>
+                </span>
+              ) : (
+                <span class="meta">{o.state === "sending" ? "Sending…" : "Sent"}</span>
+              )}
+            </li>
+          ))}
+        </ol>
+        {typing && (
+          <p class="typing" role="status">
+            Familiar is typing…
+          </p>
+        )}
+      </div>
+      {unseen > 0 && (
+        <button type="button" class="unseen" onClick={toBottom}>
+          {unseen} new message{unseen > 1 ? "s" : ""} ↓
+        </button>
+      )}
+      {notice && (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      )}
+      <form
+        class="composer"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const value = text.trim();
+          if (!value) return;
+          setText("");
+          setNotice("");
+          void send({ clientId: newClientId(), text: value, state: "sending" });
+          toBottom();
+        }}
+      >
+        <label for="text" class="visually-hidden">
+          Message
+        </label>
+        <textarea
+          id="text"
+          rows={1}
+          maxLength={8000}
+          placeholder="Message Familiar…"
+          value={text}
+          onInput={(e) => setText(e.currentTarget.value)}
+          onKeyDown={(e) => {
+            if (e.key === "Enter" && !e.shiftKey) {
+              e.preventDefault();
+              e.currentTarget.form?.requestSubmit();
+            }
+          }}
+        />
+        <button type="submit">Send</button>
+      </form>
+    </main>
+  );
+}

@@ -1,0 +1,257 @@
+import { useEffect, useState } from "preact/hooks";
+import { ApiError, api, navigate } from "./api.js";
+import type { Session } from "./main.js";
+
+interface SetupJson {
+  owner: boolean;
+  model: { configured: boolean; source: "environment" | "setup" | "none"; envVars: string[]; name: string | null; provider: string | null; baseURL: string | null; hasKey: boolean | null };
+  passwordSet: boolean;
+  messengers: { channel: string; needs: string[]; readme: string; state: string; fromEnvironment: boolean; restartNote: string }[];
+  whatsapp: { state: string; qr: string | null } | null;
+}
+
+const providerInfo = {
+  openai: { label: "OpenAI", base: "https://api.openai.com/v1", key: "required", hint: "An API key from platform.openai.com → API keys." },
+  compatible: { label: "OpenAI-compatible server", base: "", key: "optional", hint: "llama.cpp, vLLM, LM Studio…: the server's URL ending in /v1, e.g. http://127.0.0.1:8080/v1." },
+  ollama: { label: "Ollama", base: "http://127.0.0.1:11434/v1", key: "none", hint: "Ollama on this machine; start it with `ollama serve` and pull a model first." },
+} as const;
+type Provider = keyof typeof providerInfo;
+
+/** First-run setup: the model (tested before it is kept), the remote password, the messengers. */
+export function Setup({ session }: { session: Session }) {
+  const [setup, setSetup] = useState<SetupJson | null>(null);
+  const load = () => void api<SetupJson>("GET", "/api/web/setup").then(setSetup, () => undefined);
+  useEffect(() => {
+    load();
+    // WhatsApp's QR rotates while pairing: refresh it.
+    const timer = setInterval(() => setup?.whatsapp?.qr && load(), 5_000);
+    return () => clearInterval(timer);
+  }, [setup?.whatsapp?.qr]);
+  if (!setup) return <main class="setup"><p>Loading…</p></main>;
+  return (
+    <main class="setup">
+      <h1>Set up Familiar</h1>
+      {!setup.owner && <p class="warn">Only the owner of this Familiar can change its setup.</p>}
+      <ModelSection setup={setup} onSaved={load} />
+      {setup.owner && <PasswordSection set={setup.passwordSet} loopback={session.loopback} />}
+      <section aria-labelledby="messengers-h">
+        <h2 id="messengers-h">Messengers</h2>
+        <p class="hint">
+          Enter a messenger's token here and Familiar checks it and starts the messenger at once — no restart. The web chat works without any messenger. Settings in the environment win over this page.
+        </p>
+        <ul class="cards">
+          {setup.messengers.map((m) => (
+            <li key={m.channel} class="card">
+              <h3>{m.channel[0]!.toUpperCase() + m.channel.slice(1)}</h3>
+              <p>Needs: {m.needs.map((n, i) => <><code>{n}</code>{i < m.needs.length - 1 ? ", " : ""}</>)} · <a href={m.readme}>README section</a></p>
+              <p class={m.state === "running" ? "ok" : m.state.startsWith("failed") ? "error" : "meta"}>
+                {m.state === "running" ? "✓ Token accepted; running." : m.state.startsWith("failed") ? `✗ ${m.state}` : "Not configured."}
+              </p>
+              {m.channel === "whatsapp" && setup.whatsapp?.qr && (
+                <>
+                  <p>On your phone: WhatsApp → Linked devices → Link a device, then scan:</p>
+                  <pre class="qr" aria-label="WhatsApp pairing QR code">{setup.whatsapp.qr}</pre>
+                </>
+              )}
+              {m.channel === "whatsapp" && setup.whatsapp && !setup.whatsapp.qr && <p class="meta">WhatsApp: {setup.whatsapp.state}</p>}
+              {m.fromEnvironment ? (
+                <p class="hint">Set by environment variables; change them there and restart.</p>
+              ) : (
+                setup.owner && <MessengerForm channel={m.channel} note={m.restartNote} onDone={load} />
+              )}
+            </li>
+          ))}
+        </ul>
+      </section>
+      {setup.model.configured && (
+        <p>
+          <button type="button" onClick={() => navigate("/chat")}>Start chatting</button>
+        </p>
+      )}
+    </main>
+  );
+}
+
+function ModelSection({ setup, onSaved }: { setup: SetupJson; onSaved: () => void }) {
+  const [provider, setProvider] = useState<Provider>("openai");
+  const [baseURL, setBaseURL] = useState("");
+  const [apiKey, setApiKey] = useState("");
+  const [models, setModels] = useState<string[] | null>(null);
+  const [model, setModel] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState("");
+  const [done, setDone] = useState("");
+  const info = providerInfo[provider];
+  const connection = () => ({ provider, ...(baseURL.trim() && { baseURL: baseURL.trim() }), ...(apiKey.trim() && { apiKey: apiKey.trim() }) });
+
+  if (setup.model.source === "environment") {
+    return (
+      <section aria-labelledby="model-h">
+        <h2 id="model-h">Model</h2>
+        <p class="ok">✓ Using <strong>{setup.model.name}</strong> at {setup.model.baseURL}.</p>
+        <p class="hint">Set by the environment variables {setup.model.envVars.map((v) => <code key={v}>{v} </code>)}— they win over this page. To choose here instead, unset them and restart.</p>
+      </section>
+    );
+  }
+  const test = async () => {
+    setBusy(true);
+    setError("");
+    setModels(null);
+    try {
+      const r = await api<{ models: string[]; baseURL: string }>("POST", "/api/web/setup/models", connection());
+      setModels(r.models);
+      setModel(r.models[0] ?? "");
+      if (r.models.length === 0) setError("The server lists no models. Pull or load one, then test again.");
+    } catch (err) {
+      setError(err instanceof ApiError ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const use = async () => {
+    setBusy(true);
+    setError("");
+    try {
+      const r = await api<{ model: string; reply: string }>("POST", "/api/web/setup/model", { ...connection(), model });
+      setDone(`Familiar now uses ${r.model}. Its test answer: “${r.reply}”. No restart needed.`);
+      onSaved();
+    } catch (err) {
+      setError(err instanceof ApiError ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section aria-labelledby="model-h">
+      <h2 id="model-h">Model</h2>
+      {setup.model.configured ? (
+        <p class="ok">✓ Using <strong>{setup.model.name}</strong> ({setup.model.baseURL}). Choose again below to change it.</p>
+      ) : (
+        <p>Familiar needs a language model. Choose where it runs:</p>
+      )}
+      {setup.owner && (
+        <form onSubmit={(e) => (e.preventDefault(), void (models ? use() : test()))}>
+          <fieldset>
+            <legend>Provider</legend>
+            {(Object.keys(providerInfo) as Provider[]).map((p) => (
+              <label key={p} class="inline">
+                <input type="radio" name="provider" value={p} checked={provider === p} onChange={() => (setProvider(p), setBaseURL(providerInfo[p].base), setModels(null))} /> {providerInfo[p].label}
+              </label>
+            ))}
+          </fieldset>
+          <p class="hint">{info.hint}</p>
+          {provider !== "openai" && (
+            <>
+              <label for="base-url">Server URL</label>
+              <input id="base-url" type="url" required={provider === "compatible"} placeholder={info.base || "http://127.0.0.1:8080/v1"} value={baseURL} onInput={(e) => (setBaseURL(e.currentTarget.value), setModels(null))} />
+            </>
+          )}
+          {info.key !== "none" && (
+            <>
+              <label for="api-key">API key{info.key === "optional" ? " (if the server wants one)" : ""}</label>
+              <input id="api-key" type="password" autocomplete="off" required={info.key === "required"} value={apiKey} onInput={(e) => (setApiKey(e.currentTarget.value), setModels(null))} />
+              <p class="hint">Kept encrypted in Familiar's vault; never shown again.</p>
+            </>
+          )}
+          {models && models.length > 0 && (
+            <>
+              <label for="model">Model</label>
+              <select id="model" value={model} onChange={(e) => setModel(e.currentTarget.value)}>
+                {models.map((m) => <option key={m} value={m}>{m}</option>)}
+              </select>
+            </>
+          )}
+          <div class="actions">
+            {!models ? (
+              <button type="submit" disabled={busy}>{busy ? "Testing…" : "Test connection"}</button>
+            ) : (
+              <>
+                <button type="submit" disabled={busy || !model}>{busy ? "Trying the model…" : "Use this model"}</button>
+                <button type="button" onClick={() => setModels(null)}>Back</button>
+              </>
+            )}
+          </div>
+          {error && <p role="alert" class="error">{error}</p>}
+          {done && <p role="status" class="ok">{done}</p>}
+        </form>
+      )}
+    </section>
+  );
+}
+
+function PasswordSection({ set, loopback }: { set: boolean; loopback: boolean }) {
+  const [password, setPassword] = useState("");
+  const [msg, setMsg] = useState("");
+  return (
+    <section aria-labelledby="pw-h">
+      <h2 id="pw-h">Sign-in from other devices</h2>
+      <p class="hint">
+        {loopback ? "This machine needs no sign-in. " : ""}With LOCAL_CHAT_ALLOW_REMOTE=true, other devices sign in with a one-time link (send <code>/web</code> to Familiar on a linked messenger) or with this password.
+        {set ? " A password is set." : ""}
+      </p>
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          try {
+            await api("POST", "/api/web/setup/password", { password });
+            setPassword("");
+            setMsg("Password saved.");
+          } catch (err) {
+            setMsg(err instanceof ApiError ? err.message : String(err));
+          }
+        }}
+      >
+        <label for="new-password">{set ? "New password" : "Password"} (at least 10 characters)</label>
+        <input id="new-password" type="password" autocomplete="new-password" minLength={10} required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+        <button type="submit">Save password</button>
+        {msg && <p role="status">{msg}</p>}
+      </form>
+    </section>
+  );
+}
+
+const messengerFields: Record<string, { name: string; label: string; required: boolean; secret: boolean }[]> = {
+  telegram: [{ name: "token", label: "Bot token (from @BotFather)", required: true, secret: true }],
+  discord: [{ name: "token", label: "Bot token", required: true, secret: true }],
+  slack: [
+    { name: "botToken", label: "Bot token (xoxb-…)", required: true, secret: true },
+    { name: "appToken", label: "App-level token for Socket Mode (xapp-…)", required: false, secret: true },
+    { name: "signingSecret", label: "Or the signing secret (HTTP events)", required: false, secret: true },
+  ],
+  whatsapp: [],
+};
+
+function MessengerForm({ channel, note, onDone }: { channel: string; note: string; onDone: () => void }) {
+  const [values, setValues] = useState<Record<string, string>>({});
+  const [busy, setBusy] = useState(false);
+  const [msg, setMsg] = useState<{ ok: boolean; text: string } | null>(null);
+  const fields = messengerFields[channel] ?? [];
+  const submit = async () => {
+    setBusy(true);
+    setMsg(null);
+    const body: Record<string, unknown> = channel === "whatsapp" ? { enabled: true } : Object.fromEntries(Object.entries(values).filter(([, v]) => v.trim()));
+    try {
+      await api("POST", `/api/web/setup/messengers/${channel}`, body);
+      setMsg({ ok: true, text: "✓ Accepted and running — no restart needed." });
+      setValues({});
+      onDone();
+    } catch (err) {
+      setMsg({ ok: false, text: err instanceof ApiError ? err.message : String(err) });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form onSubmit={(e) => (e.preventDefault(), void submit())}>
+      {fields.map((f) => (
+        <div key={f.name}>
+          <label for={`${channel}-${f.name}`}>{f.label}</label>
+          <input id={`${channel}-${f.name}`} type={f.secret ? "password" : "text"} autocomplete="off" required={f.required} value={values[f.name] ?? ""} onInput={(e) => setValues({ ...values, [f.name]: e.currentTarget.value })} />
+        </div>
+      ))}
+      <p class="hint">{note}</p>
+      <button type="submit" disabled={busy}>{busy ? "Checking…" : channel === "whatsapp" ? "Enable WhatsApp" : `Check and start ${channel[0]!.toUpperCase() + channel.slice(1)}`}</button>
+      {msg && <p role={msg.ok ? "status" : "alert"} class={msg.ok ? "ok" : "error"}>{msg.text}</p>}
+    </form>
+  );
+}
