@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { httpError, imageUrls, startFakeOpenAI, text, type FakeOpenAIOptions, type FakeOpenAIServer, type FakeResponse, type RecordedRequest } from "../fakes/openai-server.js";
+import { chatLogKey } from "../../bots/web/chat-log.js";
 import { FakeTelegramApi, updates, type FakeMessage } from "../fakes/telegram-api.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { freePort, startChild } from "../helpers/child.js";
@@ -74,6 +75,9 @@ describe("Telegram photos, voice notes, documents and stickers end to end", () =
       expect.objectContaining({ kind: "image", mimeType: "image/jpeg", size: JPEG.length, note: null, path: expect.stringMatching(/^inbox\//) }),
     ]);
     expect(workspaceFile(personId, message.attachments[0]!.path!)).toEqual(JPEG);
+    // The web chat's log shows what came in: the photo, then its caption.
+    const logged = await app!.store.localMailbox.listLocalMessages(chatLogKey(personId), 0, 10);
+    expect(logged.find((m) => m.role === "user")?.text).toBe("[photo]\nwhat is this?");
   }, 30_000);
 
   it("learns from the endpoint's first refusal of images: that reply says so, and later photos get an honest line without a model call", async () => {
