@@ -31,6 +31,10 @@ import { openSqliteStore } from "./core/storage/sqlite/index.js";
 import { createEmbeddedScheduler, createMongoScheduler, registerJobs, scheduleHousekeeping } from "./jobs/index.js";
 import { webTools } from "./connectors/web/index.js";
 import { workspaceTools } from "./sandbox/workspace.js";
+import { WorkspaceArtifacts, artifactTools } from "./sandbox/artifacts.js";
+import { BrowserRuntime } from "./sandbox/browser/runtime.js";
+import { browserTools } from "./sandbox/browser/tools.js";
+import { artifactsRouter } from "./bots/dashboard/artifacts.js";
 import { workspaceContextMedia, workspaceReceivedFiles } from "./sandbox/inbox.js";
 import { MediaIntake } from "./core/inbound/media.js";
 import { ModelCapabilities } from "./core/model/capabilities.js";
@@ -108,8 +112,10 @@ export async function startApp(
         ? clientFor({ ...stored, apiKey: setup.apiKey() }, config.MODEL_TIMEOUT_MS)
         : null,
   );
+  const workspace = { quotaBytes: config.WORKSPACE_QUOTA_MB * 1024 * 1024 };
+  const artifacts = new WorkspaceArtifacts({ dataDir, repository: store.artifacts, clock, workspace });
   // Photos, voice notes and files: what the model in use can do is learnt as it goes (see createMedia).
-  const media = createMedia(config, dataDir, model, () => modelEndpoint(config, setup), logger);
+  const media = createMedia(config, dataDir, workspace, model, () => modelEndpoint(config, setup), logger);
   let url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
   const familiar = new Familiar({
     store,
@@ -127,9 +133,18 @@ export async function startApp(
     notificationJudgement: config.NOTIFY_MODEL_JUDGEMENT,
     sentinel: { egress, vault },
     allowFrom: config.ALLOW_FROM,
+    attachments: artifacts,
     media: { intake: media.intake, context: media.context },
   });
-  familiar.addTools([...webTools(egress), ...workspaceTools(dataDir)]);
+  // Chromium starts on the first browser tool call, not here.
+  const browser = new BrowserRuntime({ chromiumPath: config.CHROMIUM_PATH, dataDir, egress, logger, maxContexts: config.BROWSER_MAX_CONTEXTS, idleMs: config.BROWSER_IDLE_MS });
+  familiar.addTools([
+    ...webTools(egress),
+    ...workspaceTools(dataDir, workspace),
+    // A page readout gets about a quarter of the context budget (≈ 4 characters per token).
+    ...browserTools({ runtime: browser, artifacts, dataDir, scrub: (text) => vault.scrub(text), maxReadChars: config.CONTEXT_TOKEN_BUDGET }),
+    ...artifactTools({ store, clock, deliver: async () => familiar.outboxLoop.poke(), offered: (personId) => browser.inUse(personId) || artifacts.hasArtifacts(personId) }),
+  ]);
   registerJobs(
     scheduler,
     {
@@ -207,7 +222,16 @@ export async function startApp(
     }),
   );
   // The old JSON APIs have no sign-in: they stay on this machine even when the web app is opened up.
-  http.mount(localChatRouter(local, { allowRemote: false, logger }));
+  http.mount(
+    localChatRouter(local, {
+      allowRemote: false,
+      logger,
+      attachment: async (id) => {
+        const artifact = await store.artifacts.getArtifact(id);
+        return artifact ? artifacts.loadAttachment(artifact.personId, id) : null;
+      },
+    }),
+  );
   const messengers = await createMessengers(messengerSetup.effectiveConfig(), messengerDeps);
   for (const adapter of messengers.adapters) familiar.addChannel(recordingAdapter(adapter, chatLog));
   const whatsapp = messengers.whatsapp;
@@ -215,6 +239,7 @@ export async function startApp(
   http.mount(pairingQrRouter(() => (whatsapp ? { state: whatsapp.state(), qr: whatsapp.currentQr() } : null), { allowRemote: false }));
   http.mount(dashboardRouter({ store, views: familiar.views, allowRemote: false }));
   http.mount(secretsRouter(vault, { allowRemote: false }));
+  http.mount(artifactsRouter({ store, source: artifacts, allowRemote: false }));
   http.mount(hooksRouter((id, secret, body) => familiar.handleHookEvent(id, secret, body)));
 
   await scheduler.start();
@@ -243,6 +268,7 @@ export async function startApp(
       chatLog.releaseAll();
       await http.close();
       await familiar.stop(deadline);
+      await browser.close();
       await scheduler.drain(deadline);
       await store.close();
     })());
@@ -265,7 +291,14 @@ function modelEndpoint(config: Config, setup: SetupStore): { baseURL?: string; a
  * wrapped so a refusal of images is learnt and answered honestly, the transcriber of voice notes
  * (the same endpoint and key, OPENAI_TRANSCRIPTION_MODEL), and the person's workspace for received files.
  */
-function createMedia(config: Config, dataDir: string, model: ModelClient, endpoint: () => { baseURL?: string; apiKey?: string; model: string } | null, logger: Logger) {
+function createMedia(
+  config: Config,
+  dataDir: string,
+  workspace: { quotaBytes: number },
+  model: ModelClient,
+  endpoint: () => { baseURL?: string; apiKey?: string; model: string } | null,
+  logger: Logger,
+) {
   const transcribes = config.OPENAI_TRANSCRIPTION_MODEL.toLowerCase() !== "off";
   const capabilities = new ModelCapabilities(
     {
@@ -289,7 +322,7 @@ function createMedia(config: Config, dataDir: string, model: ModelClient, endpoi
     }
     return transcriber.client;
   };
-  const files = workspaceReceivedFiles(dataDir, config.MAX_ATTACHMENT_BYTES);
+  const files = workspaceReceivedFiles(dataDir, config.MAX_ATTACHMENT_BYTES, workspace);
   return {
     model: new VisionFallbackModel(model, capabilities),
     intake: new MediaIntake({ files, transcriber: currentTranscriber, capabilities, logger, maxBytes: config.MAX_ATTACHMENT_BYTES }),

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { ChannelAdapter, InboundEvent, InboundOutcome } from "./channels/port.js";
+import type { AttachmentSource, ChannelAdapter, InboundEvent, InboundOutcome } from "./channels/port.js";
 import type { Clock } from "./clock.js";
 import type { ContextMedia } from "./context/attachments.js";
 import { updateRollingSummary } from "./context/summary.js";
@@ -64,6 +64,8 @@ export interface FamiliarDeps {
   notificationJudgement?: boolean;
   /** How long processed platform update ids are kept for redelivery dedupe, ms (default 14 days). */
   inboundRetentionMs?: number;
+  /** Where outbound attachments (artifacts) are read from. */
+  attachments?: AttachmentSource;
   /** Photos, voice notes, files and stickers: taken in on arrival (`intake`) and shown to the model (`context`). */
   media?: { intake: MediaIntake; context: ContextMedia };
 }
@@ -105,7 +107,7 @@ export class Familiar {
     const model = typeof deps.model === "function" ? deps.model : () => deps.model as ModelClient | null;
     const adapters = () => this.adapters;
 
-    this.outbox = new OutboxDelivery({ store, clock, logger, owner, leaseMs, adapters });
+    this.outbox = new OutboxDelivery({ store, clock, logger, owner, leaseMs, adapters, ...(deps.attachments && { attachments: deps.attachments }) });
     this.outboxLoop = new DueLoop(this.outbox, { name: "outbox", clock, logger, maxInFlight: 8 });
     const outbox = this.outboxLoop;
     // The task loop is created below; these flows only need to wake it.
@@ -146,7 +148,7 @@ export class Familiar {
       proactive: new ProactiveFlow({ store, notifier: this.notifier }),
       outbox,
       poke: pokeTasks,
-      typing: (person) => this.startTyping(person.id),
+      typing: (person, channel) => this.startTyping(person.id, channel),
       summarize: (person, keepFromSeq) => this.summarize(person, keepFromSeq),
     });
     this.taskLoop = new DueLoop(this.tasks, { name: "tasks", clock, logger, maxInFlight: deps.maxConcurrentActivations ?? 16 });
@@ -318,16 +320,20 @@ export class Familiar {
     return creation;
   }
 
-  /** Starts a typing indicator on the person's most recent channel, renewed every 4 s until stopped. */
-  private startTyping(personId: PersonId): () => void {
+  /**
+   * Starts a typing indicator on `channel` (where the person wrote), renewed every 4 s until stopped.
+   * Channels without a typing indicator cost nothing.
+   */
+  private startTyping(personId: PersonId, channel: ChannelName): () => void {
+    const adapter = this.adapters.get(channel);
+    if (!adapter?.typing) return () => undefined;
+    const typing = adapter.typing.bind(adapter);
     let stopped = false;
     let timer: NodeJS.Timeout | null = null;
     const tick = async () => {
       if (stopped) return;
-      const [last] = await this.deps.store.conversation.listRecentMessages(personId, 1);
-      const adapter = last && this.adapters.get(last.channel);
-      const identity = adapter && (await this.deps.store.persons.listIdentities(personId)).find((i) => i.channel === last.channel);
-      if (adapter?.typing && identity && !stopped) await adapter.typing({ accountId: identity.accountId, address: identity.address });
+      const identity = (await this.deps.store.persons.listIdentities(personId)).find((i) => i.channel === channel);
+      if (identity && !stopped) await typing({ accountId: identity.accountId, address: identity.address });
       if (!stopped) timer = setTimeout(() => void tick().catch((err: unknown) => this.deps.logger.debug({ err, personId }, "typing indicator failed")), 4_000).unref();
     };
     void tick().catch((err: unknown) => this.deps.logger.debug({ err, personId }, "typing indicator failed"));
@@ -336,4 +342,5 @@ export class Familiar {
       if (timer) clearTimeout(timer);
     };
   }
+
 }

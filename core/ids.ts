@@ -19,6 +19,7 @@ export type AuditId = Id<"audit">;
 export type OutboxId = Id<"outbox">;
 export type NotificationId = Id<"notification">;
 export type HookId = Id<"hook">;
+export type ArtifactId = Id<"artifact">;
 
 const prefixes = {
   person: "per",
@@ -32,6 +33,7 @@ const prefixes = {
   outbox: "out",
   notification: "ntf",
   hook: "hook",
+  artifact: "art",
 } as const;
 
 export type IdKind = keyof typeof prefixes;

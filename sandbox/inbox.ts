@@ -4,51 +4,69 @@ import type { PersonId } from "../core/ids.js";
 import type { ReceivedFiles } from "../core/inbound/media.js";
 import type { ModelCapabilities } from "../core/model/capabilities.js";
 import type { MessageAttachment } from "../core/storage/types.js";
-import { Workspace } from "./workspace.js";
+import { JailError } from "./jail.js";
+import { Workspace, type WorkspaceOptions } from "./workspace.js";
 
 /** Largest photo sent to the model inline, bytes (a `data:` URL is a third larger again). */
 export const MAX_IMAGE_PART_BYTES = 5 * 1024 * 1024;
 /** Names tried after `name.ext` is taken: `name-2.ext` … `name-99.ext`. */
 const MAX_NAME_TRIES = 99;
 
+/** Saves per person, one at a time, so the free-name check and the write cannot interleave. */
+const saving = new Map<string, Promise<unknown>>();
+
 /**
  * Received files in the person's workspace (`DATA_DIR/persons/<id>/workspace/`), through the
- * workspace's path jail: `save` creates a new file (never overwriting; `photo-2.jpg` when
- * `photo.jpg` holds other bytes — the same bytes, as after a redelivery, are kept once), `read`
- * reads one back within a byte limit. `maxBytes` caps any one file.
+ * workspace's public API and so its jail and quota: `save` writes a new file and never replaces one
+ * (`photo-2.jpg` when `photo.jpg` holds other bytes — the same bytes, as after a redelivery, are kept
+ * once); `read` reads one back within a byte limit. `maxBytes` caps any one file. Errors are the
+ * workspace's `JailError`s (`quota_exceeded` when the workspace is full).
  */
-export function workspaceReceivedFiles(dataDir: string, maxBytes: number): ReceivedFiles {
+export function workspaceReceivedFiles(dataDir: string, maxBytes: number, options: WorkspaceOptions = {}): ReceivedFiles {
   return {
-    async save(personId: PersonId, folder: string, fileName: string, bytes: Buffer): Promise<string> {
-      const workspace = Workspace.of(dataDir, personId);
-      const ext = posix.extname(fileName);
-      const stem = fileName.slice(0, fileName.length - ext.length) || "file";
-      for (let n = 1; n <= MAX_NAME_TRIES; n++) {
-        const path = posix.join(folder, n === 1 ? `${stem}${ext}` : `${stem}-${n}${ext}`);
-        try {
-          await workspace.create(path, bytes, maxBytes);
+    save(personId: PersonId, folder: string, fileName: string, bytes: Buffer): Promise<string> {
+      return oneAtATime(personId, async () => {
+        const workspace = Workspace.of(dataDir, personId, options);
+        const ext = posix.extname(fileName);
+        const stem = fileName.slice(0, fileName.length - ext.length) || "file";
+        for (let n = 1; n <= MAX_NAME_TRIES; n++) {
+          const path = posix.join(folder, n === 1 ? `${stem}${ext}` : `${stem}-${n}${ext}`);
+          const existing = await present(workspace, path, bytes);
+          if (existing === "same") return path;
+          if (existing === "other") continue;
+          await workspace.write(path, bytes, { maxBytes });
           return path;
-        } catch (err) {
-          if (!(err instanceof Error) || !("code" in err) || err.code !== "EEXIST") throw err;
-          // The same bytes under this name already (a redelivered message after a crash): keep one copy.
-          if (await sameBytes(workspace, path, bytes)) return path;
         }
-      }
-      throw new Error(`${folder}/${fileName}: ${MAX_NAME_TRIES} files of that name exist already`);
+        throw new Error(`${folder}/${fileName}: ${MAX_NAME_TRIES} files of that name exist already`);
+      });
     },
     read(personId: PersonId, path: string, limit: number): Promise<Buffer> {
-      return Workspace.of(dataDir, personId).readBytes(path, Math.min(limit, maxBytes));
+      return Workspace.of(dataDir, personId, options).readBytes(path, Math.min(limit, maxBytes));
     },
   };
 }
 
-/** Whether the file at `path` holds exactly `bytes`. */
-async function sameBytes(workspace: Workspace, path: string, bytes: Buffer): Promise<boolean> {
+/** What is at `path`: nothing, the same bytes, or something else (another file, a folder, a link). */
+async function present(workspace: Workspace, path: string, bytes: Buffer): Promise<"none" | "same" | "other"> {
   try {
-    return (await workspace.readBytes(path, bytes.byteLength)).equals(bytes);
-  } catch {
-    return false;
+    // Read at most as many bytes as the new file has: a larger file is "too_large", so "other".
+    return (await workspace.readBytes(path, bytes.byteLength)).equals(bytes) ? "same" : "other";
+  } catch (err) {
+    if (err instanceof JailError && err.code === "not_found") return "none";
+    if (err instanceof JailError && err.code === "path_outside_workspace") throw err;
+    return "other";
   }
+}
+
+function oneAtATime<T>(personId: string, fn: () => Promise<T>): Promise<T> {
+  const previous = saving.get(personId) ?? Promise.resolve();
+  const run = previous.then(fn, fn);
+  const tail = run.catch(() => undefined);
+  saving.set(personId, tail);
+  void tail.then(() => {
+    if (saving.get(personId) === tail) saving.delete(personId);
+  });
+  return run;
 }
 
 /**

@@ -1,132 +1,159 @@
-import { link, lstat, mkdir, readdir, readFile, realpath, rename, stat, unlink, writeFile } from "node:fs/promises";
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { realpath } from "node:fs/promises";
+import { join, resolve } from "node:path";
 import { z } from "zod";
 import type { PersonId } from "../core/ids.js";
 import { defineTool, type ToolDefinition, type ToolResult } from "../core/tools/tool.js";
+import { JailError, listInside, openRoot, readInside, segmentsOf, sizeInside, usageInside, writeInside } from "./jail.js";
 
-/** Largest file a tool may read or write, bytes. */
+export { JailError } from "./jail.js";
+
+/** Largest file a tool may read or write as text, bytes. */
 export const MAX_FILE_BYTES = 1_048_576;
 
+/** Default per-person workspace quota, bytes (1 GiB). */
+export const DEFAULT_QUOTA_BYTES = 1024 * 1024 * 1024;
+
 /** A path that would leave the person's workspace (`..`, absolute, or through a symlink). */
-export class PathJailError extends Error {
-  readonly code = "path_outside_workspace" as const;
-  constructor(path: string) {
-    super(`${JSON.stringify(path)} is outside your workspace`);
+export class PathJailError extends JailError {
+  constructor(path: string, message = `${JSON.stringify(path)} is outside your workspace`) {
+    super("path_outside_workspace", message);
     this.name = "PathJailError";
   }
 }
 
+/** Settings of a {@link Workspace}. */
+export interface WorkspaceOptions {
+  /** Most bytes the whole workspace may hold (regular files, summed). Default 1 GiB. */
+  quotaBytes?: number;
+}
+
+/** Writers per workspace root, so two concurrent writes cannot both pass the quota check. */
+const writeLocks = new Map<string, Promise<unknown>>();
+
 /**
- * A person's persistent workspace: `DATA_DIR/persons/<personId>/workspace/`. Every path is resolved
- * inside it (the path jail): absolute paths, `..` segments that climb out, and symlinks that point
- * out are refused with PathJailError before any file is touched.
+ * A person's persistent workspace: `DATA_DIR/persons/<personId>/workspace/`. Every access goes
+ * through the jail (`sandbox/jail.ts`): paths are walked through directory handles without following
+ * links, files are checked after opening (regular, one link), writes are atomic through an exclusive
+ * temporary file, and a per-person quota bounds the bytes stored. Linux only (needs /proc).
+ *
+ * Errors are {@link JailError}s (`path_outside_workspace` as {@link PathJailError}), with codes
+ * `not_a_regular_file`, `linked_file`, `not_found`, `too_large`, `quota_exceeded`.
  */
 export class Workspace {
-  constructor(readonly root: string) {}
+  readonly quotaBytes: number;
+
+  constructor(
+    readonly root: string,
+    options: WorkspaceOptions = {},
+  ) {
+    this.quotaBytes = options.quotaBytes ?? DEFAULT_QUOTA_BYTES;
+  }
 
   /** The workspace of a person under DATA_DIR. */
-  static of(dataDir: string, personId: PersonId): Workspace {
-    return new Workspace(join(resolve(dataDir), "persons", personId, "workspace"));
-  }
-
-  /** Resolves a workspace-relative path to an absolute path inside the jail. Throws PathJailError. */
-  async resolve(path: string): Promise<string> {
-    if (path.includes("\0") || isAbsolute(path)) throw new PathJailError(path);
-    await mkdir(this.root, { recursive: true });
-    const root = await realpath(this.root);
-    const target = resolve(root, path);
-    if (!inside(root, target)) throw new PathJailError(path);
-    // Follow existing symlinks along the path: the real location must stay inside too.
-    let probe = target;
-    for (;;) {
-      try {
-        const real = await realpath(probe);
-        if (!inside(root, real)) throw new PathJailError(path);
-        break;
-      } catch (err) {
-        if (err instanceof PathJailError) throw err;
-        const parent = dirname(probe);
-        if (parent === probe) break;
-        probe = parent;
-      }
-    }
-    return target;
-  }
-
-  async read(path: string): Promise<string> {
-    const file = await this.resolve(path);
-    const info = await stat(file);
-    if (info.size > MAX_FILE_BYTES) throw new Error(`${path} is ${info.size} bytes; the limit is ${MAX_FILE_BYTES}`);
-    return readFile(file, "utf8");
-  }
-
-  /** Writes atomically (temp file + rename). Refuses to write through a symlink. */
-  async write(path: string, content: string): Promise<number> {
-    const bytes = Buffer.byteLength(content);
-    if (bytes > MAX_FILE_BYTES) throw new Error(`content is ${bytes} bytes; the limit is ${MAX_FILE_BYTES}`);
-    const file = await this.resolve(path);
-    const existing = await lstat(file).catch(() => null);
-    if (existing?.isSymbolicLink()) throw new PathJailError(path);
-    await mkdir(dirname(file), { recursive: true });
-    const temp = `${file}.${process.pid}.tmp`;
-    await writeFile(temp, content, "utf8");
-    await rename(temp, file);
-    return bytes;
+  static of(dataDir: string, personId: PersonId, options: WorkspaceOptions = {}): Workspace {
+    return new Workspace(join(resolve(dataDir), "persons", personId, "workspace"), options);
   }
 
   /**
-   * Creates a new file holding `bytes` (any content: photos, audio, PDFs). Atomic and never
-   * overwriting: the bytes go to a temp file that is then hard-linked to `path`, so a crash leaves
-   * no half-written file and an existing file (or symlink) at `path` makes it throw `EEXIST`.
-   * Throws PathJailError for a path outside the workspace, and an Error above `maxBytes`.
+   * The absolute path a workspace-relative path names, for showing it (never open it by this path:
+   * the read and write methods walk the jail instead). @throws PathJailError
    */
-  async create(path: string, bytes: Uint8Array, maxBytes: number): Promise<number> {
-    if (bytes.byteLength > maxBytes) throw new Error(`content is ${bytes.byteLength} bytes; the limit is ${maxBytes}`);
-    const file = await this.resolve(path);
-    await mkdir(dirname(file), { recursive: true });
-    // The parent now exists: resolve again so a symlinked folder created meanwhile is caught.
-    if ((await this.resolve(path)) !== file) throw new PathJailError(path);
-    const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
-    await writeFile(temp, bytes, { flag: "wx" });
-    try {
-      await link(temp, file);
-    } finally {
-      await unlink(temp).catch(() => undefined);
-    }
-    return bytes.byteLength;
+  async resolve(path: string): Promise<string> {
+    const segments = this.segments(path);
+    const root = await this.withRoot(async () => realpath(this.root));
+    return join(root, ...segments);
   }
 
-  /** Reads a file's bytes (any content). Throws PathJailError outside the workspace, an Error above `maxBytes`. */
-  async readBytes(path: string, maxBytes: number): Promise<Buffer> {
-    const file = await this.resolve(path);
-    const info = await stat(file);
-    if (info.size > maxBytes) throw new Error(`${path} is ${info.size} bytes; the limit is ${maxBytes}`);
-    return readFile(file);
+  /** Reads a UTF-8 text file (at most MAX_FILE_BYTES). @throws JailError */
+  async read(path: string): Promise<string> {
+    return (await this.readBytes(path, MAX_FILE_BYTES)).toString("utf8");
+  }
+
+  /** Reads a file's bytes (at most `maxBytes`, default the quota). @throws JailError */
+  async readBytes(path: string, maxBytes = this.quotaBytes): Promise<Buffer> {
+    this.segments(path);
+    return this.withRoot((root) => readInside(root, path, maxBytes));
+  }
+
+  /**
+   * Writes (creates or replaces) a file atomically. Text is limited to MAX_FILE_BYTES, bytes only by
+   * `maxBytes` (default the quota) and by the quota. Returns the bytes written. @throws JailError
+   */
+  async write(path: string, content: string | Uint8Array, options: { maxBytes?: number } = {}): Promise<number> {
+    const data = typeof content === "string" ? Buffer.from(content, "utf8") : content;
+    const limit = options.maxBytes ?? (typeof content === "string" ? MAX_FILE_BYTES : this.quotaBytes);
+    if (data.byteLength > limit) throw new JailError("too_large", `content is ${data.byteLength} bytes; the limit is ${limit}`);
+    if (this.segments(path).length === 0) throw new JailError("not_a_regular_file", `${JSON.stringify(path)} is a folder`);
+    return this.serialized(() =>
+      this.withRoot(async (root) => {
+        const used = await usageInside(root);
+        const replaced = await sizeInside(root, path);
+        if (used - replaced + data.byteLength > this.quotaBytes) {
+          throw new JailError("quota_exceeded", `the workspace would hold ${used - replaced + data.byteLength} bytes; its quota is ${this.quotaBytes}`);
+        }
+        await writeInside(root, path, data);
+        return data.byteLength;
+      }),
+    );
   }
 
   /** Files and folders directly under `path` (default the root), names with a trailing `/` for folders. */
   async list(path = "."): Promise<string[]> {
-    const dir = await this.resolve(path);
-    await mkdir(dir, { recursive: true });
-    const entries = await readdir(dir, { withFileTypes: true });
-    return entries.map((e) => (e.isDirectory() ? `${e.name}/` : e.name)).sort();
+    this.segments(path);
+    return this.withRoot((root) => listInside(root, path));
+  }
+
+  /** Bytes used by the workspace's regular files. */
+  async usage(): Promise<number> {
+    return this.withRoot((root) => usageInside(root));
+  }
+
+  private segments(path: string): string[] {
+    try {
+      return segmentsOf(path);
+    } catch {
+      throw new PathJailError(path);
+    }
+  }
+
+  private async withRoot<T>(fn: (root: Awaited<ReturnType<typeof openRoot>>) => Promise<T>): Promise<T> {
+    const root = await openRoot(this.root);
+    try {
+      return await fn(root);
+    } catch (error) {
+      if (error instanceof JailError && error.code === "path_outside_workspace" && !(error instanceof PathJailError)) {
+        throw new PathJailError("", error.message);
+      }
+      throw error;
+    } finally {
+      await root.close();
+    }
+  }
+
+  private serialized<T>(fn: () => Promise<T>): Promise<T> {
+    const previous = writeLocks.get(this.root) ?? Promise.resolve();
+    const run = previous.then(fn, fn);
+    const tail = run.catch(() => undefined);
+    writeLocks.set(this.root, tail);
+    void tail.then(() => {
+      if (writeLocks.get(this.root) === tail) writeLocks.delete(this.root);
+    });
+    return run;
   }
 }
 
-function inside(root: string, target: string): boolean {
-  const rel = relative(root, target);
-  return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel));
-}
-
-const fail = (err: unknown): ToolResult => ({ ok: false, code: err instanceof PathJailError ? err.code : "file_error", error: (err as Error).message });
+const fail = (err: unknown): ToolResult =>
+  err instanceof JailError
+    ? { ok: false, code: err.code, error: err.message }
+    : { ok: false, code: "file_error", error: err instanceof Error ? err.message : String(err) };
 const relPath = z.string().min(1).max(500);
 
 /**
  * Workspace tools: `files_list`, `files_read` (content is untrusted: files may come from outside)
  * and `files_write` (a write: Sentinel asks unless a `files.write` grant covers it).
  */
-export function workspaceTools(dataDir: string): ToolDefinition[] {
-  const ws = (personId: PersonId) => Workspace.of(dataDir, personId);
+export function workspaceTools(dataDir: string, options: WorkspaceOptions = {}): ToolDefinition[] {
+  const ws = (personId: PersonId) => Workspace.of(dataDir, personId, options);
   return [
     defineTool({
       name: "files_list",

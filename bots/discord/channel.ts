@@ -1,5 +1,6 @@
 import {
   ActionRowBuilder,
+  AttachmentBuilder,
   ButtonBuilder,
   ButtonStyle,
   Client,
@@ -23,6 +24,7 @@ import {
   type InboundEvent,
   type InboundSink,
   type OutboundContent,
+  fileOfPart,
 } from "../../core/channels/port.js";
 import type { Logger } from "../../core/log.js";
 import { KeyedQueue } from "../shared/ordering.js";
@@ -167,8 +169,18 @@ export class DiscordChannel implements ChannelAdapter {
    * `recipient_gone` for 50007 / unknown channel or user, `payload_rejected` for 50035 and other 4xx.
    */
   async sendPart(target: ChannelTarget, part: OutboundPart, key: string): Promise<string> {
-    const body = part.body as DiscordPartBody;
     const channel = await this.sendable(target.address);
+    const file = fileOfPart(part);
+    if (file) {
+      // A file as a Discord attachment (multipart upload; Discord API reference, "Uploading Files").
+      try {
+        const sent = await channel.send({ files: [new AttachmentBuilder(file.bytes, { name: file.name })], allowedMentions: { parse: [] }, nonce: discordNonce(key), enforceNonce: true });
+        return sent.id;
+      } catch (err) {
+        throw toDeliveryError(err, `send ${file.name} to channel ${target.address}`);
+      }
+    }
+    const body = part.body as DiscordPartBody;
     try {
       const sent = await channel.send({
         ...(body.content !== "" ? { content: body.content } : {}),

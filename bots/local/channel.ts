@@ -9,6 +9,7 @@ import {
   type InboundOutcome,
   type InboundSink,
   type OutboundContent,
+  fileOfPart,
 } from "../../core/channels/port.js";
 import { z } from "zod";
 import { systemClock, type Clock } from "../../core/clock.js";
@@ -105,9 +106,12 @@ export class LocalChannel implements ChannelAdapter {
   async sendPart(target: ChannelTarget, part: OutboundPart, key: string): Promise<string> {
     const id = `lm_${createHash("sha256").update(key).digest("hex").slice(0, 32)}`;
     if (await this.mailbox.getLocalMessage(id)) return id;
-    const body = localPartBody.parse(part.body);
+    // A file: a message with the attachment's metadata (the page fetches the bytes from the local API).
+    const file = fileOfPart(part);
+    const body = file ? { text: "", buttons: [] } : localPartBody.parse(part.body);
+    const attachments = file ? [{ id: file.id, name: file.name, mimeType: file.mimeType, size: file.bytes.length }] : [];
     try {
-      await this.mailbox.putLocalMessage({ id, user: target.address, text: body.text, buttons: body.buttons, at: this.clock.now() });
+      await this.mailbox.putLocalMessage({ id, user: target.address, text: body.text, buttons: body.buttons, attachments, at: this.clock.now() });
     } catch (err) {
       throw new DeliveryError(`local chat: could not store a message for ${target.address}`, "transient", { cause: err });
     }

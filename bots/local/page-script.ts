@@ -132,6 +132,7 @@ export const pageScript = String.raw`"use strict";
     bubble.className = "bubble";
     renderMarkdown(bubble, message.text);
     item.append(bubble);
+    if (message.attachments && message.attachments.length) item.append(renderAttachments(message.attachments));
     if (message.buttons && message.buttons.length) item.append(renderButtons(message));
     var meta = document.createElement("span");
     meta.className = "meta";
@@ -139,6 +140,30 @@ export const pageScript = String.raw`"use strict";
     item.append(meta);
     if (fresh) place(item, Date.parse(message.at));
     if (stick) chat.scrollTop = chat.scrollHeight;
+  }
+
+  // Attachments: images shown inline, other files as download links (served by the local API only).
+  function renderAttachments(attachments) {
+    var box = document.createElement("div");
+    box.className = "attachments";
+    attachments.forEach(function (a) {
+      var link = document.createElement("a");
+      link.href = a.url;
+      link.target = "_blank";
+      link.rel = "noopener";
+      if (/^image\/(png|jpeg|gif|webp)$/.test(a.mimeType)) {
+        var img = document.createElement("img");
+        img.src = a.url;
+        img.alt = a.name;
+        img.style.maxWidth = "100%";
+        img.style.borderRadius = "8px";
+        link.append(img);
+      } else {
+        link.textContent = "📎 " + a.name + " (" + Math.max(1, Math.round(a.size / 1024)) + " KB)";
+      }
+      box.append(link);
+    });
+    return box;
   }
 
   function renderButtons(message) {

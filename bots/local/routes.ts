@@ -6,6 +6,7 @@ import type { InboundMessage, InboundOutcome, InboundPress } from "../../core/ch
 import { systemClock, type Clock } from "../../core/clock.js";
 import type { Logger } from "../../core/log.js";
 import type { LocalMessage } from "../../core/storage/types.js";
+import { asId, type ArtifactId } from "../../core/ids.js";
 import { ALLOW_REMOTE_SETTING, checkExpressRequest } from "./access.js";
 import { LocalChannelNotStartedError, type LocalChannel } from "./channel.js";
 import { servePage } from "./page.js";
@@ -70,6 +71,8 @@ export interface LocalMessageJson {
   text: string;
   /** Absent when the message has no buttons. */
   buttons?: { id: string; label: string }[];
+  /** Files sent with the message; `url` fetches one (for this user only). Absent when none. */
+  attachments?: { id: string; name: string; mimeType: string; size: number; url: string }[];
   /** ISO-8601 UTC. */
   at: string;
 }
@@ -80,6 +83,8 @@ export interface LocalChatRouterOptions {
   allowRemote: boolean;
   logger: Logger;
   clock?: Clock;
+  /** Reads an attachment's bytes by artifact id (the route checks the message was sent to the asking user). */
+  attachment?: (id: ArtifactId) => Promise<{ name: string; mimeType: string; bytes: Buffer } | null>;
 }
 
 /**
@@ -177,6 +182,24 @@ export function localChatRouter(channel: LocalChannel, options: LocalChatRouterO
     }
   });
 
+  router.get("/api/local/messages/:messageId/attachments/:artifactId", async (req, res) => {
+    const query = parse(z.object({ user: z.string().regex(/^[A-Za-z0-9_.@-]{1,64}$/) }), req.query, res);
+    if (!query) return;
+    const message = await channel.getMessage(req.params.messageId);
+    const listed = message?.user === query.user ? message.attachments.find((a) => a.id === req.params.artifactId) : undefined;
+    const file = listed && options.attachment ? await options.attachment(asId("artifact", listed.id)).catch(() => null) : null;
+    if (!file) {
+      res.status(404).json({ error: "There is no such attachment for you." });
+      return;
+    }
+    const inline = /^image\/(png|jpeg|gif|webp)$/.test(file.mimeType);
+    res.setHeader("content-type", file.mimeType);
+    res.setHeader("x-content-type-options", "nosniff");
+    res.setHeader("content-security-policy", "default-src 'none'; sandbox");
+    res.setHeader("content-disposition", `${inline ? "inline" : "attachment"}; filename*=UTF-8''${encodeURIComponent(file.name)}`);
+    res.send(file.bytes);
+  });
+
   router.post("/api/local/actions", async (req, res) => {
     const body = parse(pressSchema, req.body, res);
     if (!body) return;
@@ -251,5 +274,11 @@ function parse<S extends z.ZodType>(schema: S, input: unknown, res: Response): z
 function toJson(message: LocalMessage): LocalMessageJson {
   const json: LocalMessageJson = { id: message.id, text: message.text, at: message.at.toISOString() };
   if (message.buttons.length > 0) json.buttons = message.buttons.map((b) => ({ id: b.id, label: b.label }));
+  if (message.attachments.length > 0) {
+    json.attachments = message.attachments.map((a) => ({
+      ...a,
+      url: `/api/local/messages/${encodeURIComponent(message.id)}/attachments/${encodeURIComponent(a.id)}?user=${encodeURIComponent(message.user)}`,
+    }));
+  }
   return json;
 }

@@ -8,6 +8,8 @@ import {
   type RenderOptions,
   type InboundSink,
   type OutboundContent,
+  type OutboundAttachment,
+  fileOfPart,
 } from "../../core/channels/port.js";
 import type { Logger } from "../../core/log.js";
 import { BLOCK_REJECTIONS, slackErrorCode, toDeliveryError } from "./errors.js";
@@ -227,6 +229,8 @@ export class SlackChannel implements ChannelAdapter {
    * then sends plain text), `recipient_gone` for a closed or missing conversation.
    */
   async sendPart(target: ChannelTarget, part: OutboundPart, key: string): Promise<string> {
+    const file = fileOfPart(part);
+    if (file) return this.upload(await this.resolveChannel(target.address), file);
     const body = part.body as SlackPartBody;
     const channel = await this.resolveChannel(target.address);
     return this.call("chat.postMessage", async () => {
@@ -240,6 +244,19 @@ export class SlackChannel implements ChannelAdapter {
       });
       if (!res.ts) throw new DeliveryError("Slack chat.postMessage returned no ts", "transient");
       return res.ts;
+    });
+  }
+
+  /**
+   * One attachment as a Slack file in the conversation (files.getUploadURLExternal → upload →
+   * files.completeUploadExternal, through the WebClient's `filesUploadV2`). Returns `file:<id>`.
+   */
+  private async upload(channel: string, file: OutboundAttachment): Promise<string> {
+    return this.call("files.uploadV2", async () => {
+      const res = await this.app.client.filesUploadV2({ channel_id: channel, file: file.bytes, filename: file.name, title: file.name });
+      const id = res.files?.[0]?.files?.[0]?.id;
+      if (!id) throw new DeliveryError(`Slack file upload of ${file.name} returned no file id`, "transient");
+      return `file:${id}`;
     });
   }
 

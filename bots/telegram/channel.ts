@@ -1,6 +1,6 @@
 import { autoRetry } from "@grammyjs/auto-retry";
 import express, { type Router } from "express";
-import { Bot, GrammyError, InlineKeyboard, webhookCallback, type Api } from "grammy";
+import { Bot, GrammyError, InlineKeyboard, InputFile, webhookCallback, type Api } from "grammy";
 import type { Update } from "grammy/types";
 import {
   DeliveryError,
@@ -11,6 +11,9 @@ import {
   type InboundOutcome,
   type InboundSink,
   type OutboundContent,
+  type OutboundAttachment,
+  fileOfPart,
+  isPhoto,
 } from "../../core/channels/port.js";
 import { AttachmentError, formatBytes } from "../../core/channels/attachments.js";
 import type { Logger } from "../../core/log.js";
@@ -189,6 +192,8 @@ export class TelegramChannel implements ChannelAdapter {
    * anything by itself). Returns the message id. Throws DeliveryError as `toDeliveryError` maps Telegram's answer.
    */
   async sendPart(target: ChannelTarget, part: OutboundPart): Promise<string> {
+    const file = fileOfPart(part);
+    if (file) return this.sendFile(target, file);
     const body = part.body as TelegramPartBody;
     try {
       const message = await this.bot.api.sendMessage(target.address, body.text, {
@@ -199,6 +204,21 @@ export class TelegramChannel implements ChannelAdapter {
       return String(message.message_id);
     } catch (err) {
       throw toDeliveryError(err, `sendMessage to chat ${target.address}`);
+    }
+  }
+
+  /**
+   * One attachment: photos with `sendPhoto` (Bot API: at most 10 MB; png/jpeg/gif/webp), anything
+   * else — and larger images — with `sendDocument` (at most 50 MB from bots).
+   */
+  private async sendFile(target: ChannelTarget, file: OutboundAttachment): Promise<string> {
+    const input = new InputFile(file.bytes, file.name);
+    const photo = isPhoto(file) && file.bytes.length <= 10 * 1024 * 1024;
+    try {
+      const message = photo ? await this.bot.api.sendPhoto(target.address, input) : await this.bot.api.sendDocument(target.address, input);
+      return String(message.message_id);
+    } catch (err) {
+      throw toDeliveryError(err, `${photo ? "sendPhoto" : "sendDocument"} ${file.name} to chat ${target.address}`);
     }
   }
 

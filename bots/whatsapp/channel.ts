@@ -10,6 +10,8 @@ import {
   type InboundEvent,
   type InboundSink,
   type OutboundContent,
+  fileOfPart,
+  isPhoto,
 } from "../../core/channels/port.js";
 import type { Logger } from "../../core/log.js";
 import { clientAuth, type WhatsAppAuthOption } from "./auth.js";
@@ -166,6 +168,12 @@ export class WhatsAppChannel implements ChannelAdapter {
    */
   async sendPart(target: ChannelTarget, part: OutboundPart): Promise<string> {
     const client = this.readyClient();
+    const file = fileOfPart(part);
+    if (file) {
+      // Files as WhatsApp media: images as photos, anything else as a document.
+      const media = this.library.createMedia(file.mimeType, file.bytes, file.name);
+      return this.call(() => client.sendMessage(target.address, media, { sendMediaAsDocument: !isPhoto(file) }), `send ${file.name} to ${target.address}`);
+    }
     const body = part.body as WhatsAppPartBody;
     const id =
       body.kind === "poll"

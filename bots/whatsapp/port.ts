@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import type { Client, Poll } from "whatsapp-web.js";
+import type { Client, MessageMedia, Poll } from "whatsapp-web.js";
 import type { RemoteAuthStore } from "./remote-store.js";
 
 /**
@@ -66,7 +66,11 @@ export interface WhatsAppClientPort {
   on(event: "disconnected", listener: (reason: string) => void): this;
   on(event: "message", listener: (message: WaMessage) => void): this;
   on(event: "vote_update", listener: (vote: WaPollVote) => void): this;
-  sendMessage(chatId: string, content: string | Poll, options?: { quotedMessageId?: string; linkPreview?: boolean }): Promise<{ id: { _serialized: string } }>;
+  sendMessage(
+    chatId: string,
+    content: string | Poll | MessageMedia,
+    options?: { quotedMessageId?: string; linkPreview?: boolean; sendMediaAsDocument?: boolean },
+  ): Promise<{ id: { _serialized: string } }>;
   getChatById(chatId: string): Promise<{ sendStateTyping(): Promise<void> }>;
   getMessageById(messageId: string): Promise<WaMessage | null | undefined>;
   /** Maps `…@lid` ids to phone-based ones (and back). */
@@ -92,6 +96,8 @@ export interface WhatsAppLibrary {
   createClient(settings: { dataPath: string; chromiumPath: string; auth?: WhatsAppClientAuth }): WhatsAppClientPort;
   /** A single-choice poll (WhatsApp: 2–12 options). */
   createPoll(question: string, options: string[]): Poll;
+  /** A media message body (whatsapp-web.js `MessageMedia`: MIME type, base64 data, file name). */
+  createMedia(mimeType: string, bytes: Buffer, filename: string): MessageMedia;
 }
 
 /**
@@ -115,7 +121,7 @@ export const CHROMIUM_ARGS = [
  */
 export function realWhatsAppLibrary(): WhatsAppLibrary {
   const wwebjs = createRequire(import.meta.url)("whatsapp-web.js") as typeof import("whatsapp-web.js");
-  const { Client: WaClient, LocalAuth, RemoteAuth, Poll: WaPoll } = wwebjs;
+  const { Client: WaClient, LocalAuth, RemoteAuth, Poll: WaPoll, MessageMedia: WaMedia } = wwebjs;
   return {
     createClient: ({ dataPath, chromiumPath, auth }) =>
       new WaClient({
@@ -126,5 +132,6 @@ export function realWhatsAppLibrary(): WhatsAppLibrary {
         puppeteer: { headless: true, executablePath: chromiumPath, args: [...CHROMIUM_ARGS] },
       }),
     createPoll: (question, options) => new WaPoll(question, options, { allowMultipleAnswers: false, messageSecret: undefined }),
+    createMedia: (mimeType, bytes, filename) => new WaMedia(mimeType, bytes.toString("base64"), filename, bytes.length),
   };
 }

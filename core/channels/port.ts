@@ -1,3 +1,4 @@
+import type { ArtifactId, PersonId } from "../ids.js";
 import type { AttachmentKind, Button, ChannelName } from "../storage/types.js";
 
 /**
@@ -9,6 +10,56 @@ import type { AttachmentKind, Button, ChannelName } from "../storage/types.js";
 export interface ChannelTarget {
   accountId: string;
   address: string;
+}
+
+/**
+ * A file sent with a message as a real attachment: adapters send images as photos (Telegram
+ * `sendPhoto`, inline images elsewhere) and everything else as documents/files.
+ */
+export interface OutboundAttachment {
+  id: ArtifactId;
+  /** File name shown to the person. */
+  name: string;
+  /** MIME type, e.g. `image/png`. */
+  mimeType: string;
+  bytes: Buffer;
+}
+
+/** Where the outbox reads attachment bytes (the person's artifacts). */
+export interface AttachmentSource {
+  /** The attachment, or null when it no longer exists (or is not the person's). */
+  loadAttachment(personId: PersonId, id: ArtifactId): Promise<OutboundAttachment | null>;
+}
+
+/** True for image types every messenger shows inline as a photo. */
+export function isPhoto(attachment: Pick<OutboundAttachment, "mimeType">): boolean {
+  return /^image\/(png|jpeg|gif|webp)$/.test(attachment.mimeType);
+}
+
+/**
+ * The body of a part that carries one file. The outbox makes these parts itself, after the text
+ * parts the adapter rendered; every adapter's `sendPart` recognises them with {@link fileOfPart}
+ * and sends the file natively (Telegram photo/document, Slack file, Discord attachment, WhatsApp
+ * media, local chat attachment). Their `plain` text names the file, so a platform that refuses the
+ * file still gets a line saying so.
+ */
+export interface FilePartBody {
+  kind: "file";
+  file: OutboundAttachment;
+}
+
+/** A part carrying `file` (see {@link FilePartBody}). */
+export function filePart(file: OutboundAttachment): OutboundPart {
+  const body: FilePartBody = { kind: "file", file };
+  return { body, plain: `📎 ${file.name} (${file.bytes.length} bytes) could not be attached here.`, buttons: false };
+}
+
+/** The file a part carries, or null for an adapter's own text part. */
+export function fileOfPart(part: OutboundPart): OutboundAttachment | null {
+  const body = part.body;
+  if (typeof body !== "object" || body === null || !("kind" in body) || body.kind !== "file" || !("file" in body)) return null;
+  const file = body.file;
+  return typeof file === "object" && file !== null && "bytes" in file && Buffer.isBuffer(file.bytes) ? (file as OutboundAttachment) : null;
 }
 
 /** What Familiar says: markdown text plus optional buttons (rendered natively per platform). */

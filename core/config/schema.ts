@@ -98,6 +98,14 @@ export const configSchema = z
     /** Group chats Familiar reads (mentions only): `telegram:-100123,slack:C0123,discord:789`. */
     ALLOW_GROUPS: z.preprocess(csv, z.array(channelEntry)),
 
+    // Browser and workspace
+    /** Browser contexts (persons browsing) open at once. */
+    BROWSER_MAX_CONTEXTS: int(4, 1, 64),
+    /** A person's browser context (and then the browser) closes after this long unused, ms. */
+    BROWSER_IDLE_MS: int(300_000, 10_000, 86_400_000),
+    /** Per-person workspace quota, MiB. */
+    WORKSPACE_QUOTA_MB: int(1024, 1, 1_048_576),
+
     // Sentinel
     /** Key of the secret vault (32 bytes as 64 hex or base64); generated under DATA_DIR when unset. */
     FAMILIAR_SECRET_KEY: z.preprocess(emptyToUndefined, z.string().min(32).optional()),
@@ -162,6 +170,9 @@ export const settingDocs: Record<keyof Config, { expected: string; secret?: bool
   CHROMIUM_PATH: { expected: "path of a Chromium executable" },
   ALLOW_FROM: { expected: "comma-separated channel:accountId entries, e.g. telegram:123,slack:U0ABC" },
   ALLOW_GROUPS: { expected: "comma-separated channel:chatId entries of group chats to read" },
+  BROWSER_MAX_CONTEXTS: { expected: "an integer 1–64 (browser contexts open at once)" },
+  BROWSER_IDLE_MS: { expected: "an integer 10000–86400000 (milliseconds)" },
+  WORKSPACE_QUOTA_MB: { expected: "an integer number of MiB, at least 1" },
   FAMILIAR_SECRET_KEY: { expected: "at least 32 characters (64 hex digits or base64 of 32 bytes)", secret: true },
   PRIVATE_HOSTS_ALLOWED: { expected: "comma-separated exact host:port entries, e.g. 192.168.1.10:8123" },
 };

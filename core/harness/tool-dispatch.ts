@@ -48,6 +48,7 @@ export interface DispatchedCall {
  */
 export class ToolDispatcher {
   private readonly byName = new Map<string, ToolDefinition>();
+  private readonly conditional = new Map<string, NonNullable<ToolDefinition["offered"]>>();
   private readonly chatTools = new Map<string, ChatTool>();
   private readonly invalidInARow = new Map<string, number>();
   private readonly disabled = new Set<string>();
@@ -72,6 +73,7 @@ export class ToolDispatcher {
       }
       this.byName.set(tool.name, tool);
       this.chatTools.set(tool.name, toChatTool(tool));
+      if (tool.offered) this.conditional.set(tool.name, tool.offered);
     }
   }
 
@@ -80,9 +82,10 @@ export class ToolDispatcher {
     return this.options.maxInvalidCallsPerTool;
   }
 
-  /** Function tools to offer in the next request (disabled tools are no longer offered). */
+  /** Function tools to offer in the next request (disabled tools, and tools whose `offered` says no now, are left out). */
   offeredTools(): ChatTool[] {
-    return [...this.chatTools].filter(([name]) => !this.disabled.has(name)).map(([, tool]) => tool);
+    const personId = this.options.context.personId;
+    return [...this.chatTools].filter(([name]) => !this.disabled.has(name) && this.conditional.get(name)?.(personId) !== false).map(([, tool]) => tool);
   }
 
   /** The idempotency key of a call: `${activationKey}:${step}:${callIndex}`. */

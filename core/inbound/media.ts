@@ -118,6 +118,10 @@ export class MediaIntake {
     try {
       attachment.path = await this.deps.files.save(person.id, inboxFolder(event.at, person.timeZone), fileNameFor(inbound, event, index), bytes);
     } catch (err) {
+      // The workspace's quota (sandbox/jail.ts: JailError "quota_exceeded") is the person's to manage.
+      if (err instanceof Error && "code" in err && err.code === "quota_exceeded") {
+        return failed("not kept: the workspace is full", `Your workspace is full, so I couldn't keep your ${noun}; delete some files there and send it again.`);
+      }
       logger.error({ err, personId: person.id, kind: inbound.kind }, "attachment could not be saved to the workspace");
       return failed("not kept: it could not be saved", `I couldn't save your ${noun} to your workspace; please send it again later.`);
     }

@@ -1,4 +1,4 @@
-import { DeliveryError, type ChannelAdapter, type ChannelTarget, type OutboundContent, type OutboundPart, type RenderOptions } from "../channels/port.js";
+import { DeliveryError, filePart, type AttachmentSource, type ChannelAdapter, type ChannelTarget, type OutboundContent, type OutboundPart, type RenderOptions } from "../channels/port.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log.js";
 import type { DueSource } from "../runtime/due-loop.js";
@@ -41,6 +41,8 @@ export interface OutboxDeliveryDeps {
   leaseMs: number;
   /** Called after each delivered message (audit, tests). */
   onDelivered?: (message: OutboxMessage) => void;
+  /** Reads the bytes of a message's attachments (artifacts); without it they are named as gone. */
+  attachments?: AttachmentSource;
 }
 
 /**
@@ -136,7 +138,7 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
       const edited = await this.tryEdit(message, adapter, target, content);
       if (edited) return edited;
     }
-    const parts = adapter.render(content, renderLevels[0]!);
+    const parts = [...adapter.render(content, renderLevels[0]!), ...(await this.fileParts(message, adapter))];
     const ids: string[] = [];
     for (const [i, part] of parts.entries()) {
       for (;;) {
@@ -144,8 +146,8 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
         const slots = level === 0 ? [[String(i), part] as const] : this.reRender(adapter, part, message, level).map((p, j) => [`${i}-${j}`, p] as const);
         try {
           const sentHere: string[] = [];
-          for (const [key, p] of slots) {
-            const id = await this.sendSlot(message, adapter, target, progress, key, p);
+          for (const [j, [key, p]] of slots.entries()) {
+            const id = await this.sendSlot(message, adapter, target, progress, key, p, i === parts.length - 1 && j === slots.length - 1);
             if (id !== null) sentHere.push(id);
           }
           ids.push(...sentHere);
@@ -170,6 +172,20 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
     return ids;
   }
 
+  /**
+   * One part per attachment, after the text: the file, or — when it no longer exists — a line
+   * saying so (so the parts keep their positions across retries and restarts).
+   */
+  private async fileParts(message: OutboxMessage, adapter: ChannelAdapter): Promise<OutboundPart[]> {
+    const parts: OutboundPart[] = [];
+    for (const id of message.attachments) {
+      const file = this.deps.attachments ? await this.deps.attachments.loadAttachment(message.personId, id).catch(() => null) : null;
+      if (file) parts.push(filePart(file));
+      else parts.push(...adapter.render({ text: "(An attached file no longer exists, so it was not sent.)", buttons: [] }, renderLevels[0]!).slice(0, 1));
+    }
+    return parts;
+  }
+
   private reRender(adapter: ChannelAdapter, part: OutboundPart, message: OutboxMessage, level: number): OutboundPart[] {
     return adapter.render({ text: part.plain, buttons: part.buttons ? message.buttons : [] }, renderLevels[level]!);
   }
@@ -178,7 +194,7 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
    * Sends one part unless it went out already; settles a part cut short by a crash first. Returns its
    * platform id, or null for a part given up as uncertain.
    */
-  private async sendSlot(message: OutboxMessage, adapter: ChannelAdapter, target: Target, progress: DeliveryProgress, key: string, part: OutboundPart): Promise<string | null> {
+  private async sendSlot(message: OutboxMessage, adapter: ChannelAdapter, target: Target, progress: DeliveryProgress, key: string, part: OutboundPart, last: boolean): Promise<string | null> {
     const already = progress.sent[key];
     if (already !== undefined) return already;
     if (progress.uncertain.includes(key)) return null;
@@ -212,7 +228,8 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
       progress.inflight = null;
     }
     progress.sent[key] = id;
-    await this.save(message, progress);
+    // The last part needs no save of its own: marking the row delivered records every id.
+    if (!last) await this.save(message, progress);
     return id;
   }
 

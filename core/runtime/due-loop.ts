@@ -115,7 +115,8 @@ export class DueLoop<T> {
     this.timer = null;
     const recheck = this.options.recheckMs ?? 60_000;
     let delay = recheck;
-    if (this.inFlight.size < this.options.maxInFlight) {
+    // With work in flight, its end pokes the loop (which looks again then): no need to look now.
+    if (this.inFlight.size === 0) {
       const next = await this.source.nextDueAt(this.busy);
       if (next) delay = Math.min(recheck, Math.max(0, next.getTime() - this.options.clock.now().getTime()));
       // Due now but the claim found nothing (another process took it, or clocks differ): look again soon.

@@ -28,6 +28,8 @@ export interface ProactiveInput {
   waitsFor: { approval: boolean; reply: string | null };
   /** Untrusted content entered the activation. */
   tainted: boolean;
+  /** The activation's journal may hold proposals (it called tools, or it resumed an earlier run). */
+  mayHaveProposals: boolean;
   /** The title of the task's goal, if any. */
   goal: string | null;
 }
@@ -40,7 +42,9 @@ export class ProactiveFlow {
     const { task, checkpoint, origin } = input;
     const spec = checkpoint.kind === "wakeup" ? checkpoint : null;
     const dueAt = origin.kind === "wakeup" || origin.kind === "checkin" ? new Date(origin.dueAt) : null;
-    const candidates = await backgroundCandidates(this.deps.store, {
+    // An activation that called no tool has nothing in its journal to propose: skip the read.
+    const journal: Pick<Store, "journal"> = input.mayHaveProposals ? this.deps.store : { journal: { ...this.deps.store.journal, listJournal: async () => [] } };
+    const candidates = await backgroundCandidates(journal, {
       task,
       activation: input.activation,
       text: input.text,

@@ -37,11 +37,14 @@ export interface TaskRunnerDeps {
   outbox: { poke(): void };
   /** Wakes the task loop (a task became due). */
   poke: () => void;
-  /** Shows typing on the person's channel while a turn runs; returns the stop function. */
-  typing?: (person: Person) => () => void;
+  /** Shows typing on the channel the person wrote from while a turn runs; returns the stop function. */
+  typing?: (person: Person, channel: ConversationMessage["channel"]) => () => void;
   /** After a turn: fold older messages into the rolling summary (best effort). */
   summarize?: (person: Person, keepFromSeq: number) => Promise<void>;
 }
+
+/** Messages between the summary and the verbatim window before a summary update is worth a call (context/summary.ts folds at this size). */
+const SUMMARY_BATCH = 12;
 
 /** The DueSource of the task loop. */
 export class TaskRunner implements DueSource<ClaimedTask> {
@@ -123,7 +126,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
     const crashResume = previous.open && !resumedByInput;
     const told = triggerText(trigger, task, checkpoint, person);
     const observations = [origin, trigger].flatMap((t) => (t.kind === "event" ? t.observations : []));
-    const stopTyping = answer ? this.deps.typing?.(person) : undefined;
+    const stopTyping = answered ? this.deps.typing?.(person, answered.channel) : undefined;
     let outcome: ActivationOutcome;
     try {
       outcome = await runActivation(
@@ -146,7 +149,9 @@ export class TaskRunner implements DueSource<ClaimedTask> {
     // Shutting down: the lease ends with the process and the activation resumes from its journal.
     if (outcome.result.kind === "aborted") return;
     await this.finish(task, checkpoint, runtime, outcome, person, answered);
-    if (answer && outcome.context.firstVerbatimSeq > 0) await this.deps.summarize?.(person, outcome.context.firstVerbatimSeq);
+    // Fold older turns into the rolling summary once enough of them fell out of the verbatim window.
+    const { firstVerbatimSeq, summaryUpToSeq } = outcome.context;
+    if (answer && firstVerbatimSeq - 1 - summaryUpToSeq >= SUMMARY_BATCH) await this.deps.summarize?.(person, firstVerbatimSeq);
   }
 
   /**
@@ -188,6 +193,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
       key,
       waitsFor: { approval: waitsForApproval, reply: requests.waitForReply },
       tainted: result.tainted,
+      mayHaveProposals: result.toolCalls.length > 0 || runtime.resumes > 0 || runtime.round > 0,
       goal: goal?.title ?? null,
     });
     await store.transaction(async () => {

@@ -15,6 +15,7 @@
 import { asId, type ApprovalId, type PersonId } from "../ids.js";
 import type { Store } from "../storage/ports.js";
 import type { ApprovalRequest, Button, ChannelName, Grant, GrantConstraints, GrantScope, NewGrant } from "../storage/types.js";
+import { actionCardLines, actionDescriptionSchema, type ActionDescription } from "./action.js";
 import type { Destination } from "./types.js";
 
 /** Scope choices and their button letters. */
@@ -84,8 +85,24 @@ function verbatim(text: string): string {
   return `${fence}\n${text}\n${fence}`;
 }
 
+/** The described action of a request (browser actions), parsed; null for other requests. */
+function actionOf(request: ApprovalRequest): ActionDescription | null {
+  const details = request.details as { action?: unknown } | null;
+  const parsed = actionDescriptionSchema.safeParse(details?.action);
+  return parsed.success ? parsed.data : null;
+}
+
 function cardBody(request: ApprovalRequest): string {
   const details = (request.details ?? {}) as { reason?: string; args?: unknown };
+  const action = actionOf(request);
+  if (action) {
+    // A described action (a page's form, link or checkout): what will happen, where, with which fields.
+    const lines = ["Familiar asks to:", verbatim(actionCardLines(action).join("\n"))];
+    if (details.reason) lines.push(`Why I ask: ${details.reason}`);
+    if (action.onceOnly) lines.push("This can only be approved once, for exactly this.");
+    lines.push(`Expires: ${request.expiresAt.toISOString()}`);
+    return lines.join("\n");
+  }
   const lines = [`Familiar asks to run: ${request.summary}`];
   if (details.reason) lines.push(`Why I ask: ${details.reason}`);
   // The arguments are the model's words: shown as code, so markdown in them cannot hide what runs
@@ -97,6 +114,9 @@ function cardBody(request: ApprovalRequest): string {
 
 /** The card for a pending request: text plus buttons (task/session scopes only when they apply). */
 export function approvalCard(request: ApprovalRequest): { text: string; buttons: Button[] } {
+  if (actionOf(request)?.onceOnly) {
+    return { text: cardBody(request), buttons: (["once", "deny"] as const).map((c) => ({ id: approvalButtonId(request.id, c), label: LABELS[c] })) };
+  }
   const choices: Choice[] = ["once"];
   if (request.taskId !== null) choices.push("task");
   if (sessionOf(request) !== null) choices.push("session");
@@ -160,7 +180,7 @@ export class ApprovalDesk {
       });
       if (decided.outcome !== "decided" || scope === null) return { decided, grants: [] as Grant[] };
       const grants: Grant[] = [];
-      for (const constraints of constraintsOf(request)) {
+      for (const constraints of constraintsOf(request, scope)) {
         const grant: NewGrant = { personId: request.personId, capability: request.capability, constraints, scope, grantedBy: by, grantedAt: input.now };
         grants.push(await this.store.grants.recordGrant(grant));
       }
@@ -192,6 +212,7 @@ export class ApprovalDesk {
 
   /** The grant scope of a choice; undefined when it does not apply (no task / no session). */
   private scopeFor(choice: Exclude<Choice, "deny">, request: ApprovalRequest, now: Date): GrantScope | undefined {
+    if (choice !== "once" && actionOf(request)?.onceOnly) return undefined;
     switch (choice) {
       case "once":
         return { kind: "once" };
@@ -218,20 +239,27 @@ export class ApprovalDesk {
   }
 }
 
-/** One grant per destination of the request (a call without destinations: one unconstrained grant). */
-function constraintsOf(request: ApprovalRequest): GrantConstraints[] {
+/**
+ * One grant per destination of the request (a call without destinations: one unconstrained grant).
+ * "Approve once" of a described action is bound to that action's digest: it covers exactly it.
+ */
+function constraintsOf(request: ApprovalRequest, scope: GrantScope): GrantConstraints[] {
+  const action = actionOf(request);
+  const bound = action && (scope.kind === "once" || action.onceOnly) ? { action: action.digest } : {};
   const destinations = destinationsOf(request);
-  if (destinations.length === 0) return [{}];
-  return destinations.map((d): GrantConstraints => {
-    switch (d.kind) {
-      case "url":
-        return { destination: d.origin };
-      case "recipient":
-        return { recipient: d.value };
-      default:
-        return { destination: d.value };
-    }
-  });
+  if (destinations.length === 0) return [bound];
+  return destinations.map((d): GrantConstraints => ({ ...bound, ...constraintOf(d) }));
+}
+
+function constraintOf(d: Destination): GrantConstraints {
+  switch (d.kind) {
+    case "url":
+      return { destination: d.origin };
+    case "recipient":
+      return { recipient: d.value };
+    default:
+      return { destination: d.value };
+  }
 }
 
 function statusLine(request: ApprovalRequest): string {

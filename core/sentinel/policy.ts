@@ -142,7 +142,11 @@ export function grantCoversDestination(grant: Grant, destination: Destination): 
  * preferred, so a once-grant is only spent when nothing else covers the call.
  */
 export function coveringGrants(input: DecisionInput): Grant[] | null {
-  const usable = input.grants.filter((g) => grantApplies(g, input));
+  const usable = input.grants.filter(
+    (g) =>
+      grantApplies(g, input) &&
+      (g.constraints.action === undefined ? input.exactOnly !== true : g.constraints.action === input.actionDigest),
+  );
   const ordered = [...usable.filter((g) => g.scope.kind !== "once"), ...usable.filter((g) => g.scope.kind === "once")];
   if (input.destinations.length === 0) {
     const open = ordered.find((g) => g.constraints.destination === undefined && g.constraints.recipient === undefined);

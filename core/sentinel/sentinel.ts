@@ -20,7 +20,8 @@ import type { ExecuteTool } from "../harness/types.js";
 import type { Store } from "../storage/ports.js";
 import type { ApprovalRequest, Grant, Json } from "../storage/types.js";
 import type { ToolContext, ToolDefinition, ToolResult } from "../tools/tool.js";
-import { carriesData, describeDestination, extractDestinations, type UrlPrecheck } from "./destinations.js";
+import { ActionUnavailableError, type ActionDescription } from "./action.js";
+import { carriesData, classifyDestination, describeDestination, extractDestinations, type UrlPrecheck } from "./destinations.js";
 import { EgressDeniedError, EgressFailedError, SecretError } from "./errors.js";
 import { decide, defaultPolicy, type Policy } from "./policy.js";
 import type { Decision, DecisionInput, Destination } from "./types.js";
@@ -89,14 +90,24 @@ export class Sentinel {
     };
   }
 
-  /** Judges a call without running it (what `wrap` does first). */
-  async check(tool: ToolDefinition, args: unknown, context: ToolContext): Promise<{ decision: Decision; input: DecisionInput }> {
-    const input = await this.decisionInput(tool, args, context);
-    return { decision: decide(input, this.policy), input };
+  /**
+   * Judges a call without running it (what `wrap` does first). For a describing tool the action it
+   * would perform is returned too. @throws ActionUnavailableError when a describing tool has nothing to act on
+   */
+  async check(tool: ToolDefinition, args: unknown, context: ToolContext): Promise<{ decision: Decision; input: DecisionInput; action: ActionDescription | null }> {
+    const { input, action } = await this.decisionInput(tool, args, context);
+    return { decision: decide(input, this.policy), input, action };
   }
 
   private async execute(inner: ExecuteTool, tool: ToolDefinition, args: unknown, context: ToolContext): Promise<ToolResult> {
-    const { decision, input } = await this.check(tool, args, context);
+    let checked: Awaited<ReturnType<Sentinel["check"]>>;
+    try {
+      checked = await this.check(tool, args, context);
+    } catch (error) {
+      if (error instanceof ActionUnavailableError) return { ok: false, code: error.code, error: this.deps.vault ? this.deps.vault.scrub(error.message) : error.message };
+      throw error;
+    }
+    const { decision, input, action } = checked;
     let final = decision;
     let runArgs = args;
     if (final.effect !== "deny") {
@@ -110,11 +121,11 @@ export class Sentinel {
     if (final.effect === "deny") {
       return { ok: false, code: "denied", error: `Sentinel denied ${tool.name}: ${final.reason} (rule ${final.ruleId}). It did not run; do not retry it.` };
     }
-    if (final.effect === "ask") return this.ask(tool, args, context, input, final);
+    if (final.effect === "ask") return this.ask(tool, args, context, input, final, action);
 
     let result: ToolResult;
     try {
-      result = await inner(tool, runArgs, context);
+      result = await inner(tool, runArgs, action ? { ...context, action } : context);
     } catch (error) {
       result = errorResult(tool, error);
     }
@@ -128,22 +139,42 @@ export class Sentinel {
     return clean;
   }
 
-  private async decisionInput(tool: ToolDefinition, args: unknown, context: ToolContext): Promise<DecisionInput> {
+  private async decisionInput(tool: ToolDefinition, args: unknown, context: ToolContext): Promise<{ input: DecisionInput; action: ActionDescription | null }> {
     const policy = tool.policy;
-    const destinations = policy ? extractDestinations(policy, args, this.deps.egress) : [];
     const now = this.clock();
-    return {
-      capability: policy?.capability ?? tool.capability,
-      access: policy?.access ?? "internal",
-      hardToUndo: policy?.hardToUndo === true,
-      destinations,
-      carriesData: policy ? carriesData(policy, args, destinations) : false,
+    const base = {
       grants: policy ? await this.deps.store.grants.listActiveGrants(context.personId, now) : [],
       taskId: context.taskId,
       sessionId: context.sessionId ?? null,
       tainted: context.tainted === true,
       now,
     };
+    if (policy?.describe) {
+      // The tool describes what the call would do now (a page's link, form or checkout).
+      const action = await policy.describe(args, context);
+      const destinations = dedupe(action.destinations.map((d) => classifyDestination(d, this.deps.egress)));
+      const input: DecisionInput = {
+        ...base,
+        capability: action.capability,
+        access: action.access,
+        hardToUndo: action.hardToUndo,
+        destinations,
+        carriesData: action.carriesData || destinations.length > 0,
+        actionDigest: action.digest,
+        exactOnly: action.onceOnly,
+      };
+      return { input, action };
+    }
+    const destinations = policy ? extractDestinations(policy, args, this.deps.egress) : [];
+    const input: DecisionInput = {
+      ...base,
+      capability: policy?.capability ?? tool.capability,
+      access: policy?.access ?? "internal",
+      hardToUndo: policy?.hardToUndo === true,
+      destinations,
+      carriesData: policy ? carriesData(policy, args, destinations) : false,
+    };
+    return { input, action: null };
   }
 
   /** Secret references go only to destinations they are bound to (every URL destination of the call). */
@@ -181,13 +212,13 @@ export class Sentinel {
     return current.effect === "allow" ? { effect: "ask", ruleId: "default", reason: "Grants kept being used concurrently; asking.", grants: [] } : current;
   }
 
-  private async ask(tool: ToolDefinition, args: unknown, context: ToolContext, input: DecisionInput, decision: Decision): Promise<ToolResult> {
+  private async ask(tool: ToolDefinition, args: unknown, context: ToolContext, input: DecisionInput, decision: Decision, action: ActionDescription | null): Promise<ToolResult> {
     const created = this.clock();
     const request = await this.deps.store.approvals.createApprovalRequest({
       personId: context.personId,
       taskId: context.taskId,
       capability: input.capability,
-      summary: summaryOf(tool, input),
+      summary: action ? this.scrub(action.summary) : summaryOf(tool, input),
       details: {
         tool: tool.name,
         access: input.access,
@@ -197,6 +228,7 @@ export class Sentinel {
         reason: decision.reason,
         tainted: input.tainted,
         args: this.preview(args),
+        ...(action ? { action: this.preview(action) } : {}),
       },
       expiresAt: new Date(created.getTime() + this.ttlMs),
     });
@@ -261,11 +293,25 @@ export class Sentinel {
     return cut(args, 0);
   }
 
+  private scrub(text: string): string {
+    return this.deps.vault ? this.deps.vault.scrub(text) : text;
+  }
+
   private scrubResult(result: ToolResult): ToolResult {
     const vault = this.deps.vault;
     if (vault === undefined) return result;
     return result.ok ? { ...result, content: vault.scrub(result.content) } : { ...result, error: vault.scrub(result.error) };
   }
+}
+
+function dedupe(destinations: Destination[]): Destination[] {
+  const seen = new Set<string>();
+  return destinations.filter((d) => {
+    const key = JSON.stringify(d);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 /** `${activationKey}:${step}:${callIndex}` → `activationKey`. */

@@ -23,6 +23,8 @@
  *   model and fails closed: a tainted activation asks more, never less.
  */
 import type { Grant } from "../storage/types.js";
+import type { ToolContext } from "../tools/tool.js";
+import type { ActionDescription } from "./action.js";
 
 /** What a tool declares to Sentinel. Tools without one are internal (goals, memory): allowed, still audited. */
 export interface ToolPolicy {
@@ -36,6 +38,14 @@ export interface ToolPolicy {
   exfiltrationArgs: string[];
   /** Payments, deletions, messages to other people: always asked unless a grant covers it. */
   hardToUndo?: boolean;
+  /**
+   * For tools whose effect depends on outside state (a web page): describes the exact action the
+   * call would perform now (`core/sentinel/action.ts`). When present, Sentinel judges the
+   * description instead of the argument paths above, shows it on the card and binds approvals to
+   * its digest; the tool receives it as `context.action` and must refuse to act if its effect no
+   * longer has that digest. Throws `ActionUnavailableError` when there is nothing to describe.
+   */
+  describe?: (args: unknown, context: ToolContext) => Promise<ActionDescription>;
 }
 
 /**
@@ -70,6 +80,10 @@ export interface DecisionInput {
   /** Untrusted content entered this activation's context before this call. */
   tainted: boolean;
   now: Date;
+  /** Digest of a described action (see ToolPolicy.describe): grants bound to a digest cover only it. */
+  actionDigest?: string;
+  /** Only a grant bound to `actionDigest` covers the call, whatever other grants exist (purchases). */
+  exactOnly?: boolean;
 }
 
 /** Sentinel's answer for one call. */

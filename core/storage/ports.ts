@@ -7,6 +7,7 @@
  */
 import type {
   ApprovalId,
+  ArtifactId,
   GoalId,
   GrantId,
   HookId,
@@ -21,6 +22,9 @@ import type {
   Actor,
   ApprovalDecision,
   ApprovalRequest,
+  Artifact,
+  NewArtifact,
+  LocalAttachment,
   AuditEvent,
   ChannelName,
   ClaimedTask,
@@ -319,6 +323,14 @@ export interface HookRepository {
   deleteHook(personId: PersonId, id: HookId): Promise<boolean>;
 }
 
+/** Files Familiar made or downloaded for a person (their bytes live in the person's workspace). */
+export interface ArtifactRepository {
+  recordArtifact(input: NewArtifact): Promise<Artifact>;
+  getArtifact(id: ArtifactId): Promise<Artifact | null>;
+  /** The person's artifacts, newest first. */
+  listArtifacts(personId: PersonId, page?: PageRequest): Promise<Page<Artifact>>;
+}
+
 /** Status reported by `/healthz`. */
 export interface StoreHealth {
   ok: boolean;
@@ -348,6 +360,7 @@ export interface Store {
   readonly notifications: NotificationRepository;
   readonly localMailbox: LocalMailboxRepository;
   readonly hooks: HookRepository;
+  readonly artifacts: ArtifactRepository;
   transaction<T>(fn: () => Promise<T>): Promise<T>;
   health(): Promise<StoreHealth>;
   close(): Promise<void>;

@@ -8,6 +8,7 @@
  */
 import type {
   ApprovalId,
+  ArtifactId,
   AuditId,
   GoalId,
   GrantId,
@@ -331,6 +332,8 @@ export interface GrantConstraints {
   recipient?: string;
   /** Upper bound, in the currency's minor unit. */
   maxAmount?: number;
+  /** Digest of one described action (core/sentinel/action.ts): the grant covers that action only. */
+  action?: string;
 }
 
 export interface Grant {
@@ -419,6 +422,8 @@ export interface OutboxMessage {
   buttons: Button[];
   /** Set when this message edits an earlier one (an approval card showing its decision). */
   editOf: OutboxId | null;
+  /** Artifacts sent with the message as real attachments (photo, document), in order. */
+  attachments: ArtifactId[];
   status: OutboxStatus;
   attempts: number;
   nextAttemptAt: Date;
@@ -451,7 +456,7 @@ export interface DeliveryProgress {
 export const emptyProgress = (): DeliveryProgress => ({ target: null, sent: {}, inflight: null, fallback: {}, uncertain: [] });
 
 export type NewOutboxMessage = Pick<OutboxMessage, "personId" | "deliveryKey" | "text"> &
-  Partial<Pick<OutboxMessage, "channel" | "buttons" | "editOf">>;
+  Partial<Pick<OutboxMessage, "channel" | "buttons" | "editOf" | "attachments">>;
 
 // ---------------------------------------------------------------------------------------------
 // Notification filter decisions
@@ -522,6 +527,8 @@ export interface LocalMessage {
   user: string;
   text: string;
   buttons: Button[];
+  /** Files sent with the message (the page links to `/api/local/artifacts/:id`). */
+  attachments: LocalAttachment[];
   at: Date;
   /** Who said it: Familiar (`assistant`, the default) or the person (`user`, in a person's chat log). */
   role: "user" | "assistant";
@@ -529,8 +536,16 @@ export interface LocalMessage {
   channel: ChannelName;
 }
 
-/** What `putLocalMessage` takes: `role` defaults to `assistant`, `channel` to `local`. */
-export type NewLocalMessage = Omit<LocalMessage, "seq" | "role" | "channel"> & Partial<Pick<LocalMessage, "role" | "channel">>;
+/** An attachment of a local chat message: enough to show it and fetch its bytes. */
+export interface LocalAttachment {
+  id: ArtifactId;
+  name: string;
+  mimeType: string;
+  size: number;
+}
+
+/** What `putLocalMessage` takes: `role` defaults to `assistant`, `channel` to `local`, `attachments` to none. */
+export type NewLocalMessage = Omit<LocalMessage, "seq" | "role" | "channel" | "attachments"> & Partial<Pick<LocalMessage, "role" | "channel" | "attachments">>;
 
 // ---------------------------------------------------------------------------------------------
 // Inbound webhooks (event triggers)
@@ -549,3 +564,29 @@ export interface Hook {
 }
 
 export type NewHook = Pick<Hook, "personId" | "description" | "secretHash">;
+
+// ---------------------------------------------------------------------------------------------
+// Artifacts (files Familiar made or downloaded for the person)
+
+/**
+ * A file Familiar made or downloaded (a screenshot, a PDF, an itinerary, a report), kept in the
+ * person's workspace and sendable in chat as a real attachment. The bytes live in the workspace at
+ * `path`; the record holds what a list or a message needs.
+ */
+export interface Artifact {
+  id: ArtifactId;
+  personId: PersonId;
+  /** File name shown to the person, e.g. `screenshot-shop.example.png`. */
+  name: string;
+  /** MIME type, e.g. `image/png`, `application/pdf`. */
+  mimeType: string;
+  /** Size in bytes. */
+  size: number;
+  /** Workspace-relative path of the file, e.g. `artifacts/art_…-screenshot.png`. */
+  path: string;
+  /** Where it came from, in words: `screenshot of https://…`, `download from https://…`. */
+  source: string;
+  createdAt: Date;
+}
+
+export type NewArtifact = Omit<Artifact, "id">;

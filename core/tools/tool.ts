@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { PersonId, TaskId } from "../ids.js";
+import type { ActionDescription } from "../sentinel/action.js";
 import type { ToolPolicy } from "../sentinel/types.js";
 import type { Json } from "../storage/types.js";
 
@@ -27,6 +28,13 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * for internal tools (goals, memory, wake-ups), which Sentinel allows and audits.
    */
   policy?: ToolPolicy;
+  /**
+   * Whether the tool is offered to the model for this person right now (default: always). For tool
+   * groups that only make sense in a state — the browser's page tools while the person's browser is
+   * open — so every plain turn does not pay their schemas' tokens. Synchronous and cheap (in-memory);
+   * asked before every model request. A call to a registered tool that is not offered still runs.
+   */
+  offered?: (personId: PersonId) => boolean;
   execute(args: z.infer<S>, context: ToolContext): Promise<ToolResult>;
 }
 
@@ -45,6 +53,8 @@ export interface ToolContext {
   tainted?: boolean;
   /** The chain of activations this call belongs to; session-scoped grants match it. */
   sessionId?: string;
+  /** The action Sentinel judged for a describing tool (ToolPolicy.describe); the tool acts only if it still matches. */
+  action?: ActionDescription;
 }
 
 /**

@@ -95,6 +95,24 @@ describe("Discord channel over the real discord.js against a local fake", () => 
     expect(fake.calls.some((c) => c.method === "POST" && c.path === `/v10/channels/${channelId}/typing`)).toBe(true);
   });
 
+  it("sends a message's files as Discord attachments after its text; files alone send no empty message", async () => {
+    const { fake, channel, events } = await setup();
+    const { channelId } = fake.sendDm(ada, "send me the screenshot");
+    const event = await until(() => events[0]);
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 9, 9]);
+    const receipt = await send(channel, 
+      { accountId: ada.id, address: event.address },
+      { text: "Here it is.", buttons: [], attachments: [{ id: "art_1" as never, name: "shot.png", mimeType: "image/png", bytes: png }] },
+    );
+    const sent = fake.messagesIn(channelId);
+    expect(sent.map((m) => m.content)).toEqual(["Here it is.", ""]);
+    expect(sent[1]!.attachments).toEqual([{ filename: "shot.png", bytes: png }]);
+    expect(receipt.platformIds).toEqual(sent.map((m) => m.id));
+    await send(channel, { accountId: ada.id, address: event.address }, { text: "", buttons: [], attachments: [{ id: "art_2" as never, name: "a.pdf", mimeType: "application/pdf", bytes: Buffer.from("%PDF") }] });
+    expect(fake.messagesIn(channelId)).toHaveLength(3);
+    expect(fake.messagesIn(channelId)[2]!.attachments.map((a) => a.filename)).toEqual(["a.pdf"]);
+  });
+
   it("DM round trip: a long markdown reply is split ≤ 2,000 characters, in order, buttons only on the last part", async () => {
     const { fake, channel, events } = await setup();
     const { channelId } = fake.sendDm(ada, "write me a lot");

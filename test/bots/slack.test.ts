@@ -359,3 +359,24 @@ describe("Slack channel: Socket Mode", () => {
     expect(err?.message).not.toContain("secretvalue");
   });
 });
+
+describe("Slack channel: attachments", () => {
+  it("sends a message's files as Slack files in the conversation (external upload flow), after its text", async () => {
+    const { fake, channel } = await setupHttp();
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
+    const receipt = await send(channel, 
+      { accountId: "UADA", address: "DADA" },
+      { text: "Here is the page.", buttons: [], attachments: [{ id: "art_1" as never, name: "shot.png", mimeType: "image/png", bytes: png }] },
+    );
+    expect(fake.messages.at(-1)!.text).toContain("Here is the page.");
+    expect(fake.files).toHaveLength(1);
+    expect(fake.files[0]).toMatchObject({ channel: "DADA", filename: "shot.png" });
+    expect(fake.files[0]!.bytes).toEqual(png);
+    expect(receipt.platformIds.at(-1)).toBe(`file:${fake.files[0]!.id}`);
+    // A file alone (no text) sends no empty message.
+    const before = fake.messages.length;
+    await send(channel, { accountId: "UADA", address: "DADA" }, { text: "", buttons: [], attachments: [{ id: "art_2" as never, name: "report.pdf", mimeType: "application/pdf", bytes: Buffer.from("%PDF-1.4") }] });
+    expect(fake.messages.length).toBe(before);
+    expect(fake.files.map((f) => f.filename)).toEqual(["shot.png", "report.pdf"]);
+  });
+});

@@ -275,6 +275,7 @@ describe("the channel with RemoteAuth", () => {
         return client;
       },
       createPoll: real.createPoll,
+      createMedia: real.createMedia,
     };
     return { library, built };
   }

@@ -67,6 +67,32 @@ async function readyChannel(overrides: Parameters<typeof setup>[0] = {}) {
   return s;
 }
 
+describe("WhatsApp channel: attachments", () => {
+  it("sends images as photos and other files as documents (MessageMedia), after the text", async () => {
+    const s = await readyChannel();
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 7]);
+    const receipt = await send(s.channel, 
+      { accountId: "15550001111@c.us", address: "15550001111@c.us" },
+      {
+        text: "Here you go.",
+        buttons: [],
+        attachments: [
+          { id: "art_1" as never, name: "shot.png", mimeType: "image/png", bytes: png },
+          { id: "art_2" as never, name: "trip.pdf", mimeType: "application/pdf", bytes: Buffer.from("%PDF-1.4") },
+        ],
+      },
+    );
+    const sent = s.library.last.sent;
+    expect(sent.map((m) => (typeof m.content === "string" ? m.content : "media"))).toEqual(["Here you go.", "media", "media"]);
+    const photo = sent[1]!;
+    expect(photo.content).toMatchObject({ mimetype: "image/png", filename: "shot.png", data: png.toString("base64") });
+    expect(photo.options).toMatchObject({ sendMediaAsDocument: false });
+    expect(sent[2]!.content).toMatchObject({ mimetype: "application/pdf", filename: "trip.pdf" });
+    expect(sent[2]!.options).toMatchObject({ sendMediaAsDocument: true });
+    expect(receipt.platformIds).toEqual(sent.map((m) => m.id));
+  });
+});
+
 describe("WhatsApp channel through the client port", () => {
   it("W1: after pairing and a hard kill, a restart reuses the session path and shows no QR", async () => {
     const dataDir = tempDir();

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { ModelError } from "../../core/errors.js";
 import {
   INTERRUPTED_RESULT,
+  ToolDispatcher,
   repairHistory,
   runToolLoop,
   unansweredToolCalls,
@@ -421,5 +422,32 @@ describe("wrapUntrusted", () => {
     expect(wrapped.match(/<\s*\/?\s*untrusted/gi)).toHaveLength(2);
     expect(wrapped).toContain("‹/untrusted›".replace("‹", "&lt;"));
     expect(wrapped.endsWith("\n</untrusted>")).toBe(true);
+  });
+});
+
+describe("tools offered by state (ToolDefinition.offered)", () => {
+  it("leaves a tool out of the request while its predicate says no, yet still runs a call to it", async () => {
+    let open = false;
+    const pageTool = defineTool({
+      name: "page_read",
+      description: "Read the open page.",
+      parameters: z.object({}),
+      sideEffect: false,
+      capability: "test.read",
+      offered: () => open,
+      execute: async () => ({ ok: true, content: "page text" }),
+    });
+    const always = defineTool({ name: "always_here", description: "x", parameters: z.object({}), sideEffect: false, capability: "test.read", execute: async () => ({ ok: true, content: "" }) });
+    const dispatcher = new ToolDispatcher([pageTool, always] as unknown as ToolDefinition[], {
+      context: { personId: asId("person", "per_offered"), taskId: null, originMessageId: null, now: new Date(), activationKey: "a" },
+      executeTool: (tool, args, ctx) => tool.execute(args as never, ctx),
+      maxInvalidCallsPerTool: 3,
+    });
+    expect(dispatcher.offeredTools().map((t) => (t.type === "function" ? t.function.name : ""))).toEqual(["always_here"]);
+    open = true;
+    expect(dispatcher.offeredTools().map((t) => (t.type === "function" ? t.function.name : ""))).toEqual(["page_read", "always_here"]);
+    open = false;
+    const call = await dispatcher.dispatch({ id: "c1", name: "page_read", arguments: "{}" }, { step: 1, callIndex: 0 }, new AbortController().signal);
+    expect(call.record.status).toBe("ok");
   });
 });

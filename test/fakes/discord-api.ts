@@ -39,6 +39,8 @@ interface StoredMessage {
   components: unknown[];
   flags: number;
   edits: number;
+  /** Files uploaded with the message (multipart `files[n]` parts). */
+  attachments: { filename: string; bytes: Buffer }[];
 }
 
 interface PendingInteraction {
@@ -332,8 +334,18 @@ export class FakeDiscord {
     }
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const text = Buffer.concat(chunks).toString("utf8");
-    const body: unknown = text && req.headers["content-type"]?.includes("json") ? JSON.parse(text) : text || null;
+    const raw = Buffer.concat(chunks);
+    const text = raw.toString("utf8");
+    let body: unknown = text && req.headers["content-type"]?.includes("json") ? JSON.parse(text) : text || null;
+    // Messages with files: multipart/form-data with `payload_json` and `files[n]` (Discord API reference, "Uploading Files").
+    const uploaded: { filename: string; bytes: Buffer }[] = [];
+    if (/^multipart\/form-data/i.test(req.headers["content-type"] ?? "")) {
+      const form = await new globalThis.Response(raw, { headers: { "content-type": String(req.headers["content-type"]) } }).formData();
+      body = JSON.parse(String(form.get("payload_json") ?? "{}"));
+      for (const [key, value] of form.entries()) {
+        if (/^files\[\d+\]$/.test(key) && typeof value !== "string") uploaded.push({ filename: value.name, bytes: Buffer.from(await value.arrayBuffer()) });
+      }
+    }
     const method = req.method ?? "GET";
     const path = url.pathname.replace(/^\/api/, "");
     this.calls.push({ method, path, query: url.search, body, at: Date.now() });
@@ -367,7 +379,10 @@ export class FakeDiscord {
         const invalid = invalidPayload(m);
         if (invalid) return { status: 400, body: { code: 50035, message: "Invalid Form Body", errors: invalid } };
         if (method === "POST" && !d) {
-          const stored: StoredMessage = { id: snowflake(), channel_id: b, content: m.content ?? "", components: m.components ?? [], flags: 0, edits: 0 };
+          if (!m.content && (m.components?.length ?? 0) === 0 && uploaded.length === 0) return err(400, 50006, "Cannot send an empty message");
+          // Discord: at most 10 files per message, 10 MiB each for bots without boosts.
+          if (uploaded.length > 10 || uploaded.some((f) => f.bytes.length > 10 * 1024 * 1024)) return err(413, 40005, "Request entity too large");
+          const stored: StoredMessage = { id: snowflake(), channel_id: b, content: m.content ?? "", components: m.components ?? [], flags: 0, edits: 0, attachments: uploaded };
           this.messages.set(stored.id, stored);
           return { status: 200, body: { ...this.messageBase(stored.id, b, this.bot, stored.content), components: stored.components } };
         }
@@ -392,7 +407,7 @@ export class FakeDiscord {
       const pending = [...this.interactions.values()].find((i) => i.token === c);
       if (!pending?.acknowledged) return err(404, 10015, "Unknown Webhook");
       const m = body as { content?: string; flags?: number; components?: unknown[] };
-      const stored: StoredMessage = { id: snowflake(), channel_id: "", content: m.content ?? "", components: m.components ?? [], flags: m.flags ?? 0, edits: 0 };
+      const stored: StoredMessage = { id: snowflake(), channel_id: "", content: m.content ?? "", components: m.components ?? [], flags: m.flags ?? 0, edits: 0, attachments: [] };
       this.followUps.push(stored);
       return { status: 200, body: { ...this.messageBase(stored.id, "0", this.bot, stored.content), flags: stored.flags, webhook_id: this.applicationId } };
     }

@@ -13,7 +13,7 @@ export class InMemoryLocalMailbox implements LocalMailboxRepository {
 
   async putLocalMessage(input: NewLocalMessage): Promise<LocalMessage> {
     if (this.messages.has(input.id)) throw new DuplicateKeyError("local message", input.id);
-    const message: LocalMessage = { role: "assistant", channel: "local", ...input, buttons: copyButtons(input.buttons), at: new Date(input.at), seq: ++this.seq };
+    const message: LocalMessage = { role: "assistant", channel: "local", ...input, buttons: copyButtons(input.buttons), attachments: (input.attachments ?? []).map((a) => ({ ...a })), at: new Date(input.at), seq: ++this.seq };
     this.messages.set(message.id, message);
     return copy(message);
   }

@@ -49,6 +49,9 @@ export interface SocketAck {
 export class FakeSlackApi {
   readonly calls: FakeSlackCall[] = [];
   readonly messages: FakeSlackMessage[] = [];
+  /** Files shared in a conversation through the external upload flow. */
+  readonly files: { id: string; channel: string; filename: string; title: string; bytes: Buffer }[] = [];
+  private readonly pendingUploads = new Map<string, { filename: string; length: number; bytes: Buffer | null }>();
   readonly acks: SocketAck[] = [];
   /** Channels that answer channel_not_found. */
   readonly goneChannels = new Set<string>();
@@ -59,7 +62,7 @@ export class FakeSlackApi {
   private sockets = new Set<WebSocket>();
   private tsCounter = 0;
   private fileCounter = 0;
-  private readonly files = new Map<string, { bytes: Buffer; mimetype: string }>();
+  private readonly hostedFiles = new Map<string, { bytes: Buffer; mimetype: string }>();
   /** Paths of file downloads, with the token each carried (null: none). */
   readonly downloads: { path: string; token: string | null }[] = [];
   url = "";
@@ -117,7 +120,7 @@ export class FakeSlackApi {
   addFile(bytes: Buffer, file: { name: string; mimetype: string; title?: string; subtype?: string; durationMs?: number }): Record<string, unknown> {
     const id = `F${String(++this.fileCounter).padStart(6, "0")}`;
     const path = `/files-pri/T1-${id}/download/${encodeURIComponent(file.name)}`;
-    this.files.set(path, { bytes, mimetype: file.mimetype });
+    this.hostedFiles.set(path, { bytes, mimetype: file.mimetype });
     return {
       id,
       name: file.name,
@@ -167,6 +170,23 @@ export class FakeSlackApi {
 
   private async handle(req: IncomingMessage): Promise<{ status: number; body: unknown; headers?: Record<string, string>; raw?: Buffer }> {
     if (req.method === "GET" && (req.url ?? "").startsWith("/files-pri/")) return this.serveFile(req);
+    // Step 2 of Slack's external upload: the file's bytes posted to the upload_url we handed out.
+    const upload = /^\/upload\/(F\w+)$/.exec(req.url ?? "");
+    if (upload) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const pending = this.pendingUploads.get(upload[1]!);
+      if (!pending) return { status: 404, body: "unknown upload" };
+      const raw = Buffer.concat(chunks);
+      const type = req.headers["content-type"] ?? "";
+      if (/^multipart\/form-data/i.test(type)) {
+        // The WebClient posts the bytes as a multipart form with one file part.
+        const form = await new globalThis.Response(raw, { headers: { "content-type": type } }).formData();
+        const part = [...form.values()].find((v): v is File => typeof v !== "string");
+        pending.bytes = part ? Buffer.from(await part.arrayBuffer()) : null;
+      } else pending.bytes = raw;
+      return { status: 200, body: "OK - 1" };
+    }
     const method = (req.url ?? "").replace(/^\/api\//, "").split("?")[0]!;
     const raw = await new Promise<string>((resolve) => {
       let data = "";
@@ -192,7 +212,7 @@ export class FakeSlackApi {
     const auth = req.headers.authorization;
     const token = auth?.startsWith("Bearer ") ? auth.slice(7) : null;
     this.downloads.push({ path, token });
-    const file = this.files.get(path);
+    const file = this.hostedFiles.get(path);
     if (token !== this.options.botToken || !file) {
       return { status: 200, body: null, headers: { "content-type": "text/html; charset=utf-8" }, raw: Buffer.from("<!DOCTYPE html><html><body>Sign in to Slack</body></html>") };
     }
@@ -236,6 +256,23 @@ export class FakeSlackApi {
       }
       case "chat.postEphemeral":
         return { ok: true, message_ts: this.nextTs() };
+      case "files.getUploadURLExternal": {
+        const fileId = `F${++this.tsCounter}`;
+        this.pendingUploads.set(fileId, { filename: String(p.filename ?? ""), length: Number(p.length ?? 0), bytes: null });
+        return { ok: true, upload_url: `${this.url}/upload/${fileId}`, file_id: fileId };
+      }
+      case "files.completeUploadExternal": {
+        const files = (typeof p.files === "string" ? JSON.parse(p.files) : p.files) as { id: string; title?: string }[];
+        const done = [];
+        for (const f of files) {
+          const pending = this.pendingUploads.get(f.id);
+          if (!pending || pending.bytes === null || pending.bytes.length !== pending.length) return { ok: false, error: "file_upload_incomplete" };
+          this.files.push({ id: f.id, channel: String(p.channel_id ?? ""), filename: pending.filename, title: f.title ?? pending.filename, bytes: pending.bytes });
+          this.pendingUploads.delete(f.id);
+          done.push({ id: f.id, title: f.title ?? pending.filename });
+        }
+        return { ok: true, files: done };
+      }
       default:
         return { ok: false, error: "unknown_method" };
     }

@@ -35,6 +35,16 @@ export interface FakeMessage {
   at: number;
 }
 
+/** A file the fake received with sendPhoto / sendDocument (multipart/form-data, as grammY sends InputFile). */
+export interface FakeFile {
+  method: "sendPhoto" | "sendDocument";
+  chatId: string;
+  messageId: number;
+  /** The multipart field's file name. */
+  name: string;
+  bytes: Buffer;
+}
+
 /** A Bot API error answer (`ok: false`). */
 export interface ApiErrorAnswer {
   error_code: number;
@@ -53,8 +63,8 @@ export const FAKE_BOT = { id: 777000, is_bot: true as const, first_name: "Famili
 /** Telegram Bot API: getFile works for files of up to 20 MB. */
 export const BOT_DOWNLOAD_LIMIT = 20 * 1024 * 1024;
 
-/** A file the fake holds, as update bodies reference it. */
-export interface FakeFile {
+/** A file a person sent, as the fake holds it and update bodies reference it. */
+export interface FakeInboundFile {
   file_id: string;
   file_unique_id: string;
   file_size: number;
@@ -65,6 +75,7 @@ export const TEXT_LIMIT = 4096;
 export class FakeTelegramApi {
   readonly calls: RecordedCall[] = [];
   readonly messages: FakeMessage[] = [];
+  readonly files: FakeFile[] = [];
   webhook: { url: string; secretToken: string | null; allowedUpdates: unknown } | null = null;
   /**
    * Answer getUpdates at once even when nothing is queued, ignoring its `timeout` (as a Bot API
@@ -76,7 +87,7 @@ export class FakeTelegramApi {
   private nextMessageId = 1;
   private readonly errors: ScriptedError[] = [];
   private waiter: { wake: (result: "update" | "conflict" | "closed") => void } | null = null;
-  private readonly files = new Map<string, { file: FakeFile; bytes: Buffer }>();
+  private readonly inboundFiles = new Map<string, { file: FakeInboundFile; bytes: Buffer }>();
   private nextFile = 1;
   /** `file_path`s downloaded through `/file/bot<token>/…`, in order. */
   readonly downloads: string[] = [];
@@ -107,10 +118,10 @@ export class FakeTelegramApi {
   }
 
   /** Stores a file (as if a person had sent it) and returns how updates reference it. `name` becomes the path's last part. */
-  addFile(bytes: Buffer, name = "file.bin"): FakeFile {
+  addFile(bytes: Buffer, name = "file.bin"): FakeInboundFile {
     const n = this.nextFile++;
-    const file: FakeFile = { file_id: `FILE${n}-${bytes.length}`, file_unique_id: `U${n}`, file_size: bytes.length, file_path: `documents/${n}/${name}` };
-    this.files.set(file.file_id, { file, bytes });
+    const file: FakeInboundFile = { file_id: `FILE${n}-${bytes.length}`, file_unique_id: `U${n}`, file_size: bytes.length, file_path: `documents/${n}/${name}` };
+    this.inboundFiles.set(file.file_id, { file, bytes });
     return file;
   }
 
@@ -171,7 +182,8 @@ export class FakeTelegramApi {
 
   private async serve(req: Request, res: Response): Promise<void> {
     const method = String(req.params.method);
-    const payload = (req.body ?? {}) as Record<string, unknown>;
+    const upload = /^multipart\/form-data/i.test(req.headers["content-type"] ?? "") ? await readMultipart(req) : null;
+    const payload = upload ? upload.fields : ((req.body ?? {}) as Record<string, unknown>);
     this.calls.push({ method, payload, at: Date.now() });
     const answer = (result: unknown) => res.json({ ok: true, result });
     const refuse = (error: ApiErrorAnswer) => res.status(error.error_code).json({ ok: false, ...error });
@@ -202,10 +214,21 @@ export class FakeTelegramApi {
       case "sendChatAction":
         return void answer(true);
       case "getFile": {
-        const stored = this.files.get(String(payload.file_id ?? ""));
+        const stored = this.inboundFiles.get(String(payload.file_id ?? ""));
         if (!stored) return void refuse({ error_code: 400, description: "Bad Request: invalid file_id" });
         if (stored.file.file_size > BOT_DOWNLOAD_LIMIT) return void refuse({ error_code: 400, description: "Bad Request: file is too big" });
         return void answer(stored.file);
+      }
+      case "sendPhoto":
+      case "sendDocument": {
+        // Bot API: photo ≤ 10 MB, document ≤ 50 MB when sent by a bot.
+        const field = method === "sendPhoto" ? "photo" : "document";
+        const file = upload?.files.get(String(payload[field] ?? "").replace(/^attach:\/\//, "")) ?? upload?.files.get(field);
+        if (!file) return void refuse({ error_code: 400, description: `Bad Request: there is no ${field} in the request` });
+        if (file.bytes.length > (method === "sendPhoto" ? 10 : 50) * 1024 * 1024) return void refuse({ error_code: 400, description: "Bad Request: file is too big" });
+        const messageId = this.nextMessageId++;
+        this.files.push({ method, chatId: chatId ?? "", messageId, name: file.name, bytes: file.bytes });
+        return void answer({ message_id: messageId, date: Math.floor(Date.now() / 1000), chat: { id: Number(chatId), type: "private" } });
       }
       default:
         return void refuse({ error_code: 404, description: "Not Found" });
@@ -218,7 +241,7 @@ export class FakeTelegramApi {
     if (res.destroyed) return;
     const parts = req.params.path;
     const path = (Array.isArray(parts) ? parts : [String(parts)]).join("/");
-    const stored = [...this.files.values()].find((f) => f.file.file_path === path);
+    const stored = [...this.inboundFiles.values()].find((f) => f.file.file_path === path);
     if (req.params.token !== `bot${this.token}` || !stored) {
       res.status(404).json({ ok: false, error_code: 404, description: "Not Found" });
       return;
@@ -330,16 +353,16 @@ export const updates = {
     } as Omit<Update, "update_id">;
   },
   /** A photo as Telegram sends it: two sizes of the same picture (`small`, then `large`). */
-  photo(from: number, small: FakeFile, large: FakeFile, caption?: string): Omit<Update, "update_id"> {
-    const size = (f: FakeFile, w: number) => ({ file_id: f.file_id, file_unique_id: f.file_unique_id, file_size: f.file_size, width: w, height: w });
+  photo(from: number, small: FakeInboundFile, large: FakeInboundFile, caption?: string): Omit<Update, "update_id"> {
+    const size = (f: FakeInboundFile, w: number) => ({ file_id: f.file_id, file_unique_id: f.file_unique_id, file_size: f.file_size, width: w, height: w });
     return updates.media(from, { photo: [size(small, 90), size(large, 1280)] }, caption === undefined ? {} : { caption });
   },
   /** A voice note (OGG/Opus) of `duration` seconds. */
-  voice(from: number, file: FakeFile, duration = 3): Omit<Update, "update_id"> {
+  voice(from: number, file: FakeInboundFile, duration = 3): Omit<Update, "update_id"> {
     return updates.media(from, { voice: { file_id: file.file_id, file_unique_id: file.file_unique_id, file_size: file.file_size, duration, mime_type: "audio/ogg" } });
   },
   /** A document with its file name and MIME type. */
-  document(from: number, file: FakeFile, name: string, mime: string, caption?: string): Omit<Update, "update_id"> {
+  document(from: number, file: FakeInboundFile, name: string, mime: string, caption?: string): Omit<Update, "update_id"> {
     return updates.media(from, { document: { file_id: file.file_id, file_unique_id: file.file_unique_id, file_size: file.file_size, file_name: name, mime_type: mime } }, caption === undefined ? {} : { caption });
   },
   /** A sticker standing for `emoji`. */
@@ -365,3 +388,34 @@ export const updates = {
     } as Omit<Update, "update_id">;
   },
 };
+
+/** Parses a multipart/form-data request (grammY's InputFile uploads) into string fields and files. */
+async function readMultipart(req: Request): Promise<{ fields: Record<string, unknown>; files: Map<string, { name: string; bytes: Buffer }> }> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const body = Buffer.concat(chunks);
+  const boundary = /boundary="?([^";]+)"?/i.exec(String(req.headers["content-type"]))?.[1];
+  const fields: Record<string, unknown> = {};
+  const files = new Map<string, { name: string; bytes: Buffer }>();
+  if (!boundary) return { fields, files };
+  const delimiter = Buffer.from(`--${boundary}`);
+  let at = body.indexOf(delimiter);
+  while (at !== -1) {
+    const next = body.indexOf(delimiter, at + delimiter.length);
+    if (next === -1) break;
+    const part = body.subarray(at + delimiter.length, next);
+    at = next;
+    const headEnd = part.indexOf("\r\n\r\n");
+    if (headEnd === -1) continue;
+    const head = part.subarray(0, headEnd).toString("utf8");
+    let content = part.subarray(headEnd + 4);
+    if (content.subarray(-2).toString() === "\r\n") content = content.subarray(0, -2);
+    const name = /name="([^"]*)"/i.exec(head)?.[1];
+    if (name === undefined) continue;
+    // grammY writes `filename=name` unquoted; browsers quote it.
+    const filename = /filename="([^"]*)"/i.exec(head)?.[1] ?? /filename=([^;\r\n]*)/i.exec(head)?.[1];
+    if (filename !== undefined) files.set(name, { name: filename, bytes: Buffer.from(content) });
+    else fields[name] = content.toString("utf8");
+  }
+  return { fields, files };
+}

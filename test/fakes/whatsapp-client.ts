@@ -4,7 +4,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import type { Poll } from "whatsapp-web.js";
+import type { MessageMedia, Poll } from "whatsapp-web.js";
 import type { WaMessage, WhatsAppClientPort, WhatsAppLibrary } from "../../bots/whatsapp/port.js";
 
 /**
@@ -20,14 +20,15 @@ import type { WaMessage, WhatsAppClientPort, WhatsAppLibrary } from "../../bots/
  */
 
 const PollClass = createRequire(import.meta.url)("whatsapp-web.js/src/structures/Poll.js") as typeof Poll;
+const MediaClass = createRequire(import.meta.url)("whatsapp-web.js/src/structures/MessageMedia.js") as typeof MessageMedia;
 
 export const OWN_ID = "15550009999@c.us";
 
 export interface SentRecord {
   id: string;
   chatId: string;
-  content: string | Poll;
-  options?: { quotedMessageId?: string; linkPreview?: boolean };
+  content: string | Poll | MessageMedia;
+  options?: { quotedMessageId?: string; linkPreview?: boolean; sendMediaAsDocument?: boolean };
 }
 
 let counter = 0;
@@ -69,7 +70,7 @@ export class FakeWhatsAppClient extends EventEmitter implements WhatsAppClientPo
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
-  async sendMessage(chatId: string, content: string | Poll, options?: SentRecord["options"]): Promise<{ id: { _serialized: string } }> {
+  async sendMessage(chatId: string, content: string | Poll | MessageMedia, options?: SentRecord["options"]): Promise<{ id: { _serialized: string } }> {
     if (this.sendError) {
       const err = this.sendError;
       this.sendError = null;
@@ -198,6 +199,10 @@ export class FakeWhatsAppLibrary implements WhatsAppLibrary {
 
   createPoll(question: string, options: string[]): Poll {
     return new PollClass(question, options, { allowMultipleAnswers: false, messageSecret: undefined });
+  }
+
+  createMedia(mimeType: string, bytes: Buffer, filename: string): MessageMedia {
+    return new MediaClass(mimeType, bytes.toString("base64"), filename, bytes.length);
   }
 
   get last(): FakeWhatsAppClient {

@@ -26,6 +26,7 @@ export interface LocalReply {
   id: string;
   text: string;
   buttons?: { id: string; label: string }[];
+  attachments?: { id: string; name: string; mimeType: string; size: number; url: string }[];
   at: string;
 }
 

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { asId } from "../../core/ids.js";
 import { ModelCapabilities } from "../../core/model/capabilities.js";
 import { workspaceContextMedia, workspaceReceivedFiles } from "../../sandbox/inbox.js";
-import { PathJailError, Workspace } from "../../sandbox/workspace.js";
+import { PathJailError } from "../../sandbox/workspace.js";
 
 /** Received files in the workspace: new files only, numbered names, the jail, byte limits. */
 describe("received files in the person's workspace", () => {
@@ -47,13 +47,21 @@ describe("received files in the person's workspace", () => {
     await expect(files.read(person, "inbox/secret", 100)).rejects.toBeInstanceOf(PathJailError);
   });
 
-  it("Workspace.create refuses an existing file or symlink at the path", async () => {
-    const ws = Workspace.of(dataDir, person);
-    await ws.create("a.bin", Buffer.from("1"), 10);
-    await expect(ws.create("a.bin", Buffer.from("2"), 10)).rejects.toMatchObject({ code: "EEXIST" });
-    symlinkSync(join(dataDir, "elsewhere"), join(ws.root, "link.bin"));
-    await expect(ws.create("link.bin", Buffer.from("3"), 10)).rejects.toMatchObject({ code: "EEXIST" });
-    expect(await ws.readBytes("a.bin", 10)).toEqual(Buffer.from("1"));
+  it("never writes through or over what is in the way: a symlink or a folder at the name gets the next name", async () => {
+    const files = workspaceReceivedFiles(dataDir, 1024);
+    const root = join(dataDir, "persons", person, "workspace");
+    mkdirSync(join(root, "inbox"), { recursive: true });
+    writeFileSync(join(dataDir, "target"), "outside");
+    symlinkSync(join(dataDir, "target"), join(root, "inbox", "a.bin"));
+    mkdirSync(join(root, "inbox", "a-2.bin"));
+    expect(await files.save(person, "inbox", "a.bin", Buffer.from("new"))).toBe("inbox/a-3.bin");
+    expect(readFileSync(join(dataDir, "target"), "utf8")).toBe("outside");
+  });
+
+  it("stops at the workspace quota", async () => {
+    const files = workspaceReceivedFiles(dataDir, 1024, { quotaBytes: 10 });
+    await files.save(person, "inbox", "a.bin", Buffer.alloc(8));
+    await expect(files.save(person, "inbox", "b.bin", Buffer.alloc(8))).rejects.toMatchObject({ code: "quota_exceeded" });
   });
 
   it("shows saved photos as data URLs while the model may see images, and none once it may not", async () => {

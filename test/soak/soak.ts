@@ -263,7 +263,7 @@ function deliveredTexts(dataDir: string, telegram: FakeTelegramApi): Delivered[]
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
     db.pragma("busy_timeout = 5000");
-    for (const row of db.prepare("SELECT text, at FROM local_messages").all() as { text: string; at: number }[]) out.push({ text: row.text, at: row.at });
+    for (const row of db.prepare("SELECT text, at FROM local_messages WHERE user NOT LIKE 'log:%'").all() as { text: string; at: number }[]) out.push({ text: row.text, at: row.at });
   } catch {
     // the table is being created
   } finally {

@@ -54,6 +54,7 @@ export const collectionNames = {
   notifications: "notifications",
   localMailbox: "local_mailbox",
   hooks: "hooks",
+  artifacts: "artifacts",
 } as const;
 
 export type CollectionKey = keyof typeof collectionNames;
@@ -226,6 +227,8 @@ export interface OutboxDoc {
   text: string;
   buttons: Button[];
   editOf: string | null;
+  /** Artifact ids (absent on rows written before attachments existed). */
+  attachments?: string[];
   status: OutboxStatus;
   attempts: number;
   nextAttemptAt: Date;
@@ -272,10 +275,23 @@ export interface LocalMailboxDoc {
   user: string;
   text: string;
   buttons: Button[];
+  /** Absent on rows written before attachments existed. */
+  attachments?: { id: string; name: string; mimeType: string; size: number }[];
   at: Date;
   /** Absent on documents written before the web app: `assistant` and `local`. */
   role?: "user" | "assistant";
   channel?: ChannelName;
+}
+
+export interface ArtifactDoc {
+  _id: string;
+  personId: string;
+  name: string;
+  mimeType: string;
+  size: number;
+  path: string;
+  source: string;
+  createdAt: Date;
 }
 
 export interface HookDoc {
@@ -349,4 +365,5 @@ export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
     { key: { user: 1, seq: 1 }, name: "user_seq" },
   ],
   hooks: [{ key: { personId: 1, _id: 1 }, name: "person_created" }],
+  artifacts: [{ key: { personId: 1, createdAt: -1, _id: -1 }, name: "person_newest" }],
 };

@@ -15,6 +15,7 @@ function definedConstraints(c: GrantConstraints): GrantConstraints {
   if (c.destination !== undefined) out.destination = c.destination;
   if (c.recipient !== undefined) out.recipient = c.recipient;
   if (c.maxAmount !== undefined) out.maxAmount = c.maxAmount;
+  if (c.action !== undefined) out.action = c.action;
   return out;
 }
 

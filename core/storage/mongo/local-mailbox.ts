@@ -36,6 +36,7 @@ export class MongoLocalMailboxRepository implements LocalMailboxRepository {
         user: input.user,
         text: input.text,
         buttons: copyButtons(input.buttons),
+        attachments: (input.attachments ?? []).map((a) => ({ id: a.id, name: a.name, mimeType: a.mimeType, size: a.size })),
         at: input.at,
         role: input.role ?? "assistant",
         channel: input.channel ?? "local",

@@ -48,6 +48,7 @@ export class MongoOutboxRepository implements OutboxRepository {
       text: input.text,
       buttons: (input.buttons ?? []).map((b) => ({ id: b.id, label: b.label })),
       editOf: input.editOf ?? null,
+      attachments: [...(input.attachments ?? [])],
       status: "queued",
       attempts: 0,
       nextAttemptAt: now,

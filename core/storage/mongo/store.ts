@@ -13,6 +13,7 @@ import type { DbLike } from "./driver.js";
 import { MongoGoalRepository } from "./goals.js";
 import { MongoGrantRepository } from "./grants.js";
 import { MongoHookRepository } from "./hooks.js";
+import { MongoArtifactRepository } from "./artifacts.js";
 import { MongoInboundRepository } from "./inbound.js";
 import { MongoJournalRepository } from "./journal.js";
 import { MongoLocalMailboxRepository } from "./local-mailbox.js";
@@ -61,6 +62,7 @@ export class MongoStore implements Store {
   readonly notifications: MongoNotificationRepository;
   readonly localMailbox: MongoLocalMailboxRepository;
   readonly hooks: MongoHookRepository;
+  readonly artifacts: MongoArtifactRepository;
 
   constructor(db: DbLike, options: MongoStoreOptions = {}) {
     this.db = db;
@@ -82,6 +84,7 @@ export class MongoStore implements Store {
     this.notifications = new MongoNotificationRepository(db, clock);
     this.localMailbox = new MongoLocalMailboxRepository(db, atomically);
     this.hooks = new MongoHookRepository(db, clock);
+    this.artifacts = new MongoArtifactRepository(db);
   }
 
   /** Creates the declared indexes (collections.ts). Idempotent; call once before use. */

@@ -1,6 +1,6 @@
 import { DuplicateKeyError } from "../../errors.js";
 import type { LocalMailboxRepository } from "../ports.js";
-import type { Button, ChannelName, LocalMessage, NewLocalMessage } from "../types.js";
+import type { Button, ChannelName, LocalAttachment, LocalMessage, NewLocalMessage } from "../types.js";
 import { type Row, type SqliteContext, jsonText, ms, parseJson, toDate } from "./context.js";
 
 function toLocal(row: Row): LocalMessage {
@@ -10,6 +10,7 @@ function toLocal(row: Row): LocalMessage {
     user: row.user as string,
     text: row.text as string,
     buttons: parseJson<Button[]>(row.buttons),
+    attachments: parseJson<LocalAttachment[]>(row.attachments ?? "[]"),
     at: toDate(row.at),
     role: row.role === "user" ? "user" : "assistant",
     channel: row.channel as ChannelName,
@@ -27,8 +28,8 @@ export class SqliteLocalMailboxRepository implements LocalMailboxRepository {
       () =>
         toLocal(
           this.ctx
-            .stmt(`INSERT INTO local_messages (id, seq, user, text, buttons, at, role, channel) VALUES (?, ${nextSeq}, ?, ?, ?, ?, ?, ?) RETURNING *`)
-            .get(input.id, input.user, input.text, jsonText(input.buttons), ms(input.at), input.role ?? "assistant", input.channel ?? "local") as Row,
+            .stmt(`INSERT INTO local_messages (id, seq, user, text, buttons, attachments, at, role, channel) VALUES (?, ${nextSeq}, ?, ?, ?, ?, ?, ?, ?) RETURNING *`)
+            .get(input.id, input.user, input.text, jsonText(input.buttons), jsonText(input.attachments ?? []), ms(input.at), input.role ?? "assistant", input.channel ?? "local") as Row,
         ),
       { duplicate: (cause) => new DuplicateKeyError("local message", input.id, { cause }) },
     );

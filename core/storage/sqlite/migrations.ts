@@ -73,6 +73,31 @@ export const migrations: readonly Migration[] = [
     },
   },
   {
+    version: 40,
+    name: "artifacts",
+    up(db) {
+      db.exec(`CREATE TABLE artifacts (
+        id TEXT PRIMARY KEY,
+        person_id TEXT NOT NULL REFERENCES persons (id),
+        name TEXT NOT NULL,
+        mime_type TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        source TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX artifacts_by_person ON artifacts (person_id, created_at, id);`);
+    },
+  },
+  {
+    version: 41,
+    name: "attachments on outbound and local chat messages",
+    up(db) {
+      db.exec(`ALTER TABLE outbox ADD COLUMN attachments TEXT NOT NULL DEFAULT '[]';
+      ALTER TABLE local_messages ADD COLUMN attachments TEXT NOT NULL DEFAULT '[]';`);
+    },
+  },
+  {
     version: 60,
     name: "attachments of conversation messages",
     up(db) {

@@ -16,6 +16,7 @@ function toMessage(row: Row): OutboxMessage {
     text: row.text as string,
     buttons: parseJson<Button[]>(row.buttons),
     editOf: row.edit_of === null ? null : asId("outbox", row.edit_of as string),
+    attachments: parseJson<string[]>(row.attachments ?? "[]").map((id) => asId("artifact", id)),
     status: row.status as OutboxStatus,
     attempts: row.attempts as number,
     nextAttemptAt: toDate(row.next_attempt_at),
@@ -41,10 +42,10 @@ export class SqliteOutboxRepository implements OutboxRepository {
       () => {
         const inserted = this.ctx
           .stmt(
-            `INSERT INTO outbox (id, person_id, delivery_key, channel, text, buttons, edit_of, status, attempts, next_attempt_at, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?) ON CONFLICT (delivery_key) DO NOTHING RETURNING *`,
+            `INSERT INTO outbox (id, person_id, delivery_key, channel, text, buttons, edit_of, attachments, status, attempts, next_attempt_at, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?) ON CONFLICT (delivery_key) DO NOTHING RETURNING *`,
           )
-          .get(newId("outbox"), input.personId, input.deliveryKey, input.channel ?? null, input.text, jsonText(input.buttons ?? []), input.editOf ?? null, at, at) as
+          .get(newId("outbox"), input.personId, input.deliveryKey, input.channel ?? null, input.text, jsonText(input.buttons ?? []), input.editOf ?? null, jsonText(input.attachments ?? []), at, at) as
           | Row
           | undefined;
         return toMessage(inserted ?? (this.ctx.stmt("SELECT * FROM outbox WHERE delivery_key = ?").get(input.deliveryKey) as Row));

@@ -12,6 +12,7 @@ import { TxGate } from "./gate.js";
 import { SqliteGoalRepository } from "./goals.js";
 import { SqliteGrantRepository } from "./grants.js";
 import { SqliteHookRepository } from "./hooks.js";
+import { SqliteArtifactRepository } from "./artifacts.js";
 import { SqliteInboundRepository } from "./inbound.js";
 import { SqliteJournalRepository } from "./journal.js";
 import { SqliteLocalMailboxRepository } from "./local-mailbox.js";
@@ -50,6 +51,7 @@ export class SqliteStore implements Store {
   readonly notifications: SqliteNotificationRepository;
   readonly localMailbox: SqliteLocalMailboxRepository;
   readonly hooks: SqliteHookRepository;
+  readonly artifacts: SqliteArtifactRepository;
   private readonly ctx: SqliteContext;
 
   /** Use `openSqliteStore`; the constructor expects a connection already configured and migrated. */
@@ -75,6 +77,7 @@ export class SqliteStore implements Store {
     this.notifications = new SqliteNotificationRepository(this.ctx);
     this.localMailbox = new SqliteLocalMailboxRepository(this.ctx);
     this.hooks = new SqliteHookRepository(this.ctx);
+    this.artifacts = new SqliteArtifactRepository(this.ctx);
   }
 
   /**

@@ -140,7 +140,7 @@ export class SqliteTaskRepository implements TaskRepository {
     return this.ctx.atomic(() => {
       const due = this.ctx
         .stmt(
-          `SELECT id, due_at FROM tasks t
+          `SELECT id, due_at, created_at FROM tasks t
            WHERE due_at IS NOT NULL AND due_at <= @now AND (@person IS NULL OR person_id = @person)
              AND person_id NOT IN (SELECT value FROM json_each(@exclude)) AND ${turnsInOrder}
            ORDER BY due_at, created_at, id LIMIT 1`,
@@ -150,7 +150,8 @@ export class SqliteTaskRepository implements TaskRepository {
       const row = this.ctx
         .stmt(`UPDATE tasks SET ${claimSet} WHERE id = @id AND due_at = @dueAt RETURNING *`)
         .get({ id: due.id, dueAt: due.due_at, owner: input.owner, until: now + input.leaseMs, now }) as Row | undefined;
-      return row ? { task: toTask(row), dueAt: toDate(due.due_at) } : null;
+      // A pending task without notBefore sorts as due since ever (0); it fell due when it was created.
+      return row ? { task: toTask(row), dueAt: toDate(due.due_at === 0 ? due.created_at : due.due_at) } : null;
     });
   }
 

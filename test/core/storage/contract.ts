@@ -26,6 +26,7 @@
  */
 import { afterEach, beforeEach, describe } from "vitest";
 import type { Store } from "../../../core/storage/ports.js";
+import { artifactsContract } from "./contract/artifacts.js";
 import { authorizationContract } from "./contract/authorization.js";
 import { conversationContract } from "./contract/conversation.js";
 import { hooksContract } from "./contract/hooks.js";
@@ -65,5 +66,6 @@ export function describeStoreContract(name: string, factory: () => Promise<{ sto
     outboxContract(ctx);
     miscContract(ctx);
     hooksContract(ctx);
+    artifactsContract(ctx);
   });
 }

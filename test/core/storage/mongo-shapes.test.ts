@@ -252,7 +252,7 @@ describe("declared indexes", () => {
     expect(db.collection("memory_items").indexes.some((i) => Object.values(i.key).includes("text"))).toBe(true);
     // Creating them again is a no-op (the adapter calls ensureIndexes on every start).
     await expect(new MongoStore(db).ensureIndexes()).resolves.toBeUndefined();
-    expect(Object.keys(indexSpecs)).toHaveLength(17);
+    expect(Object.keys(indexSpecs)).toHaveLength(18);
   });
 });
 

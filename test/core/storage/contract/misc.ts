@@ -92,7 +92,7 @@ export function miscContract(ctx: ContractContext): void {
       const m1 = await store.localMailbox.putLocalMessage({ id: "l1", user: "alice", text: "one", buttons, at: at(1) });
       const m2 = await store.localMailbox.putLocalMessage({ id: "l2", user: "alice", text: "two", buttons: [], at: at(2) });
       const bob = await store.localMailbox.putLocalMessage({ id: "l3", user: "bob", text: "hey", buttons: [], at: at(3) });
-      expect(m1).toEqual({ seq: m1.seq, id: "l1", user: "alice", text: "one", buttons, at: at(1), role: "assistant", channel: "local" });
+      expect(m1).toEqual({ seq: m1.seq, id: "l1", user: "alice", text: "one", buttons, attachments: [], at: at(1), role: "assistant", channel: "local" });
       expect(m2.seq).toBeGreaterThan(m1.seq);
       expect(bob.seq).toBeGreaterThan(m2.seq);
       await expectCode(store.localMailbox.putLocalMessage({ id: "l1", user: "alice", text: "dup", buttons: [], at: at(4) }), "DUPLICATE");

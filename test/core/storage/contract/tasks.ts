@@ -205,6 +205,15 @@ export function tasksContract(ctx: ContractContext): void {
       expect((await store.tasks.listTasks({ personId: person.id, kind: ["turn"] })).items.map((t) => t.id)).toEqual([first.id, second.id]);
     });
 
+    it("reports a pending task without notBefore as due since its creation", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      const task = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "now" });
+      const claimed = await store.tasks.claimDueTask({ owner: "A", now: at(10_000), leaseMs: 1000 });
+      expect(claimed?.task.id).toBe(task.id);
+      expect(claimed?.dueAt).toEqual(task.createdAt);
+    });
+
     it("leaves busy persons out of claims and of the next due time", async () => {
       const store = ctx.store();
       const a = await makePerson(store);

@@ -1,0 +1,69 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { systemClock } from "../../../core/clock.js";
+import type { PersonId } from "../../../core/ids.js";
+import { EgressGuard, type Resolver } from "../../../core/sentinel/egress.js";
+import type { Store } from "../../../core/storage/ports.js";
+import { openSqliteStore } from "../../../core/storage/sqlite/index.js";
+import type { ToolContext, ToolDefinition, ToolResult } from "../../../core/tools/tool.js";
+import { WorkspaceArtifacts } from "../../../sandbox/artifacts.js";
+import { BrowserRuntime } from "../../../sandbox/browser/runtime.js";
+import { browserTools } from "../../../sandbox/browser/tools.js";
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+/** A data dir, a SQLite store, a person, a browser runtime and its tools. */
+export interface BrowserRig {
+  dataDir: string;
+  store: Store;
+  personId: PersonId;
+  egress: EgressGuard;
+  runtime: BrowserRuntime;
+  artifacts: WorkspaceArtifacts;
+  tools: Map<string, ToolDefinition>;
+  /** Runs a tool directly (no Sentinel), validating arguments like the dispatcher. */
+  run(name: string, args: unknown, context?: Partial<ToolContext>): Promise<ToolResult>;
+  context(extra?: Partial<ToolContext>): ToolContext;
+  close(): Promise<void>;
+}
+
+export async function browserRig(options: { allowed: string[]; resolve?: Resolver; dataDir?: string; idleMs?: number; maxContexts?: number }): Promise<BrowserRig> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "familiar-browser-"));
+  const store = openSqliteStore({ path: join(dataDir, "familiar.db") });
+  const person = (await store.persons.listPersons({ limit: 1 })).items[0] ?? (await store.persons.createPerson({ displayName: "Ada" }));
+  const egress = new EgressGuard({ privateHostsAllowed: options.allowed, ...(options.resolve && { resolve: options.resolve }) });
+  const runtime = new BrowserRuntime({ chromiumPath: CHROMIUM, dataDir, egress, idleMs: options.idleMs ?? 60_000, maxContexts: options.maxContexts ?? 4 });
+  const artifacts = new WorkspaceArtifacts({ dataDir, repository: store.artifacts, clock: systemClock });
+  const tools = new Map(browserTools({ runtime, artifacts, dataDir }).map((t) => [t.name, t]));
+  let step = 0;
+  const context = (extra: Partial<ToolContext> = {}): ToolContext => ({
+    personId: person.id,
+    taskId: null,
+    originMessageId: null,
+    idempotencyKey: `act:${++step}:0`,
+    now: new Date(),
+    signal: new AbortController().signal,
+    ...extra,
+  });
+  return {
+    dataDir,
+    store,
+    personId: person.id,
+    egress,
+    runtime,
+    artifacts,
+    tools,
+    context,
+    async run(name, args, extra) {
+      const tool = tools.get(name);
+      if (!tool) throw new Error(`no tool ${name}`);
+      return tool.execute(tool.parameters.parse(args), context(extra));
+    },
+    async close() {
+      await runtime.close();
+      await store.close();
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
