@@ -4,7 +4,6 @@ import type { PersonId } from "../core/ids.js";
 import type { ReceivedFiles } from "../core/inbound/media.js";
 import type { ModelCapabilities } from "../core/model/capabilities.js";
 import type { MessageAttachment } from "../core/storage/types.js";
-import { JailError } from "./jail.js";
 import { Workspace, type WorkspaceOptions } from "./workspace.js";
 
 /** Largest photo sent to the model inline, bytes (a `data:` URL is a third larger again). */
@@ -27,13 +26,17 @@ export function workspaceReceivedFiles(dataDir: string, maxBytes: number, option
     save(personId: PersonId, folder: string, fileName: string, bytes: Buffer): Promise<string> {
       return oneAtATime(personId, async () => {
         const workspace = Workspace.of(dataDir, personId, options);
+        // Listing the folder creates it and checks it is inside the jail (a linked folder is refused).
+        const taken = new Set((await workspace.list(folder)).map((entry) => entry.replace(/\/$/, "")));
         const ext = posix.extname(fileName);
         const stem = fileName.slice(0, fileName.length - ext.length) || "file";
         for (let n = 1; n <= MAX_NAME_TRIES; n++) {
-          const path = posix.join(folder, n === 1 ? `${stem}${ext}` : `${stem}-${n}${ext}`);
-          const existing = await present(workspace, path, bytes);
-          if (existing === "same") return path;
-          if (existing === "other") continue;
+          const name = n === 1 ? `${stem}${ext}` : `${stem}-${n}${ext}`;
+          const path = posix.join(folder, name);
+          if (taken.has(name)) {
+            if (await sameBytes(workspace, path, bytes)) return path;
+            continue;
+          }
           await workspace.write(path, bytes, { maxBytes });
           return path;
         }
@@ -46,15 +49,13 @@ export function workspaceReceivedFiles(dataDir: string, maxBytes: number, option
   };
 }
 
-/** What is at `path`: nothing, the same bytes, or something else (another file, a folder, a link). */
-async function present(workspace: Workspace, path: string, bytes: Buffer): Promise<"none" | "same" | "other"> {
+/** Whether the regular file at `path` holds exactly `bytes` (anything else in the way: false). */
+async function sameBytes(workspace: Workspace, path: string, bytes: Buffer): Promise<boolean> {
   try {
-    // Read at most as many bytes as the new file has: a larger file is "too_large", so "other".
-    return (await workspace.readBytes(path, bytes.byteLength)).equals(bytes) ? "same" : "other";
-  } catch (err) {
-    if (err instanceof JailError && err.code === "not_found") return "none";
-    if (err instanceof JailError && err.code === "path_outside_workspace") throw err;
-    return "other";
+    // At most as many bytes as the new file has: a larger file is refused as too large, so not the same.
+    return (await workspace.readBytes(path, bytes.byteLength)).equals(bytes);
+  } catch {
+    return false;
   }
 }
 
