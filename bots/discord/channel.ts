@@ -32,8 +32,7 @@ import type { Button } from "../../core/storage/types.js";
 import { attachmentsOf } from "./attachments.js";
 import { isDiscordCode, toDeliveryError } from "./errors.js";
 import { createHash } from "node:crypto";
-import { splitPlain } from "../shared/split.js";
-import { DISCORD_MESSAGE_LIMIT, renderDiscordMessages } from "./markdown.js";
+import { DISCORD_MESSAGE_LIMIT, renderDiscord, renderDiscordMessages, renderDiscordPlain } from "./render.js";
 
 /** What one rendered Discord part carries to `sendPart`. */
 interface DiscordPartBody {
@@ -152,14 +151,14 @@ export class DiscordChannel implements ChannelAdapter {
    */
   render(content: OutboundContent, options: RenderOptions): OutboundPart[] {
     const limit = Math.max(64, Math.floor(DISCORD_MESSAGE_LIMIT * options.scale));
-    const texts = options.style === "rich" ? renderDiscordMessages(content.text, limit) : splitPlain(content.text, limit);
+    const texts = options.style === "rich" ? renderDiscord(content.text, limit) : renderDiscordPlain(content.text, limit);
     buttonRows(content.buttons); // validates before anything is sent
     if (texts.length === 0 && content.buttons.length === 0) return [];
-    const parts = texts.length > 0 ? texts : [""];
-    return parts.map((text, i) => {
+    const parts = texts.length > 0 ? texts : [{ body: "", plain: "" }];
+    return parts.map((part, i) => {
       const last = i === parts.length - 1;
-      const body: DiscordPartBody = { content: text, buttons: last ? content.buttons : [] };
-      return { body, plain: text, buttons: last && content.buttons.length > 0 };
+      const body: DiscordPartBody = { content: part.body, buttons: last ? content.buttons : [] };
+      return { body, plain: part.plain, buttons: last && content.buttons.length > 0 };
     });
   }
 

@@ -17,7 +17,7 @@ import { toInboundMessage, toInboundPress, type SlackBlockActionsBody, type Slac
 import { fetchSlackFile, slackFileAccess, type SlackFileAccess } from "./files.js";
 import { KeyedQueue } from "../shared/ordering.js";
 import { actionsBlocks, layoutMessage, SLACK_LIMITS, type SlackBlock, type SlackLayoutLimits, type SlackMessagePart } from "./layout.js";
-import { splitPlain } from "../shared/split.js";
+import { escapeMrkdwn, renderSlackPlain } from "./render.js";
 
 /** Metadata event type marking Familiar's outbound parts (their key is the payload). */
 const PART_EVENT = "familiar_part";
@@ -27,6 +27,9 @@ function partKeyOf(payload: unknown): string | null {
   const key: unknown = payload !== null && typeof payload === "object" && "key" in payload ? payload.key : null;
   return typeof key === "string" ? key : null;
 }
+
+/** Slack Block Kit: a section's text is at most 3,000 characters. */
+const SECTION_MAX = 3_000;
 
 /** What one rendered Slack part carries to `sendPart`. */
 interface SlackPartBody {
@@ -199,8 +202,9 @@ export class SlackChannel implements ChannelAdapter {
 
   /**
    * Renders markdown `content` as Block Kit messages (rich: mrkdwn sections within Slack's limits,
-   * scaled by `scale`), or as plain text messages (plain: the text as typed, no blocks but the
-   * buttons), in order, buttons on the last. No parts for content with neither text nor buttons.
+   * scaled by `scale`), or as plain text messages (plain: the text as typed with `& < >` escaped, no
+   * blocks but a plain_text section and the buttons on the last), in order, buttons on the last. No
+   * parts for content with neither text nor buttons.
    */
   render(content: OutboundContent, options: RenderOptions): OutboundPart[] {
     if (options.style === "rich") {
@@ -208,18 +212,21 @@ export class SlackChannel implements ChannelAdapter {
       const parts = layoutMessage(content, scaled);
       return parts.map((part, i) => {
         const body: SlackPartBody = { text: part.text, blocks: part.blocks };
-        return { body, plain: part.sections.join("\n\n") || part.text, buttons: i === parts.length - 1 && content.buttons.length > 0 };
+        return { body, plain: part.plain, buttons: i === parts.length - 1 && content.buttons.length > 0 };
       });
     }
-    const limit = Math.max(200, Math.floor(this.limits.plainChars * options.scale));
-    const texts = splitPlain(content.text, limit);
+    // A plain part with buttons carries its text in a plain_text section: at most 3,000 characters.
+    const limit = Math.max(200, Math.floor(Math.min(this.limits.plainChars, SECTION_MAX) * options.scale));
+    const texts = renderSlackPlain(content.text, limit);
     if (texts.length === 0 && content.buttons.length === 0) return [];
-    const pieces = texts.length > 0 ? texts : [content.buttons.map((b) => b.label).join(" · ")];
-    return pieces.map((text, i) => {
+    const labels = content.buttons.map((b) => b.label).join(" · ");
+    const pieces = texts.length > 0 ? texts : [{ body: escapeMrkdwn(labels), plain: labels }];
+    return pieces.map((piece, i) => {
       const last = i === pieces.length - 1;
       const actions = last ? actionsBlocks(content.buttons) : [];
-      const body: SlackPartBody = { text, blocks: actions.length > 0 ? [{ type: "section", text: { type: "plain_text", text: text.slice(0, 3_000) } }, ...actions] : null };
-      return { body, plain: text, buttons: last && content.buttons.length > 0 };
+      const blocks: SlackPartBody["blocks"] = actions.length > 0 ? [{ type: "section", text: { type: "plain_text", text: piece.plain } }, ...actions] : null;
+      const body: SlackPartBody = { text: piece.body, blocks };
+      return { body, plain: piece.plain, buttons: last && content.buttons.length > 0 };
     });
   }
 

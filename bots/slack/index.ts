@@ -4,5 +4,5 @@
  */
 export { createSlackChannel, SlackChannel, SlackSetupError, SLACK_EVENTS_PATH, type RouterHost, type SlackChannelOptions } from "./channel.js";
 export { layoutMessage, SLACK_LIMITS, type SlackLayoutLimits, type SlackMessagePart } from "./layout.js";
-export { renderMrkdwn, escapeMrkdwn } from "./render.js";
+export { renderSlackSections, escapeMrkdwn } from "./render.js";
 export { toInboundMessage, toInboundPress } from "./inbound.js";

@@ -1,9 +1,9 @@
 import type { OutboundContent } from "../../core/channels/port.js";
 import type { Button } from "../../core/storage/types.js";
-import { plainText, renderMrkdwn, type MrkdwnChunk } from "./render.js";
+import { renderSlackSections } from "./render.js";
 
 /**
- * Lays rendered mrkdwn out as Slack messages of Block Kit section blocks, split after rendering.
+ * Lays rendered mrkdwn out as Slack messages of Block Kit section blocks.
  *
  * Slack limits (Block Kit reference): a section's text is at most 3,000 characters; a message has at
  * most 50 blocks; an actions block holds at most 25 elements; a button's `action_id` is at most 255
@@ -18,12 +18,12 @@ export interface SlackLayoutLimits {
   messageChars: number;
   /** Section blocks per message (Slack: 50 blocks in all; the rest is left for actions blocks). */
   messageSections: number;
-  /** Characters of a text-only message when blocks are rejected (Slack advises ≤ 4,000). */
+  /** Characters of a plain-text message (after a rejection); also the plain_text section carrying buttons, so ≤ 3,000. */
   plainChars: number;
 }
 
-/** The limits `send` uses unless told otherwise. */
-export const SLACK_LIMITS: SlackLayoutLimits = { sectionChars: 3_000, messageChars: 12_000, messageSections: 45, plainChars: 3_500 };
+/** The limits `render` uses unless told otherwise. */
+export const SLACK_LIMITS: SlackLayoutLimits = { sectionChars: 3_000, messageChars: 12_000, messageSections: 45, plainChars: 3_000 };
 
 /** Slack: at most 25 elements per actions block. */
 const ACTIONS_PER_BLOCK = 25;
@@ -48,63 +48,39 @@ export type SlackBlock = SectionBlock | ActionsBlock;
 export interface SlackMessagePart {
   text: string;
   blocks: SlackBlock[];
-  /** The sections' mrkdwn, for the text-only fallback when Slack rejects the blocks. */
+  /** The sections' mrkdwn. */
   sections: string[];
+  /** The message as plain text (links with their address), for a plain-text re-send. */
+  plain: string;
 }
 
 /**
- * Renders `content` and splits it into messages in order; buttons go on the last message only.
- * Returns `[]` for content with neither text nor buttons (nothing to send).
+ * Renders `content` and packs its sections into messages in order; buttons go on the last message
+ * only. Returns `[]` for content with neither text nor buttons (nothing to send).
  */
 export function layoutMessage(content: OutboundContent, limits: SlackLayoutLimits = SLACK_LIMITS): SlackMessagePart[] {
-  const sections = packChunks(renderMrkdwn(content.text, limits.sectionChars), limits.sectionChars);
-  const messages: string[][] = [];
-  let current: string[] = [];
+  const sections = renderSlackSections(content.text, limits.sectionChars);
+  const messages: (typeof sections)[] = [];
+  let current: typeof sections = [];
   let size = 0;
   for (const section of sections) {
-    if (current.length > 0 && (size + section.length > limits.messageChars || current.length >= limits.messageSections)) {
+    if (current.length > 0 && (size + section.body.length > limits.messageChars || current.length >= limits.messageSections)) {
       messages.push(current);
       current = [];
       size = 0;
     }
     current.push(section);
-    size += section.length;
+    size += section.body.length;
   }
   if (current.length > 0 || content.buttons.length > 0) messages.push(current);
-  const plain = plainText(content.text);
   return messages.map((secs, i) => {
-    const blocks: SlackBlock[] = secs.map((text) => ({ type: "section", text: { type: "mrkdwn", text } }));
+    const blocks: SlackBlock[] = secs.map((s) => ({ type: "section", text: { type: "mrkdwn", text: s.body } }));
     const last = i === messages.length - 1;
     if (last) blocks.push(...actionsBlocks(content.buttons));
-    const fallback = i === 0 ? plain : `(${i + 1}/${messages.length}) ${plain}`;
-    return { text: truncate(fallback || content.buttons.map((b) => b.label).join(" · "), FALLBACK_CHARS), blocks, sections: secs };
+    const plain = secs.map((s) => s.plain).join("\n\n");
+    const fallback = (messages.length > 1 ? `(${i + 1}/${messages.length}) ` : "") + plain.replace(/\s+/g, " ").trim();
+    return { text: truncate(plain ? fallback : content.buttons.map((b) => b.label).join(" · "), FALLBACK_CHARS), blocks, sections: secs.map((s) => s.body), plain };
   });
-}
-
-/**
- * Joins chunks into strings of at most `max` characters, cutting only between chunks (each chunk
- * is already at most `max`). The separator at a cut is dropped.
- */
-export function packChunks(chunks: MrkdwnChunk[], max: number): string[] {
-  const out: string[] = [];
-  let current = "";
-  for (const chunk of chunks) {
-    if (current && current.length + chunk.sep.length + chunk.text.length <= max) current += chunk.sep + chunk.text;
-    else {
-      if (current) out.push(current);
-      current = chunk.text;
-    }
-  }
-  if (current) out.push(current);
-  return out;
-}
-
-/** Text-only messages for a part whose blocks Slack rejected: its sections packed by `plainChars`. */
-export function plainFallback(part: SlackMessagePart, limits: SlackLayoutLimits = SLACK_LIMITS): string[] {
-  return packChunks(
-    part.sections.map((text) => ({ text, sep: "\n\n" as const })),
-    Math.max(limits.plainChars, limits.sectionChars),
-  );
 }
 
 /** Buttons as actions blocks of ≤ 25 buttons; `value` is the opaque Button id (≤ 32 chars). */

@@ -20,8 +20,7 @@ import type { Logger } from "../../core/log.js";
 import { downloadLimited } from "../shared/download.js";
 import type { Button } from "../../core/storage/types.js";
 import { isNotModified, isStaleCallback, toDeliveryError, toStartError } from "./errors.js";
-import { renderTelegramHtml, runsToHtml, splitRuns, TELEGRAM_TEXT_LIMIT, visibleText } from "./html.js";
-import { markdownToRuns, type Run } from "./markdown.js";
+import { renderTelegram, renderTelegramHtml, renderTelegramPlain, TELEGRAM_TEXT_LIMIT } from "./render.js";
 
 /** What one rendered Telegram part carries to `sendPart`. */
 interface TelegramPartBody {
@@ -168,22 +167,18 @@ export class TelegramChannel implements ChannelAdapter {
   /**
    * Renders `content` as Telegram messages: rich style is the model's markdown as Telegram HTML,
    * plain style the text as typed (no parse mode); each part at most `4096 × scale` characters as
-   * Telegram counts them after parsing (see `splitRuns`), the inline keyboard on the last. No parts
-   * for text with nothing visible. Throws a `payload_rejected` DeliveryError for a button id over 64 bytes.
+   * Telegram counts them after parsing (see `renderTelegram`), the inline keyboard on the last. No
+   * parts for text with nothing visible. Throws a `payload_rejected` DeliveryError for a button id over 64 bytes.
    */
   render(content: OutboundContent, options: RenderOptions): OutboundPart[] {
     const limit = Math.max(64, Math.floor(TELEGRAM_TEXT_LIMIT * options.scale));
-    const runs: Run[] = options.style === "rich" ? markdownToRuns(content.text) : [{ text: content.text, formats: [] }];
-    const parts = splitRuns(runs, limit);
+    const html = options.style === "rich";
+    const parts = html ? renderTelegram(content.text, limit) : renderTelegramPlain(content.text, limit);
     const keyboard = inlineKeyboard(content.buttons);
     return parts.map((part, i) => {
       const last = i === parts.length - 1;
-      const body: TelegramPartBody = {
-        text: options.style === "rich" ? runsToHtml(part) : visibleText(part),
-        html: options.style === "rich",
-        keyboard: last && keyboard ? keyboard : null,
-      };
-      return { body, plain: visibleText(part), buttons: last && keyboard !== undefined };
+      const body: TelegramPartBody = { text: part.body, html, keyboard: last && keyboard ? keyboard : null };
+      return { body, plain: part.plain, buttons: last && keyboard !== undefined };
     });
   }
 

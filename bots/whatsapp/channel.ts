@@ -16,9 +16,8 @@ import {
 import type { Logger } from "../../core/log.js";
 import { clientAuth, type WhatsAppAuthOption } from "./auth.js";
 import { CardBook, numberedHint, pollOptions, POLL_MAX_OPTIONS, POLL_MIN_OPTIONS, pollQuestion } from "./cards.js";
-import { renderWhatsAppMessages, WHATSAPP_MESSAGE_LIMIT } from "./markdown.js";
+import { renderWhatsApp, renderWhatsAppMessages, renderWhatsAppPlain, WHATSAPP_MESSAGE_LIMIT } from "./render.js";
 import { mediaAttachment } from "./media.js";
-import { splitPlain } from "../shared/split.js";
 import type { Button } from "../../core/storage/types.js";
 
 /** What one rendered WhatsApp part carries to `sendPart`: a text, or a card's poll; `buttons` register the card. */
@@ -147,18 +146,21 @@ export class WhatsAppChannel implements ChannelAdapter {
    */
   render(content: OutboundContent, options: RenderOptions): OutboundPart[] {
     const limit = Math.max(64, Math.floor(WHATSAPP_MESSAGE_LIMIT * options.scale));
-    const texts = options.style === "rich" ? renderWhatsAppMessages(content.text, limit) : splitPlain(content.text, limit);
-    const parts: WhatsAppPartBody[] = texts.map((text) => ({ kind: "text", text, buttons: [] }));
+    const rendered = options.style === "rich" ? renderWhatsApp(content.text, limit) : renderWhatsAppPlain(content.text, limit);
+    const parts: { body: WhatsAppPartBody; plain: string }[] = rendered.map((part) => ({ body: { kind: "text", text: part.body, buttons: [] }, plain: part.plain }));
     if (content.buttons.length) {
       const hint = numberedHint(content.buttons);
-      const last = parts.at(-1);
-      if (last?.kind === "text" && last.text.length + 2 + hint.length <= limit) last.text = `${last.text}\n\n${hint}`;
-      else parts.push({ kind: "text", text: hint, buttons: [] });
       const poll = content.buttons.length >= POLL_MIN_OPTIONS && content.buttons.length <= POLL_MAX_OPTIONS;
-      if (poll) parts.push({ kind: "poll", text: pollQuestion(texts[0] ?? ""), buttons: content.buttons });
-      else parts.at(-1)!.buttons = content.buttons;
+      const last = parts.at(-1);
+      // The part carrying the buttons re-adds the hint when re-rendered, so only a part before a poll keeps it in `plain`.
+      if (last?.body.kind === "text" && last.body.text.length + 2 + hint.length <= limit) {
+        last.body.text = `${last.body.text}\n\n${hint}`;
+        if (poll) last.plain = `${last.plain}\n\n${hint}`;
+      } else parts.push({ body: { kind: "text", text: hint, buttons: [] }, plain: poll ? hint : "" });
+      if (poll) parts.push({ body: { kind: "poll", text: pollQuestion(rendered[0]?.body ?? ""), buttons: content.buttons }, plain: "" });
+      else parts.at(-1)!.body.buttons = content.buttons;
     }
-    return parts.map((body, i) => ({ body, plain: body.kind === "text" ? body.text : "", buttons: i === parts.length - 1 && content.buttons.length > 0 }));
+    return parts.map(({ body, plain }, i) => ({ body, plain, buttons: i === parts.length - 1 && content.buttons.length > 0 }));
   }
 
   /**

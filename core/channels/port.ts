@@ -113,8 +113,9 @@ export interface RenderOptions {
 
 /**
  * One platform message of a rendered outbound message. `body` is the adapter's own payload (opaque
- * to the core); `plain` is the part's visible text, which the outbox re-renders in plain style if
- * the platform rejects `body`; `buttons` is true on the part that carries the buttons (the last).
+ * to the core); `plain` is the part's visible text as plain text (link addresses written out, so
+ * nothing is lost), which the outbox re-renders in plain style if the platform rejects `body`;
+ * `buttons` is true on the part that carries the buttons (the last).
  */
 export interface OutboundPart {
   body: unknown;

@@ -25,6 +25,7 @@ const modules: { name: string; load: () => Promise<{ bench: (emit: Emit) => Prom
   { name: "store-calls", load: () => import("./store-calls.js") },
   { name: "runtime", load: () => import("./runtime.js") },
   { name: "browser", load: () => import("./browser.js") },
+  { name: "render", load: () => import("./render.js") },
 ];
 
 const stdoutWrite = process.stdout.write.bind(process.stdout);

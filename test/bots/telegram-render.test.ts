@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { renderTelegramHtml, TELEGRAM_TEXT_LIMIT } from "../../bots/telegram/html.js";
+import { renderTelegramHtml, TELEGRAM_TEXT_LIMIT } from "../../bots/telegram/render.js";
 import { parseTelegramHtml } from "../fakes/telegram-html.js";
 
 /** Markdown → Telegram HTML, checked by what the fake's strict Telegram parser shows. */

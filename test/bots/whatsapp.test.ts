@@ -6,7 +6,7 @@ import { Writable } from "node:stream";
 import type { Poll } from "whatsapp-web.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { createWhatsAppChannel, type WhatsAppChannel, type WhatsAppChannelOptions } from "../../bots/whatsapp/channel.js";
-import { renderWhatsAppMessages } from "../../bots/whatsapp/markdown.js";
+import { renderWhatsAppMessages } from "../../bots/whatsapp/render.js";
 import { realWhatsAppLibrary } from "../../bots/whatsapp/port.js";
 import { DeliveryError, type InboundEvent, type InboundSink } from "../../core/channels/port.js";
 import { createLogger } from "../../core/log.js";

@@ -1,12 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { layoutMessage } from "../../../bots/slack/layout.js";
-import { renderMrkdwn } from "../../../bots/slack/render.js";
+import { renderSlackSections } from "../../../bots/slack/render.js";
 
-/** Joins chunks the way sections are packed when nothing is cut. */
-const joined = (md: string, max = 3_000) =>
-  renderMrkdwn(md, max)
-    .map((c, i) => (i === 0 ? c.text : c.sep + c.text))
-    .join("");
+/** Section texts of at most `max` characters. */
+const renderMrkdwn = (md: string, max: number) => renderSlackSections(md, max).map((part) => ({ text: part.body }));
+/** The sections joined the way they are shown (one block after another). */
+const joined = (md: string, max = 3_000) => renderMrkdwn(md, max).map((c) => c.text).join("\n\n");
 
 /** Whether every `*`, `_`, `~`, `` ` `` marker and ``` fence in a chunk is paired (nothing left open at a cut). */
 function balanced(text: string): boolean {

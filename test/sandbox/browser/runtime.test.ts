@@ -88,8 +88,9 @@ describe("browser runtime: persistent per-person profiles, idle close, limits, c
       // A third person: the least recently used idle context is closed to make room.
       await small.run("browser_open", { url: `${site.origin}/account` }, { personId: persons[2]! });
       expect(small.runtime.openContexts).toBe(2);
-      // Idle: everything closes, then reopens with the saved login.
-      await new Promise((r) => setTimeout(r, 8000));
+      // Idle (6 s): everything closes, then reopens with the saved login.
+      const deadline = Date.now() + 40_000;
+      while (small.runtime.openContexts > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
       expect(small.runtime.openContexts).toBe(0);
       const read = await small.run("browser_read", {}, { personId: persons[0]! });
       expect(read).toMatchObject({ ok: false, code: "no_page" });
@@ -98,7 +99,7 @@ describe("browser runtime: persistent per-person profiles, idle close, limits, c
     } finally {
       await small.close();
     }
-  });
+  }, 120_000);
 });
 
 /** Chromium processes started by this test process (Playwright spawns the browser as a direct child). */
