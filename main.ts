@@ -25,6 +25,7 @@ import { asId } from "./core/ids.js";
 import { createLogger, type Logger } from "./core/log.js";
 import { OpenAIModelClient } from "./core/model/openai.js";
 import { SwitchableModelClient } from "./core/model/switchable.js";
+import type { ModelClient } from "./core/model/port.js";
 import type { Scheduler } from "./core/scheduling/scheduler.js";
 import type { Store } from "./core/storage/ports.js";
 import { openSqliteStore } from "./core/storage/sqlite/index.js";
@@ -37,6 +38,11 @@ import { WorkspaceArtifacts, artifactTools } from "./sandbox/artifacts.js";
 import { BrowserRuntime } from "./sandbox/browser/runtime.js";
 import { browserTools } from "./sandbox/browser/tools.js";
 import { artifactsRouter } from "./bots/dashboard/artifacts.js";
+import { workspaceContextMedia, workspaceReceivedFiles } from "./sandbox/inbox.js";
+import { MediaIntake } from "./core/inbound/media.js";
+import { ModelCapabilities } from "./core/model/capabilities.js";
+import { OpenAITranscriber } from "./core/model/openai-transcriber.js";
+import { VisionFallbackModel } from "./core/model/vision-fallback.js";
 import { EgressGuard } from "./core/sentinel/egress.js";
 import { SecretVault } from "./core/sentinel/vault.js";
 import { ChatLog, recordingAdapter } from "./bots/web/chat-log.js";
@@ -118,12 +124,14 @@ export async function startApp(
   );
   const workspace = { quotaBytes: config.WORKSPACE_QUOTA_MB * 1024 * 1024 };
   const artifacts = new WorkspaceArtifacts({ dataDir, repository: store.artifacts, clock, workspace });
+  // Photos, voice notes and files: what the model in use can do is learnt as it goes (see createMedia).
+  const media = createMedia(config, dataDir, workspace, model, () => modelEndpoint(config, setup), logger);
   let url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
   const familiar = new Familiar({
     store,
     scheduler,
     // The runtime asks for the model at each activation: whatever the setup page chose last.
-    model: () => (model.configured ? model : null),
+    model: () => (model.configured ? media.model : null),
     tokens: createTokenCounter(),
     clock,
     logger,
@@ -138,6 +146,7 @@ export async function startApp(
     owners: config.OWNER,
     localChatIsOwner: !config.LOCAL_CHAT_ALLOW_REMOTE,
     attachments: artifacts,
+    media: { intake: media.intake, context: media.context },
   });
   // Chromium starts on the first browser tool call, not here.
   const browser = new BrowserRuntime({ chromiumPath: config.CHROMIUM_PATH, dataDir, egress, logger, maxContexts: config.BROWSER_MAX_CONTEXTS, idleMs: config.BROWSER_IDLE_MS });
@@ -282,6 +291,61 @@ export async function startApp(
       await store.close();
     })());
   return { familiar, store, scheduler, http, url, logger, stop };
+}
+
+/** The model endpoint in use now: the environment's settings win, else the setup page's choice (it can change while running). */
+function modelEndpoint(config: Config, setup: SetupStore): { baseURL?: string; apiKey?: string; model: string } | null {
+  if (config.OPENAI_API_KEY || config.OPENAI_BASE_URL) {
+    return { model: config.OPENAI_MODEL, ...(config.OPENAI_BASE_URL && { baseURL: config.OPENAI_BASE_URL }), ...(config.OPENAI_API_KEY && { apiKey: config.OPENAI_API_KEY }) };
+  }
+  const stored = setup.model();
+  if (!stored) return null;
+  const apiKey = setup.apiKey();
+  return { model: stored.model, baseURL: stored.baseURL, ...(apiKey && { apiKey }) };
+}
+
+/**
+ * Inbound files: the capabilities learnt about the model in use (per endpoint and model), the model
+ * wrapped so a refusal of images is learnt and answered honestly, the transcriber of voice notes
+ * (the same endpoint and key, OPENAI_TRANSCRIPTION_MODEL), and the person's workspace for received files.
+ */
+function createMedia(
+  config: Config,
+  dataDir: string,
+  workspace: { quotaBytes: number },
+  model: ModelClient,
+  endpoint: () => { baseURL?: string; apiKey?: string; model: string } | null,
+  logger: Logger,
+) {
+  const transcribes = config.OPENAI_TRANSCRIPTION_MODEL.toLowerCase() !== "off";
+  const capabilities = new ModelCapabilities(
+    {
+      current: () => {
+        const e = endpoint();
+        return e && { key: `${e.baseURL ?? "openai"}|${e.model}`, model: e.model };
+      },
+      vision: config.OPENAI_VISION,
+      transcription: () => transcribes && endpoint() !== null,
+    },
+    logger,
+  );
+  let transcriber: { key: string; client: OpenAITranscriber } | null = null;
+  const currentTranscriber = () => {
+    const e = endpoint();
+    if (!e || !transcribes) return null;
+    const key = `${e.baseURL ?? ""}|${e.apiKey ?? ""}`;
+    if (transcriber?.key !== key) {
+      const client = new OpenAITranscriber({ model: config.OPENAI_TRANSCRIPTION_MODEL, ...(e.apiKey && { apiKey: e.apiKey }), ...(e.baseURL && { baseURL: e.baseURL }), timeout: config.MODEL_TIMEOUT_MS });
+      transcriber = { key, client };
+    }
+    return transcriber.client;
+  };
+  const files = workspaceReceivedFiles(dataDir, config.MAX_ATTACHMENT_BYTES, workspace);
+  return {
+    model: new VisionFallbackModel(model, capabilities),
+    intake: new MediaIntake({ files, transcriber: currentTranscriber, capabilities, logger, maxBytes: config.MAX_ATTACHMENT_BYTES }),
+    context: workspaceContextMedia(files, capabilities),
+  };
 }
 
 /** `npm start`: load settings (exit 2 with every bad key listed), start, stop cleanly on SIGTERM/SIGINT. */

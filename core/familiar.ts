@@ -1,13 +1,15 @@
 import { randomUUID } from "node:crypto";
 import type { AttachmentSource, ChannelAdapter, InboundEvent, InboundOutcome } from "./channels/port.js";
 import type { Clock } from "./clock.js";
+import type { ContextMedia } from "./context/attachments.js";
 import { updateRollingSummary } from "./context/summary.js";
 import type { TokenCounter } from "./context/tokens.js";
 import type { PersonId } from "./ids.js";
 import { AccessControl } from "./inbound/access.js";
 import { CommandRegistry, registerCoreCommands } from "./inbound/commands.js";
 import { Door } from "./inbound/door.js";
-import { InboundHandler, type PressHandler } from "./inbound/handler.js";
+import { answerDeliveryKey, InboundHandler, type PressHandler } from "./inbound/handler.js";
+import type { MediaIntake } from "./inbound/media.js";
 import { registerSentinelCommands } from "./inbound/sentinel-commands.js";
 import { registerSettingsCommands } from "./inbound/settings-commands.js";
 import type { Logger } from "./log.js";
@@ -70,6 +72,8 @@ export interface FamiliarDeps {
   inboundRetentionMs?: number;
   /** Where outbound attachments (artifacts) are read from. */
   attachments?: AttachmentSource;
+  /** Photos, voice notes, files and stickers: taken in on arrival (`intake`) and shown to the model (`context`). */
+  media?: { intake: MediaIntake; context: ContextMedia };
 }
 
 /** Job names Familiar no longer uses (round 1 kept wake-ups and retries in Agenda); purged at start. */
@@ -145,6 +149,7 @@ export class Familiar {
         maxSteps: deps.maxSteps,
         gate: (inner, activation) => this.sentinel.wrap(inner, { tainted: activation.tainted, sessionId: activation.sessionId }),
         createHook: (person, task, description) => this.webhooks.create(person, task, description),
+        ...(deps.media && { media: deps.media.context }),
       },
       tools: () => this.tools,
       wakeups: this.wakeups,
@@ -185,6 +190,8 @@ export class Familiar {
       answer: (person, event, text) => this.answer(person, event, text),
       pressHandlers: () => this.pressHandlers,
       admit: (event, person) => door.admits(event, person),
+      links: this.access.links,
+      ...(deps.media && { media: deps.media.intake }),
     });
   }
 
@@ -266,7 +273,7 @@ export class Familiar {
   /** Sends a direct answer (not part of the conversation) through the outbox on the event's channel. */
   async answer(person: Person, event: InboundEvent, text: string): Promise<void> {
     await this.deps.store.outbox.enqueueOutbound(
-      { personId: person.id, deliveryKey: `answer:${event.channel}:${event.updateId}`, text, channel: event.channel },
+      { personId: person.id, deliveryKey: answerDeliveryKey(event), text, channel: event.channel },
       this.deps.clock.now(),
     );
     this.outboxLoop.poke();

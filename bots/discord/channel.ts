@@ -27,7 +27,9 @@ import {
   fileOfPart,
 } from "../../core/channels/port.js";
 import type { Logger } from "../../core/log.js";
+import { KeyedQueue } from "../shared/ordering.js";
 import type { Button } from "../../core/storage/types.js";
+import { attachmentsOf } from "./attachments.js";
 import { isDiscordCode, toDeliveryError } from "./errors.js";
 import { createHash } from "node:crypto";
 import { DISCORD_MESSAGE_LIMIT, renderDiscord, renderDiscordMessages, renderDiscordPlain } from "./render.js";
@@ -76,7 +78,8 @@ export class DiscordStartError extends Error {
  *
  * Inbound: MESSAGE_CREATE from a DM (needs the DirectMessages intent **and** the Channel partial, or a DM
  * from someone the bot never wrote to is dropped) or from an ALLOW_GROUPS channel that mentions the bot
- * (mention stripped) → `InboundMessage` with `updateId` = message id, `address` = channel id. Button
+ * (mention stripped) → `InboundMessage` with `updateId` = message id, `address` = channel id, files
+ * and stickers as attachments (downloaded from the CDN only when the core asks). Button
  * presses → `deferUpdate()` first (Discord: an interaction must be answered within 3 s, later answers fail
  * with 10062 "Unknown interaction"), then the sink; its `notice` becomes an ephemeral follow-up.
  *
@@ -86,6 +89,7 @@ export class DiscordStartError extends Error {
 export class DiscordChannel implements ChannelAdapter {
   readonly channel = "discord" as const;
   private client: Client | null = null;
+  private readonly inOrder = new KeyedQueue();
   private readonly groups: ReadonlySet<string>;
 
   constructor(private readonly options: DiscordChannelOptions) {
@@ -110,7 +114,8 @@ export class DiscordChannel implements ChannelAdapter {
       rest: { ...(this.options.apiUrl ? { api: this.options.apiUrl } : {}), retries: this.options.restRetries ?? 3 },
       allowedMentions: { parse: [] },
     });
-    client.on(Events.MessageCreate, (message) => void this.onMessage(sink, message));
+    // One DM channel's messages reach the core in order, even when one of them waits for a download.
+    client.on(Events.MessageCreate, (message) => void this.inOrder.run(message.channelId, () => this.onMessage(sink, message)));
     client.on(Events.InteractionCreate, (interaction) => void this.onInteraction(sink, interaction));
     client.on(Events.Error, (err) => this.options.logger.error({ err }, "discord: client error"));
     client.on(Events.ShardError, (err) => this.options.logger.warn({ err }, "discord: gateway connection error"));
@@ -246,9 +251,9 @@ export class DiscordChannel implements ChannelAdapter {
         if (!this.groups.has(message.channelId) || !message.mentions.users.has(me)) return;
         text = text.replace(new RegExp(`<@!?${me}>`, "g"), "").replace(/\s{2,}/g, " ").trim();
       }
-      const files = [...message.attachments.values()].map((a) => `[attachment ${a.name}: ${a.url}]`);
-      text = [text.trim(), ...files].filter(Boolean).join("\n");
-      if (!text) return;
+      text = text.trim();
+      const attachments = attachmentsOf(message, this.options.apiUrl);
+      if (!text && attachments.length === 0) return;
       const event: InboundEvent = {
         channel: "discord",
         kind: "message",
@@ -261,6 +266,7 @@ export class DiscordChannel implements ChannelAdapter {
         displayName: message.member?.displayName ?? message.author.globalName ?? message.author.username,
         at: message.createdAt,
         text,
+        ...(attachments.length > 0 && { attachments }),
       };
       await sink(event);
     } catch (err) {

@@ -16,6 +16,8 @@ import { BLOCK_REJECTIONS, slackErrorCode, toDeliveryError } from "./errors.js";
 import type { RefusalSink } from "../http/body.js";
 import { toInboundMessage, toInboundPress, type SlackBlockActionsBody, type SlackMessageEvent } from "./inbound.js";
 import { slackRequestGuard } from "./signature.js";
+import { fetchSlackFile, slackFileAccess, type SlackFileAccess } from "./files.js";
+import { KeyedQueue } from "../shared/ordering.js";
 import { actionsBlocks, layoutMessage, SLACK_LIMITS, type SlackBlock, type SlackLayoutLimits, type SlackMessagePart } from "./layout.js";
 import { escapeMrkdwn, renderSlackPlain } from "./render.js";
 
@@ -103,11 +105,15 @@ export class SlackChannel implements ChannelAdapter {
   private botUserId = "";
   /** User id → DM channel id, from conversations.open. */
   private readonly dmChannels = new Map<string, string>();
+  /** What file downloads need: the bot token and where it may be sent. */
+  private readonly files: SlackFileAccess;
+  private readonly inOrder = new KeyedQueue();
   /** Last Retry-After (s) Slack sent; reported on a send that still failed after the WebClient's waits. */
   private lastRetryAfterSec: number | undefined;
 
   constructor(options: SlackChannelOptions) {
     this.logger = options.logger.child({ channel: "slack" });
+    this.files = slackFileAccess(options.botToken, options.apiUrl);
     this.limits = { ...SLACK_LIMITS, ...options.limits };
     this.allowGroups = new Set(options.allowGroups ?? []);
     this.socketMode = options.appToken !== undefined;
@@ -142,8 +148,10 @@ export class SlackChannel implements ChannelAdapter {
     this.app.client.on(webApi.WebClientEvent.RATE_LIMITED, (seconds: number) => {
       this.lastRetryAfterSec = seconds;
     });
-    this.app.event("message", async ({ event }) => this.onMessage(event as SlackMessageEvent));
-    this.app.event("app_mention", async ({ event }) => this.onMessage(event as SlackMessageEvent));
+    // Bolt has acked already; one conversation's messages still reach the core in order (a file download may take a while).
+    const ordered = (event: SlackMessageEvent) => this.inOrder.run(event.channel ?? "", () => this.onMessage(event));
+    this.app.event("message", async ({ event }) => ordered(event as SlackMessageEvent));
+    this.app.event("app_mention", async ({ event }) => ordered(event as SlackMessageEvent));
     this.app.action({ type: "block_actions" }, async ({ ack, body }) => {
       await ack();
       await this.onPress(body as SlackBlockActionsBody);
@@ -295,7 +303,7 @@ export class SlackChannel implements ChannelAdapter {
   private async onMessage(event: SlackMessageEvent): Promise<void> {
     const sink = this.sink;
     if (!sink) return;
-    const inbound = toInboundMessage(event, { botUserId: this.botUserId, allowGroups: this.allowGroups }, new Date());
+    const inbound = toInboundMessage(event, { botUserId: this.botUserId, allowGroups: this.allowGroups }, new Date(), (file, maxBytes) => fetchSlackFile(file, maxBytes, this.files));
     if (!inbound) return;
     try {
       const outcome = await sink(inbound);

@@ -1,4 +1,5 @@
-import type { InboundMessage, InboundPress } from "../../core/channels/port.js";
+import { z } from "zod";
+import type { InboundAttachment, InboundMessage, InboundPress } from "../../core/channels/port.js";
 import { ACTION_ID_PREFIX } from "./layout.js";
 
 /**
@@ -29,7 +30,31 @@ export interface SlackMessageEvent {
   text?: string;
   ts?: string;
   user_profile?: { display_name?: string; real_name?: string; name?: string };
+  /** Files shared with the message (subtype `file_share`); read through `slackFileSchema`. */
+  files?: unknown[];
 }
+
+/** The fields of a Slack file object this adapter reads (Slack API: file object). */
+export const slackFileSchema = z.object({
+  id: z.string(),
+  name: z.string().nullish(),
+  title: z.string().nullish(),
+  mimetype: z.string().nullish(),
+  size: z.number().int().nonnegative().nullish(),
+  url_private: z.string().nullish(),
+  url_private_download: z.string().nullish(),
+  /** `slack_audio` for a voice clip recorded in Slack, `slack_video` for a video clip. */
+  subtype: z.string().nullish(),
+  /** `tombstone` (deleted), `hidden_by_limit` (free plan), … : the file cannot be had. */
+  mode: z.string().nullish(),
+  /** `check_file_info` or `access_denied`: the event carries no usable file. */
+  file_access: z.string().nullish(),
+  duration_ms: z.number().nullish(),
+});
+export type SlackFile = z.infer<typeof slackFileSchema>;
+
+/** Downloads one Slack file (the channel: `url_private` with the bot token), at most `maxBytes`. */
+export type FetchSlackFile = (file: SlackFile, maxBytes: number) => Promise<Buffer>;
 
 /** Message subtypes written by a person; every other subtype (bot_message, message_changed, joins…) is ignored. */
 const PERSON_SUBTYPES = new Set([undefined, "file_share", "thread_broadcast"]);
@@ -48,7 +73,7 @@ export interface MessageContext {
  * stripped from the text; Slack's `&amp;`/`&lt;`/`&gt;` escapes and link markup are undone. A
  * mention's `address` is the sender's user id (their DM), never the channel (see Addresses above).
  */
-export function toInboundMessage(event: SlackMessageEvent, ctx: MessageContext, now: Date): InboundMessage | null {
+export function toInboundMessage(event: SlackMessageEvent, ctx: MessageContext, now: Date, fetchFile?: FetchSlackFile): InboundMessage | null {
   if (event.bot_id || !PERSON_SUBTYPES.has(event.subtype)) return null;
   const { channel, user, ts } = event;
   if (!channel || !user || !ts || user === ctx.botUserId) return null;
@@ -60,7 +85,8 @@ export function toInboundMessage(event: SlackMessageEvent, ctx: MessageContext, 
     if (event.type !== "app_mention" && !raw.includes(`<@${ctx.botUserId}`)) return null;
   }
   const text = fromSlackText(raw.replace(mention, " ")).replace(/[ \t]+/g, " ").trim();
-  if (!text) return null;
+  const attachments = attachmentsOf(event.files ?? [], fetchFile);
+  if (!text && attachments.length === 0) return null;
   const profile = event.user_profile;
   const displayName = profile?.display_name || profile?.real_name || profile?.name || undefined;
   return {
@@ -73,7 +99,41 @@ export function toInboundMessage(event: SlackMessageEvent, ctx: MessageContext, 
     ...(displayName ? { displayName } : {}),
     at: tsToDate(ts) ?? now,
     text,
+    ...(attachments.length > 0 && { attachments }),
   };
+}
+
+/**
+ * Slack files → attachments: `slack_audio` clips are voice notes; otherwise by MIME type (image,
+ * audio, video, else document). The title is a caption only when the sender gave one (Slack sets it
+ * to the file name otherwise). Files Slack will not serve (deleted, over the plan's limit, access
+ * to be checked) still appear, so the person hears that they could not be had.
+ */
+function attachmentsOf(files: readonly unknown[], fetchFile: FetchSlackFile | undefined): InboundAttachment[] {
+  const out: InboundAttachment[] = [];
+  for (const raw of files) {
+    const parsed = slackFileSchema.safeParse(raw);
+    if (!parsed.success) continue;
+    const file = parsed.data;
+    const mime = file.mimetype ?? null;
+    const kind: InboundAttachment["kind"] =
+      file.subtype === "slack_audio" ? "voice" : mime?.startsWith("image/") ? "image" : mime?.startsWith("audio/") ? "audio" : mime?.startsWith("video/") ? "video" : "document";
+    const title = file.title?.trim();
+    out.push({
+      kind,
+      mimeType: mime,
+      size: file.size ?? null,
+      fileName: file.name ?? null,
+      caption: title && title !== file.name ? title : null,
+      emoji: null,
+      durationSeconds: file.duration_ms != null ? file.duration_ms / 1000 : null,
+      fetch: async (maxBytes) => {
+        if (!fetchFile) throw new Error("slack: no file fetcher given");
+        return fetchFile(file, maxBytes);
+      },
+    });
+  }
+  return out;
 }
 
 /** The fields of a `block_actions` interaction payload this adapter reads (Slack interactivity). */

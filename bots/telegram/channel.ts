@@ -1,7 +1,7 @@
 import { autoRetry } from "@grammyjs/auto-retry";
 import express, { type Router } from "express";
 import { timingSafeEqual } from "node:crypto";
-import { Bot, InlineKeyboard, InputFile, webhookCallback } from "grammy";
+import { Bot, GrammyError, InlineKeyboard, InputFile, webhookCallback, type Api } from "grammy";
 import { boundedJson, type RefusalSink } from "../http/body.js";
 import type { Update } from "grammy/types";
 import {
@@ -17,7 +17,9 @@ import {
   fileOfPart,
   isPhoto,
 } from "../../core/channels/port.js";
+import { AttachmentError, formatBytes } from "../../core/channels/attachments.js";
 import type { Logger } from "../../core/log.js";
+import { downloadLimited } from "../shared/download.js";
 import type { Button } from "../../core/storage/types.js";
 import { isNotModified, isStaleCallback, toDeliveryError, toStartError } from "./errors.js";
 import { renderTelegram, renderTelegramHtml, renderTelegramPlain, TELEGRAM_TEXT_LIMIT } from "./render.js";
@@ -257,7 +259,7 @@ export class TelegramChannel implements ChannelAdapter {
     const sink = this.sink;
     const policy = this.policy;
     if (!sink || !policy) throw new Error("telegram: update received while the channel is stopped");
-    const decision = decideUpdate(update, policy);
+    const decision = decideUpdate(update, policy, (fileId, size, maxBytes) => this.fetchFile(fileId, size, maxBytes));
     if (decision.action === "skip") {
       this.logger.debug({ updateId: update.update_id, chatId: update.message?.chat.id ?? update.callback_query?.message?.chat.id, reason: decision.reason }, "telegram: update skipped");
       if (decision.callbackQueryId) await this.answerPress(decision.callbackQueryId, undefined);
@@ -273,6 +275,29 @@ export class TelegramChannel implements ChannelAdapter {
     }
     this.logger.debug({ updateId: event.updateId, kind: event.kind, status: outcome.status }, "telegram: update recorded");
     if (callbackQueryId) await this.answerPress(callbackQueryId, outcome.notice);
+  }
+
+  /**
+   * Downloads a file a person sent (Telegram Bot API: getFile gives `file_path`, valid for at least
+   * an hour; the bytes are at `<apiRoot>/file/bot<token>/<file_path>`; bots may download files of
+   * up to 20 MB). Throws AttachmentError; messages never contain the URL (it holds the token).
+   */
+  private async fetchFile(fileId: string, announcedSize: number | null, maxBytes: number): Promise<Buffer> {
+    if (announcedSize !== null && announcedSize > maxBytes) {
+      throw new AttachmentError("too_large", `Telegram file is ${formatBytes(announcedSize)}, over the ${formatBytes(maxBytes)} limit`, { size: announcedSize, limit: maxBytes });
+    }
+    let file: Awaited<ReturnType<Api["getFile"]>>;
+    try {
+      file = await this.bot.api.getFile(fileId);
+    } catch (err) {
+      if (err instanceof GrammyError && /file is too big/i.test(err.description)) {
+        throw new AttachmentError("too_large", `Telegram file is over the 20 MB bots may download`, { limit: maxBytes });
+      }
+      throw new AttachmentError("download_failed", `Telegram getFile failed: ${err instanceof GrammyError ? `${err.error_code} ${err.description}` : err instanceof Error ? err.message : String(err)}`);
+    }
+    if (!file.file_path) throw new AttachmentError("unavailable", "Telegram gave no file_path for this file");
+    const path = file.file_path.split("/").map(encodeURIComponent).join("/");
+    return downloadLimited(`${this.apiRoot}/file/bot${this.options.token}/${path}`, { maxBytes, what: "Telegram file", announcedSize: file.file_size ?? null });
   }
 
   /** Runs `task` after every earlier message task of the same chat settled. */

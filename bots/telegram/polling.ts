@@ -11,6 +11,13 @@ export interface PollerOptions {
   recheckMs?: number;
   /** How long `stop` waits for updates still being handled before it confirms what finished, ms (default 5000). */
   stopGraceMs?: number;
+  /**
+   * Least time from the start of one getUpdates call that brought nothing new to the start of the
+   * next, ms (default 1000). Telegram holds an empty long poll for `timeoutSeconds`, so this never
+   * delays polling against it; a Bot API server that answers at once (a local server without long
+   * polling, a proxy, a misconfigured timeout) would otherwise be asked ~1,000 times a second.
+   */
+  minEmptyPollGapMs?: number;
 }
 
 /**
@@ -23,7 +30,9 @@ export interface PollerOptions {
  * chat itself) and always asks with `offset` = the oldest update still being handled: that update
  * stays unconfirmed until `handle` resolves, so a crash before then means Telegram delivers it again
  * (and the core's durable dedupe decides). While such an update is pending, getUpdates returns it
- * at once every time, so the poller then asks without a long-poll timeout every `recheckMs`.
+ * at once every time, so the poller then asks without a long-poll timeout every `recheckMs`. A
+ * poll that brought nothing new is followed by the next one no sooner than `minEmptyPollGapMs`
+ * after it started, whatever the server does with the long-poll timeout.
  *
  * `handle` must not throw (the channel logs its own failures); a rejection is logged and the update
  * counts as done.
@@ -39,6 +48,7 @@ export class UpdatePoller {
   private readonly timeoutSeconds: number;
   private readonly recheckMs: number;
   private readonly stopGraceMs: number;
+  private readonly minEmptyPollGapMs: number;
 
   constructor(
     private readonly api: Api,
@@ -49,6 +59,7 @@ export class UpdatePoller {
     this.timeoutSeconds = options.timeoutSeconds ?? 25;
     this.recheckMs = options.recheckMs ?? 250;
     this.stopGraceMs = options.stopGraceMs ?? 5_000;
+    this.minEmptyPollGapMs = options.minEmptyPollGapMs ?? 1_000;
   }
 
   /** Starts the polling loop in the background (errors are logged and retried with backoff). */
@@ -92,6 +103,7 @@ export class UpdatePoller {
     let backoffMs = 500;
     while (this.running) {
       const waiting = this.pending.size > 0;
+      const startedAt = Date.now();
       let updates: Update[];
       try {
         updates = await this.api.getUpdates(
@@ -120,7 +132,9 @@ export class UpdatePoller {
         fresh++;
         this.dispatch(update);
       }
-      if (fresh === 0 && this.pending.size > 0) await sleep(this.recheckMs, signal);
+      if (fresh > 0) continue;
+      if (this.pending.size > 0) await sleep(this.recheckMs, signal);
+      else await sleep(this.minEmptyPollGapMs - (Date.now() - startedAt), signal);
     }
   }
 
@@ -136,7 +150,7 @@ export class UpdatePoller {
 /** Resolves after `ms`, or early when `signal` aborts. */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
+    if (signal.aborted || ms <= 0) return resolve();
     const done = () => {
       clearTimeout(timer);
       signal.removeEventListener("abort", done);

@@ -1,5 +1,6 @@
 import { chatLogId } from "../../core/channels/chat-log-id.js";
-import type { ChannelAdapter, ChannelTarget, InboundEvent, InboundOutcome, InboundSink, OutboundContent, OutboundPart, RenderOptions } from "../../core/channels/port.js";
+import type { ChannelAdapter, ChannelTarget, InboundEvent, InboundMessage, InboundOutcome, InboundSink, OutboundContent, OutboundPart, RenderOptions } from "../../core/channels/port.js";
+import { attachmentNoun } from "../../core/context/attachments.js";
 import type { Clock } from "../../core/clock.js";
 import { DuplicateKeyError } from "../../core/errors.js";
 import type { PersonId } from "../../core/ids.js";
@@ -129,6 +130,12 @@ export class ChatLog {
 /** Messages rendered but not yet logged, per adapter; bounded so undeliverable ones cannot pile up. */
 const PENDING_LIMIT = 500;
 
+/** What the chat log shows of an inbound message: a line per file (`[photo]`, `[file: q3.pdf]`, a sticker's emoji), then the text. */
+function loggedText(event: InboundMessage): string {
+  const files = (event.attachments ?? []).map((a) => (a.kind === "sticker" ? (a.emoji ?? "[sticker]") : `[${attachmentNoun[a.kind]}${a.fileName ? `: ${a.fileName}` : ""}]`));
+  return [...files, event.text].filter((line) => line.length > 0).join("\n");
+}
+
 /**
  * Wraps a channel adapter so everything said through it lands in the person's {@link ChatLog}:
  * inbound messages the core accepted or handled (commands too), outbound messages once the platform
@@ -149,11 +156,11 @@ export function recordingAdapter(adapter: ChannelAdapter, log: ChatLog): Channel
       adapter.start(async (event: InboundEvent): Promise<InboundOutcome> => {
         // A known person's message is logged before the core runs it, so a command's answer follows it.
         const before = event.kind === "message" ? await log.personOf(channel, event.accountId) : null;
-        if (before && event.kind === "message") await log.recordInbound(before, channel, event.updateId, event.text, event.at);
+        if (before && event.kind === "message") await log.recordInbound(before, channel, event.updateId, loggedText(event), event.at);
         const outcome = await sink(event);
         if (!before && event.kind === "message" && (outcome.status === "accepted" || outcome.status === "handled")) {
           const after = await log.personOf(channel, event.accountId);
-          if (after) await log.recordInbound(after, channel, event.updateId, event.text, event.at);
+          if (after) await log.recordInbound(after, channel, event.updateId, loggedText(event), event.at);
         }
         return outcome;
       }),

@@ -17,6 +17,7 @@ import type { Logger } from "../../core/log.js";
 import { clientAuth, type WhatsAppAuthOption } from "./auth.js";
 import { CardBook, numberedHint, pollOptions, POLL_MAX_OPTIONS, POLL_MIN_OPTIONS, pollQuestion } from "./cards.js";
 import { renderWhatsApp, renderWhatsAppMessages, renderWhatsAppPlain, WHATSAPP_MESSAGE_LIMIT } from "./render.js";
+import { mediaAttachment } from "./media.js";
 import type { Button } from "../../core/storage/types.js";
 
 /** What one rendered WhatsApp part carries to `sendPart`: a text, or a card's poll; `buttons` register the card. */
@@ -58,7 +59,8 @@ export type WhatsAppState = "stopped" | "starting" | "pairing" | "ready" | "rest
  * WhatsApp through whatsapp-web.js (WhatsApp Web in Chromium; LocalAuth session under DATA_DIR, or
  * RemoteAuth backed up to MongoDB GridFS and unpacked under DATA_DIR).
  *
- * Inbound: a text message from a person (or a mention in an ALLOW_GROUPS group) → `InboundMessage`
+ * Inbound: a text or media message from a person (or a mention in an ALLOW_GROUPS group) →
+ * `InboundMessage` (media as an attachment fetched with `downloadMedia`, the caption as text)
  * with `updateId` = the message id; `accountId` is the phone number in E.164 (`+15550001`), mapped
  * from `…@lid` senders through `getContactLidAndPhone` where WhatsApp knows it (else the raw id).
  * Buttons are a native poll plus a numbered-reply line; a newly selected option or a numeric reply to
@@ -369,8 +371,9 @@ export class WhatsAppChannel implements ChannelAdapter {
 
   private async onMessage(message: WaMessage): Promise<void> {
     const sink = this.sink;
-    if (!sink || message.fromMe || message.from === "status@broadcast" || !message.body?.trim()) return;
-    let text = message.body;
+    const attachment = mediaAttachment(message);
+    if (!sink || message.fromMe || message.from === "status@broadcast" || (!message.body?.trim() && !attachment)) return;
+    let text = message.body ?? "";
     const group = message.from.endsWith("@g.us");
     if (group) {
       const me = this.client?.info?.wid._serialized;
@@ -388,10 +391,10 @@ export class WhatsAppChannel implements ChannelAdapter {
       at: new Date(message.timestamp * 1000),
       ...(contact?.pushname || contact?.name ? { displayName: contact.pushname || contact.name } : {}),
     };
-    const picked = this.cards.numbered(message.from, text);
+    const picked = attachment ? null : this.cards.numbered(message.from, text);
     const event: InboundEvent = picked
       ? { ...base, kind: "press", buttonId: picked.button.id, messageRef: picked.card.ref }
-      : { ...base, kind: "message", text };
+      : { ...base, kind: "message", text, ...(attachment && { attachments: [attachment] }) };
     await this.deliver(sink, event);
   }
 

@@ -9,6 +9,15 @@ import type { RemoteAuthStore } from "./remote-store.js";
  * and the type checker proves below that the real `Client` satisfies it.
  */
 
+/** Media as `downloadMedia` returns it (whatsapp-web.js `MessageMedia`): base64 data and what WhatsApp says of it. */
+export interface WaMedia {
+  mimetype: string;
+  /** The file, base64-encoded. */
+  data: string;
+  filename?: string | null;
+  filesize?: number | null;
+}
+
 /** A WhatsApp message as the channel reads it (a subset of whatsapp-web.js `Message`). */
 export interface WaMessage {
   id: { _serialized: string };
@@ -20,7 +29,16 @@ export interface WaMessage {
   fromMe: boolean;
   /** Unix seconds. */
   timestamp: number;
+  /** `chat`, `image`, `ptt` (voice note), `audio`, `video`, `document`, `sticker`, … (whatsapp-web.js MessageTypes). */
   type: string;
+  /** The message carries media; `body` is then its caption. */
+  hasMedia: boolean;
+  /** Seconds of a voice note, audio or video, as a string (whatsapp-web.js). */
+  duration?: string | undefined;
+  /** WhatsApp Web's own record of the message; read (zod-checked) for the media's size, type and name before downloading. */
+  rawData?: object;
+  /** Downloads and decrypts the media in the WhatsApp Web page; undefined when it is gone (expired, deleted). */
+  downloadMedia(): Promise<WaMedia | undefined>;
   mentionedIds: string[];
   getContact(): Promise<{ pushname?: string; name?: string }>;
   /** WhatsApp lets a sender edit a message for 15 minutes; resolves null when the edit did not apply. */

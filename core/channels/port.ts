@@ -1,6 +1,6 @@
 import type { ArtifactId, PersonId } from "../ids.js";
 import type { CardView } from "../sentinel/card-view.js";
-import type { Button, ChannelName } from "../storage/types.js";
+import type { AttachmentKind, Button, ChannelName } from "../storage/types.js";
 
 /**
  * The channel port: one adapter per messenger (and the local web chat) in `bots/`. Adapters turn
@@ -157,10 +157,40 @@ interface InboundBase {
   at: Date;
 }
 
-/** A text message from a person. */
+/**
+ * A file that came with an inbound message, as the platform describes it. The bytes are fetched
+ * only when the core asks (`fetch`), through the platform's own API (Telegram getFile, Slack
+ * `url_private` with the bot token, Discord's attachment URL, WhatsApp `downloadMedia`).
+ */
+export interface InboundAttachment {
+  kind: AttachmentKind;
+  /** MIME type as the platform reports it, or null. */
+  mimeType: string | null;
+  /** Size in bytes as the platform reports it (before download), or null when it does not say. */
+  size: number | null;
+  /** The file's own name, or null (photos and voice notes usually have none). */
+  fileName: string | null;
+  /** A caption of this file apart from the message text (Discord alt text, Slack title), or null. */
+  caption: string | null;
+  /** A sticker's emoji, or its name where the platform has no emoji; null otherwise. */
+  emoji: string | null;
+  /** Length of a voice note, audio or video in seconds, or null. */
+  durationSeconds: number | null;
+  /**
+   * Downloads the file. Throws `AttachmentError` with reason `too_large` when it has more than
+   * `maxBytes` bytes (checked before the download where the platform says the size, and while
+   * reading), `unavailable` when the platform will not give it, `download_failed` otherwise.
+   */
+  fetch(maxBytes: number): Promise<Buffer>;
+}
+
+/** A message from a person: text (a caption, for a file), and any files that came with it. */
 export interface InboundMessage extends InboundBase {
   kind: "message";
+  /** What the person wrote; the caption of a photo or file; "" when a file came alone. */
   text: string;
+  /** Photos, voice notes, documents, stickers… in the order sent; absent or empty for plain text. */
+  attachments?: InboundAttachment[];
 }
 
 /** A button press (callback query, Block Kit action, Discord interaction, poll vote, local press). */

@@ -56,6 +56,12 @@ export const configSchema = z
     OPENAI_API_KEY: optionalString,
     OPENAI_BASE_URL: optionalUrl,
     OPENAI_MODEL: z.preprocess(emptyToUndefined, z.string().default("gpt-4o-mini")),
+    /** `auto`: send photos to the model and learn from its first refusal that it cannot see; `off`: never send them. */
+    OPENAI_VISION: z.preprocess((v) => (typeof v === "string" ? v.trim().toLowerCase() || undefined : v), z.enum(["auto", "off"]).default("auto")),
+    /** Model of `/audio/transcriptions` for voice notes; `off` keeps voice notes as files only. */
+    OPENAI_TRANSCRIPTION_MODEL: z.preprocess(emptyToUndefined, z.string().default("whisper-1")),
+    /** Largest photo, voice note or file taken in from a messenger, bytes (default 20 MB, Telegram's getFile limit). */
+    MAX_ATTACHMENT_BYTES: int(20 * 1024 * 1024, 1024, 100 * 1024 * 1024),
     LOG_LEVEL: z.preprocess(
       emptyToUndefined,
       z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -149,6 +155,9 @@ export const settingDocs: Record<keyof Config, { expected: string; secret?: bool
   OPENAI_API_KEY: { expected: "an API key of at least 8 characters", secret: true },
   OPENAI_BASE_URL: { expected: "an http(s) URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8080/v1" },
   OPENAI_MODEL: { expected: "a model name" },
+  OPENAI_VISION: { expected: "auto (send photos; learn from the first refusal) or off" },
+  OPENAI_TRANSCRIPTION_MODEL: { expected: "a transcription model name, e.g. whisper-1, or off" },
+  MAX_ATTACHMENT_BYTES: { expected: "an integer 1024–104857600 (bytes)" },
   LOG_LEVEL: { expected: "one of fatal, error, warn, info, debug, trace, silent" },
   CONTEXT_TOKEN_BUDGET: { expected: "an integer 2000–1000000 (tokens)" },
   MAX_STEPS_PER_ACTIVATION: { expected: "an integer 1–100" },

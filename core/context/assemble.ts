@@ -1,4 +1,5 @@
 import type { ChatMessage, ChatTool } from "../model/port.js";
+import { messageText, shownImages, type ContextMedia } from "./attachments.js";
 import type { Store } from "../storage/ports.js";
 import type { ConversationMessage, Goal, MemoryItem, Person, Task } from "../storage/types.js";
 import { personaFor, personLine } from "./persona.js";
@@ -32,6 +33,8 @@ export interface AssembleInput {
    * answered (`answer`) come last, after anything said since they were written.
    */
   view?: ConversationView;
+  /** Shows the person's photos to a model that can see them (image content parts); without it, photos are described in words only. */
+  media?: ContextMedia;
 }
 
 /** See {@link AssembleInput.view}. */
@@ -92,7 +95,7 @@ export async function assembleContext(input: AssembleInput): Promise<AssembledCo
   const memoryQuery = recent
     .filter((m) => m.role === "user")
     .slice(-3)
-    .map((m) => m.text)
+    .map((m) => messageText(m))
     .join(" ");
   const memory = await relevantMemory(store, person, memoryQuery, now);
 
@@ -121,27 +124,32 @@ export async function assembleContext(input: AssembleInput): Promise<AssembledCo
   const recentCap = Math.min(cap(shares.recent), budget - used - 256);
   const unsummarized = recent.filter((m) => m.seq > summaryUpToSeq);
   const window: ChatMessage[] = [];
+  const sources: ConversationMessage[] = [];
   let recentUsed = 0;
   let firstVerbatimSeq = lastSeq + 1;
   for (let i = unsummarized.length - 1; i >= 0; i--) {
     const m = unsummarized[i]!;
     // Reordering (the messages being answered come last) means the window's oldest seq is a minimum.
-    const n = (await tokens.countCached(m.id, m.text)) + PER_MESSAGE_OVERHEAD;
+    const text = messageText(m);
+    const n = (await tokens.countCached(m.id, text)) + PER_MESSAGE_OVERHEAD;
     if (recentUsed + n > recentCap) {
       if (window.length === 0) {
         // The newest message alone is larger than the window: include its start, marked as cut.
-        const text = await truncateToTokens(m.text, Math.max(recentCap - 32, 64), tokens);
-        window.unshift(toChat(m, `[message shortened]\n${text}`));
+        const start = await truncateToTokens(text, Math.max(recentCap - 32, 64), tokens);
+        window.unshift(toChat(m, `[message shortened]\n${start}`));
+        sources.unshift(m);
         recentUsed += recentCap;
         firstVerbatimSeq = m.seq;
       }
       break;
     }
-    window.unshift(toChat(m, m.text));
+    window.unshift(toChat(m, text));
+    sources.unshift(m);
     recentUsed += n;
     firstVerbatimSeq = Math.min(firstVerbatimSeq, m.seq);
   }
   used += recentUsed;
+  if (input.media) used += await shownImages(window, sources, person.id, input.media, budget - used - 256);
 
   return {
     messages: [{ role: "system", content: system }, ...window],

@@ -1,6 +1,7 @@
 import type { ModelClient } from "../model/port.js";
 import type { Store } from "../storage/ports.js";
 import type { ConversationMessage, Person } from "../storage/types.js";
+import { messageText } from "./attachments.js";
 import type { TokenCounter } from "./tokens.js";
 
 /** Summarize once this many messages sit between the summary and the verbatim window. */
@@ -39,14 +40,14 @@ export async function updateRollingSummary(input: {
     let used = 0;
     for (const m of candidates) {
       if (m.seq >= keepFromSeq) break;
-      const n = await tokens.countCached(m.id, m.text);
+      const n = await tokens.countCached(m.id, messageText(m));
       if (batch.length > 0 && used + n > CHUNK_TOKENS) break;
       batch.push(m);
       used += n;
     }
     if (batch.length === 0) break;
     const transcript = batch
-      .map((m) => `${m.role === "user" ? person.displayName : "Familiar"}: ${clip(m.text, 4_000)}`)
+      .map((m) => `${m.role === "user" ? person.displayName : "Familiar"}: ${clip(messageText(m), 4_000)}`)
       .join("\n");
     const response = await model.complete({
       messages: [

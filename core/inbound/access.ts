@@ -1,29 +1,17 @@
-import { randomInt } from "node:crypto";
 import { sendDirect } from "../channels/send.js";
 import type { ChannelAdapter, InboundEvent } from "../channels/port.js";
 import type { Clock } from "../clock.js";
 import { DuplicateKeyError } from "../errors.js";
-import type { PersonId } from "../ids.js";
 import type { Logger } from "../log.js";
 import type { Store } from "../storage/ports.js";
 import type { ChannelName, Person } from "../storage/types.js";
 import type { CommandRegistry } from "./commands.js";
 import type { Door } from "./door.js";
+import { LinkCodes, randomCode } from "./links.js";
 
 /** Pairing codes expire after an hour; at most three wait per messenger (so strangers cannot flood). */
 const PAIRING_TTL_MS = 60 * 60_000;
 const MAX_PENDING_PER_CHANNEL = 3;
-/** /link codes expire after ten minutes. */
-const LINK_TTL_MS = 10 * 60_000;
-/** Unambiguous characters (no 0/O, 1/I/L). */
-const ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ";
-
-function code(length: number): string {
-  let out = "";
-  for (let i = 0; i < length; i++) out += ALPHABET[randomInt(ALPHABET.length)];
-  return out;
-}
-
 interface PendingPairing {
   code: string;
   channel: ChannelName;
@@ -33,25 +21,22 @@ interface PendingPairing {
   expiresAt: number;
 }
 
-interface PendingLink {
-  personId: PersonId;
-  expiresAt: number;
-}
-
 /**
  * Who may talk to Familiar on the messengers:
  * - identities listed in ALLOW_FROM (`telegram:123,slack:U0ABC,…`) become persons on their first message;
  * - anyone else gets a one-time pairing code (expires in 1 h, at most 3 pending per messenger) and
  *   nothing else happens until the owner or an admin (door.ts) approves it with `/pair <code>`;
  *   another allowed person may not, and their attempt is audited;
- * - `/link` shows a code; sending that code from another messenger joins that account to the same
- *   person and conversation.
+ * - `/link` shows a code; sending that code back from any other channel joins that account to the
+ *   same person and conversation (`LinkCodes` has the rules, including accounts that belong to
+ *   someone else already).
  * Pending codes live in memory: after a restart a stranger simply gets a new code.
  */
 export class AccessControl {
   private readonly allowed: Set<string>;
   private readonly pairings = new Map<string, PendingPairing>();
-  private readonly links = new Map<string, PendingLink>();
+  /** The /link codes; the inbound handler redeems them before it resolves the sender. */
+  readonly links: LinkCodes;
 
   constructor(
     private readonly deps: {
@@ -66,11 +51,18 @@ export class AccessControl {
     },
   ) {
     this.allowed = new Set(deps.allowFrom.map((e) => e.trim()));
+    this.links = new LinkCodes(deps);
   }
 
   /** The unknown-sender policy: a person for allowed or linking senders; null (after answering) otherwise. */
   unknownSender = async (event: InboundEvent): Promise<Person | null> => {
     const { store } = this.deps;
+    const claim = event.kind === "message" ? this.links.claim(event.text) : null;
+    if (claim && event.kind === "message") {
+      const answer = await this.links.redeem(event, claim);
+      if (answer) await this.tell(event.channel, event, answer.text);
+      return null;
+    }
     if (this.allowed.has(`${event.channel}:${event.accountId}`)) {
       const person = await store.persons.createPerson({ displayName: event.displayName ?? event.accountId });
       return this.attach(person, event);
@@ -83,20 +75,21 @@ export class AccessControl {
       at: this.deps.clock.now(),
     });
     if (event.kind !== "message") return null;
-    const linked = await this.tryLink(event);
-    if (linked) return null;
     await this.offerPairing(event);
     return null;
   };
 
   /** Registers /link and /pair. */
   registerCommands(registry: CommandRegistry): void {
-    registry.register("link", "connect another messenger to this conversation: send the code shown there", async ({ person, args }) => {
-      if (args) return { text: "This account is already linked to you. Send the code from the messenger account you want to add, not here." };
-      this.sweep();
-      const c = code(6);
-      this.links.set(c, { personId: person.id, expiresAt: this.deps.clock.now().getTime() + LINK_TTL_MS });
-      return { text: `Send this code to me from your other messenger within 10 minutes: ${c}` };
+    registry.register("link", "connect another messenger (or the local chat) to this conversation: send /link here, then the code from there", async ({ person, args }) => {
+      // A pending code never gets here: the inbound handler redeems it first.
+      if (args) {
+        return {
+          text: `I have no pending code ${args.split(/\s+/)[0]!.toUpperCase()}: codes work once, for 10 minutes. Send /link on the account you already use with me, then send the code it shows from the account you want to add.`,
+        };
+      }
+      const c = this.links.issue(person.id);
+      return { text: `Send this code to me from your other messenger (or the local chat) within 10 minutes: ${c}` };
     });
     registry.register("pair", "approve someone's pairing code: `/pair <code>` (owner and admins)", async ({ person, args, channel, accountId }) => {
       if (this.deps.door && !(await this.deps.door.isOwnerOrAdmin(person.id))) {
@@ -138,20 +131,6 @@ export class AccessControl {
     }
   }
 
-  private async tryLink(event: InboundEvent & { kind: "message" }): Promise<boolean> {
-    this.sweep();
-    const candidate = event.text.trim().replace(/^\/link\s+/i, "").toUpperCase();
-    const link = this.links.get(candidate);
-    if (!link) return false;
-    this.links.delete(candidate);
-    const person = await this.deps.store.persons.getPerson(link.personId);
-    if (!person) return false;
-    await this.attach(person, event);
-    await this.deps.store.audit.appendAudit({ personId: person.id, kind: "identity.linked", summary: `Linked ${event.channel} account ${event.accountId}`, data: { channel: event.channel, accountId: event.accountId } });
-    await this.tell(event.channel, event, `Linked! This ${event.channel} account now shares your conversation with Familiar.`);
-    return true;
-  }
-
   private async offerPairing(event: InboundEvent): Promise<void> {
     this.sweep();
     const existing = [...this.pairings.values()].find((p) => p.channel === event.channel && p.accountId === event.accountId);
@@ -161,7 +140,7 @@ export class AccessControl {
       this.deps.logger.warn({ channel: event.channel }, "pairing request ignored: too many pending on this messenger");
       return;
     }
-    const c = code(8);
+    const c = randomCode(8);
     this.pairings.set(c, {
       code: c,
       channel: event.channel,
@@ -187,6 +166,5 @@ export class AccessControl {
   private sweep(): void {
     const now = this.deps.clock.now().getTime();
     for (const [k, p] of this.pairings) if (p.expiresAt <= now) this.pairings.delete(k);
-    for (const [k, l] of this.links) if (l.expiresAt <= now) this.links.delete(k);
   }
 }

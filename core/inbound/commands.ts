@@ -20,17 +20,28 @@ export class CommandRegistry {
     this.handlers.set(name.toLowerCase(), { help, handler });
   }
 
-  /** Parses `/name args` (also `/name@BotName args` as Telegram sends in groups); null if not a known command. */
+  /**
+   * Parses `/name args` (also `/name@BotName args` as Telegram sends in groups); null when the text is
+   * not shaped like a command. Unknown names parse too: `run` answers them with the help text, so a
+   * mistyped command never reaches the model as conversation. A name is 1–32 letters, digits or
+   * underscores starting with a letter (Telegram Bot API's command rule); `/path/to/file …` and
+   * `/ text` are not commands.
+   */
   parse(text: string): { name: string; args: string } | null {
-    const match = /^\/([a-z_]+)(?:@\S+)?(?:\s+([\s\S]*))?$/i.exec(text.trim());
+    const match = /^\/([a-z][a-z0-9_]{0,31})(?:@\S+)?(?:\s+([\s\S]*))?$/i.exec(text.trim());
     if (!match) return null;
-    const name = match[1]!.toLowerCase();
-    return this.handlers.has(name) ? { name, args: (match[2] ?? "").trim() } : null;
+    return { name: match[1]!.toLowerCase(), args: (match[2] ?? "").trim() };
   }
 
+  /** Whether `name` is a registered command. */
+  has(name: string): boolean {
+    return this.handlers.has(name.toLowerCase());
+  }
+
+  /** Runs a command; an unknown one answers with the list of commands. */
   async run(name: string, input: Parameters<CommandHandler>[0]): Promise<CommandReply> {
-    const entry = this.handlers.get(name);
-    if (!entry) return { text: `Unknown command /${name}. Try /help.` };
+    const entry = this.handlers.get(name.toLowerCase());
+    if (!entry) return { text: `I don't know the command /${name}. These are the ones I know:\n${this.helpText()}` };
     return entry.handler(input);
   }
 

@@ -4,6 +4,13 @@ import type { Logger } from "../log.js";
 import type { Store } from "../storage/ports.js";
 import type { Identity, Person } from "../storage/types.js";
 import type { CommandRegistry } from "./commands.js";
+import type { LinkCodes } from "./links.js";
+import { describedOnly, type MediaIntake, type PreparedMedia } from "./media.js";
+
+/** The outbox delivery key of a direct answer to an inbound event (command output, notices): one answer per update. */
+export function answerDeliveryKey(event: Pick<InboundEvent, "channel" | "updateId">): string {
+  return `answer:${event.channel}:${event.updateId}`;
+}
 
 /** Decides who an unknown sender is: a person to create (trusted channel), or null (drop / pairing). */
 export type UnknownSenderPolicy = (event: InboundEvent) => Promise<Person | null>;
@@ -27,13 +34,18 @@ export interface InboundDeps {
   pressHandlers: () => PressHandler[];
   /** Whether a known person may be served where the event came from (group member lists); default yes. */
   admit?: (event: InboundEvent, person: Person) => Promise<boolean>;
+  /** /link codes: a message that is a pending code is redeemed before the sender is resolved (it may be nobody yet). */
+  links?: Pick<LinkCodes, "claim" | "release" | "redeem">;
+  /** Takes in the files of a message (download, workspace, transcription, vision check) before it is recorded. */
+  media?: Pick<MediaIntake, "prepare">;
 }
 
 /**
  * The inbound flow, message → turn: dedupe on the platform's update id, append to the person's one
  * conversation and bind the message to a turn task — all three in one transaction, so a crash can
  * neither lose a message, leave it without a turn, nor let a redelivery through. Commands are
- * answered directly. The person writing again clears an "unreachable" mark on their account, and the
+ * answered directly; a pending /link code is redeemed first (see `LinkCodes`); a message's files
+ * are taken in before it is recorded (see `MediaIntake`). The person writing again clears an "unreachable" mark on their account, and the
  * reply address follows the chat they last wrote from. Adapters call `handle` and acknowledge the
  * platform as soon as it resolves; the turn runs afterwards (the task loop claims it).
  */
@@ -42,6 +54,9 @@ export class InboundHandler {
 
   async handle(event: InboundEvent): Promise<InboundOutcome> {
     const { store, clock, logger } = this.deps;
+    const files = event.kind === "message" ? (event.attachments ?? []) : [];
+    const claim = event.kind === "message" && files.length === 0 ? this.deps.links?.claim(event.text) : null;
+    if (claim && event.kind === "message") return this.link(event, claim);
     let resolved = await this.resolve(event);
     if (resolved && this.deps.admit && !(await this.deps.admit(event, resolved.person))) {
       // In a group whose member list does not include them: treated like an unknown sender there.
@@ -65,7 +80,7 @@ export class InboundHandler {
     const { person, identity } = resolved;
     await this.touchIdentity(identity, event);
 
-    const command = this.deps.commands.parse(event.text);
+    const command = files.length === 0 ? this.deps.commands.parse(event.text) : null;
     if (command) {
       if (!(await store.inbound.markUpdateProcessed(event.channel, event.updateId, clock.now()))) return { status: "duplicate" };
       const reply = await this.deps.commands.run(command.name, { person, args: command.args, channel: event.channel, accountId: event.accountId });
@@ -73,17 +88,27 @@ export class InboundHandler {
       return { status: "handled" };
     }
 
-    const messageId = await this.record(event, person);
+    // Files are fetched before the message is recorded: a crash meanwhile leaves the update
+    // unrecorded, so the platform's redelivery brings it (and its files) back.
+    const media = files.length === 0 ? null : this.deps.media ? await this.deps.media.prepare(person, event) : describedOnly(event);
+    const messageId = await this.record(event, person, media);
     if (!messageId) {
       logger.debug({ channel: event.channel, updateId: event.updateId }, "duplicate update dropped");
       return { status: "duplicate" };
     }
+    if (media?.notice) await this.deps.answer(person, event, media.notice);
+    if (media && !media.needsTurn) return { status: "handled" };
     this.deps.onMessage(person, messageId);
     return { status: "accepted" };
   }
 
-  /** Dedupe, append and bind to a turn atomically; returns the new message id, or null for a duplicate. */
-  private async record(event: InboundMessage, person: Person): Promise<string | null> {
+  /**
+   * Dedupe, append and bind to a turn atomically; returns the new message id, or null for a
+   * duplicate. A notice about the message's files is queued in the same transaction; when it is the
+   * whole answer (nothing for the model), it is recorded as Familiar's reply instead of binding a
+   * turn, so the message is answered and no turn waits for it.
+   */
+  private async record(event: InboundMessage, person: Person, media: PreparedMedia | null): Promise<string | null> {
     const { store, clock } = this.deps;
     return store.transaction(async () => {
       if (!(await store.inbound.markUpdateProcessed(event.channel, event.updateId, clock.now()))) return null;
@@ -94,10 +119,32 @@ export class InboundHandler {
         text: event.text,
         taskId: null,
         at: event.at,
+        ...(media && { attachments: media.attachments }),
       });
-      await store.tasks.bindTurnMessage({ personId: person.id, seq: message.seq, now: clock.now() });
+      if (media?.notice) {
+        await store.outbox.enqueueOutbound({ personId: person.id, deliveryKey: answerDeliveryKey(event), text: media.notice, channel: event.channel }, clock.now());
+      }
+      if (media && !media.needsTurn && media.notice) {
+        await store.conversation.appendMessage({ personId: person.id, role: "assistant", channel: event.channel, text: media.notice, taskId: null });
+      } else {
+        await store.tasks.bindTurnMessage({ personId: person.id, seq: message.seq, now: clock.now() });
+      }
       return message.id;
     });
+  }
+
+  /** A pending /link code from any account, known or not (see `LinkCodes`). */
+  private async link(event: InboundMessage, claim: NonNullable<ReturnType<LinkCodes["claim"]>>): Promise<InboundOutcome> {
+    const { store, clock } = this.deps;
+    const links = this.deps.links!;
+    if (!(await store.inbound.markUpdateProcessed(event.channel, event.updateId, clock.now()))) {
+      links.release(claim);
+      return { status: "duplicate" };
+    }
+    const answer = await links.redeem(event, claim);
+    if (!answer) return { status: "ignored" };
+    await this.deps.answer(answer.person, event, answer.text);
+    return { status: "handled" };
   }
 
   /** The person wrote from this account: it is reachable again, at the chat they wrote from. */

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Clock } from "../clock.js";
 import { assembleContext, type AssembledContext, type ConversationView } from "../context/assemble.js";
+import type { ContextMedia } from "../context/attachments.js";
 import type { TokenCounter } from "../context/tokens.js";
 import type { UntrustedContent } from "../context/untrusted.js";
 import { runToolLoop, toChatTool } from "../harness/index.js";
@@ -36,6 +37,8 @@ export interface ActivationDeps {
   gate?: (inner: ExecuteTool, activation: { taskId: string; tainted: boolean; sessionId: string }) => ExecuteTool;
   /** Creates a hook for `wait_for_event` and tells the person its URL and secret (never the model). */
   createHook?: (person: Person, task: Task, description: string) => Promise<HookId>;
+  /** Shows the person's photos to a model that can see them. */
+  media?: ContextMedia;
 }
 
 export interface ActivationOutcome {
@@ -85,6 +88,7 @@ export async function runActivation(deps: ActivationDeps, input: ActivationInput
     trigger: input.triggerText,
     observations: input.observations,
     view: input.view,
+    ...(deps.media && { media: deps.media }),
   });
 
   const toolContext = { personId: person.id, taskId: task.id, originMessageId: input.originMessageId, now: clock.now() };

@@ -94,6 +94,12 @@ export interface PersonRepository {
   setIdentityUnreachable(channel: ChannelName, accountId: string, reason: string | null, now: Date): Promise<void>;
   /** The account wrote from `address`: it becomes the reply address and any unreachable mark is cleared. */
   recordIdentitySeen(input: { channel: ChannelName; accountId: string; address: string; now: Date }): Promise<void>;
+  /**
+   * Gives an existing account to another person (a confirmed `/link … move`): sets its person and
+   * address and clears any unreachable mark; `createdAt` stays. Throws NotFoundError when the
+   * identity does not exist.
+   */
+  moveIdentity(input: { channel: ChannelName; accountId: string; toPersonId: PersonId; address: string }): Promise<Identity>;
 }
 
 export interface ConversationRepository {

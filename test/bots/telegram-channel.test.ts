@@ -74,6 +74,32 @@ describe("inbound", () => {
     expect(order.slice(3)).toEqual(["end one", "start two", "end two"]);
   });
 
+  it("keeps a minimum gap between empty polls against a Bot API that answers getUpdates at once", async () => {
+    const { fake, channel } = await setup({ polling: { timeoutSeconds: 5, minEmptyPollGapMs: 200 } });
+    fake.answerAtOnce = true;
+    const { sink, events } = recordingSink();
+    await channel.start(sink);
+    const polls = () => fake.callsOf("getUpdates").length;
+    const before = polls();
+    await new Promise((r) => setTimeout(r, 1_000));
+    const during = polls() - before;
+    // 1 s / 200 ms = 5 polls; allow a generous margin for a slow machine. Without the gap: hundreds.
+    expect(during).toBeGreaterThanOrEqual(1);
+    expect(during).toBeLessThanOrEqual(12);
+    // An update is still picked up on the next poll.
+    fake.push(updates.text(42, "still listening"));
+    await fake.waitFor(() => events.length === 1, 3_000, "the update after empty polls");
+  });
+
+  it("polls at most about once a second by default when getUpdates returns at once", async () => {
+    const { fake, channel } = await setup();
+    fake.answerAtOnce = true;
+    await channel.start(recordingSink().sink);
+    const before = fake.callsOf("getUpdates").length;
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(fake.callsOf("getUpdates").length - before).toBeLessThanOrEqual(6);
+  });
+
   it("answers 500 in webhook mode when the core cannot record the update, so Telegram redelivers it", async () => {
     const log = captureLogger();
     const http = new HttpServer(log.logger, []);

@@ -266,6 +266,37 @@ describe("Familiar on Telegram end to end (real grammY over HTTP against the fak
     expect((await app.store.localMailbox.listLocalMessages("carla", 0, 100)).map((m) => m.text)).toEqual([replies[0]!.text, replies[1]!.text]);
   }, 30_000);
 
+  it("a /link code made on Telegram is used from the local chat: the browser joins the Telegram conversation", async () => {
+    const { fake, model, app } = await start((r) => text(`(${userTexts(r).join(" | ")}) ok`));
+    fake.push(updates.text(ANA, "my bike is blue", { name: "Ana" }));
+    await messageIn(ANA, (m) => m.text.endsWith(" ok"), "the first reply");
+    fake.push(updates.text(ANA, "/link"));
+    const shown = await messageIn(ANA, (m) => /within 10 minutes: [A-Z0-9]{6}$/.test(m.text), "the code");
+    const code = /([A-Z0-9]{6})$/.exec(shown.text)![1]!;
+
+    await app.say("ana-browser", `/link ${code}`);
+    const [linked] = await app.replies("ana-browser", 1);
+    expect(linked!.text).toMatch(/^Linked! This local chat account now shares your conversation/);
+    const telegram = (await app.store.persons.findIdentity("telegram", String(ANA)))!;
+    expect((await app.store.persons.findIdentity("local", "ana-browser"))?.personId).toBe(telegram.personId);
+    expect((await app.store.persons.listPersons()).items).toHaveLength(1);
+    expect(model.requests).toHaveLength(1);
+
+    await app.say("ana-browser", "what colour is my bike?");
+    const replies = await app.replies("ana-browser", 2);
+    expect(replies[1]!.text).toBe("(my bike is blue | what colour is my bike?) ok");
+  }, 30_000);
+
+  it("answers an unknown /command with the help text, without a model call", async () => {
+    const { fake, model } = await start(() => text("model answer"));
+    fake.push(updates.text(ANA, "/weather Lisbon"));
+    const help = await messageIn(ANA, (m) => m.text.includes("/weather"), "the help text");
+    expect(help.text).toMatch(/don't know the command \/weather/);
+    expect(help.text).toContain("/link");
+    await sleep(300);
+    expect(model.requests).toHaveLength(0);
+  }, 30_000);
+
   it("in webhook mode answers redeliveries of an update fast and runs one turn with one reply, also after a restart (T4, T5 on the real core)", async () => {
     const secret = "e2e-webhook-secret_0123456789";
     const dataDir = mkdtempSync(join(tmpdir(), "familiar-tg-e2e-"));

@@ -11,6 +11,10 @@ import { WebSocketServer, type WebSocket } from "ws";
  * It enforces the platform rules a real bot trips over: the bot token (401), content ≤ 2,000
  * characters and ≤ 5 rows of ≤ 5 buttons (50035), DMs only with the DirectMessages intent, users who
  * blocked the bot (50007), unknown channels (10003) and the 3 s interaction window (10062).
+ *
+ * Files: `addAttachment` stores bytes and returns the attachment object a MESSAGE_CREATE carries;
+ * its `url` (the CDN's, here `/attachments/<id>/<name>` on this server) serves the bytes over
+ * loopback HTTP without a token, as Discord's signed CDN URLs do. Downloads land in `downloads`.
  */
 
 export interface RecordedCall {
@@ -77,6 +81,11 @@ export class FakeDiscord {
   private readonly sockets = new Set<WebSocket>();
   private readonly guilds: { id: string; channelIds: string[] }[] = [];
   private seq = 0;
+  private readonly files = new Map<string, { bytes: Buffer; contentType: string }>();
+  /** Attachment paths downloaded, in order. */
+  readonly downloads: string[] = [];
+  /** While set, attachment downloads wait for it (a slow CDN). */
+  private stall: Promise<void> | null = null;
   private server: Server | null = null;
   private wss: WebSocketServer | null = null;
   private port = 0;
@@ -90,8 +99,10 @@ export class FakeDiscord {
     const wss = new WebSocketServer({ noServer: true });
     this.wss = wss;
     const server = createServer((req, res) => {
-      void this.handle(req).then(({ status, body }) => {
-        if (body === undefined) {
+      void this.handle(req).then(({ status, body, raw, contentType }) => {
+        if (raw) {
+          res.writeHead(status, { "content-type": contentType ?? "application/octet-stream", "content-length": raw.length }).end(raw);
+        } else if (body === undefined) {
           res.writeHead(status).end();
         } else {
           res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
@@ -142,11 +153,43 @@ export class FakeDiscord {
     return [...this.messages.values()].filter((m) => m.channel_id === channelId);
   }
 
-  /** Dispatches a DM from `user` (MESSAGE_CREATE with channel_type 1); dropped without the DM intent. */
-  sendDm(user: FakeUser, content: string, id = snowflake()): { id: string; channelId: string } {
+  /**
+   * Dispatches a DM from `user` (MESSAGE_CREATE with channel_type 1); dropped without the DM intent.
+   * `extra` adds fields such as `attachments` (see `addAttachment`), `sticker_items` or `flags`
+   * (1 << 13: a voice message).
+   */
+  sendDm(user: FakeUser, content: string, id = snowflake(), extra: Record<string, unknown> = {}): { id: string; channelId: string } {
     const channelId = this.dmChannelOf(user);
-    this.dispatch("MESSAGE_CREATE", { ...this.messageBase(id, channelId, user, content), channel_type: 1 }, INTENT_DIRECT_MESSAGES);
+    this.dispatch("MESSAGE_CREATE", { ...this.messageBase(id, channelId, user, content), channel_type: 1, ...extra }, INTENT_DIRECT_MESSAGES);
     return { id, channelId };
+  }
+
+  /** Makes attachment downloads wait until the returned function is called. */
+  stallDownloads(): () => void {
+    let release!: () => void;
+    this.stall = new Promise<void>((r) => (release = r));
+    return () => {
+      this.stall = null;
+      release();
+    };
+  }
+
+  /** Stores a file and returns the attachment object a message carries (Discord API: Attachment). */
+  addAttachment(bytes: Buffer, file: { filename: string; contentType: string; description?: string; durationSecs?: number }): Record<string, unknown> {
+    const id = snowflake();
+    const path = `/attachments/${id}/${encodeURIComponent(file.filename)}`;
+    this.files.set(path, { bytes, contentType: file.contentType });
+    const url = `http://127.0.0.1:${this.port}${path}?ex=abc&is=def&hm=0123`;
+    return {
+      id,
+      filename: file.filename,
+      size: bytes.length,
+      url,
+      proxy_url: url,
+      content_type: file.contentType,
+      ...(file.description ? { description: file.description } : {}),
+      ...(file.durationSecs !== undefined ? { duration_secs: file.durationSecs, waveform: "AAAA" } : {}),
+    };
   }
 
   /** Dispatches a guild message; `mentionBot` adds `<@bot>` to the text and the mentions. */
@@ -280,8 +323,15 @@ export class FakeDiscord {
     };
   }
 
-  private async handle(req: IncomingMessage): Promise<{ status: number; body?: unknown }> {
+  private async handle(req: IncomingMessage): Promise<{ status: number; body?: unknown; raw?: Buffer; contentType?: string }> {
     const url = new URL(req.url ?? "/", "http://x");
+    if (req.method === "GET" && url.pathname.startsWith("/attachments/")) {
+      const file = this.files.get(url.pathname);
+      if (!file) return { status: 404, body: { code: 0, message: "404: Not Found" } };
+      if (this.stall) await this.stall;
+      this.downloads.push(url.pathname);
+      return { status: 200, raw: file.bytes, contentType: file.contentType };
+    }
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks);

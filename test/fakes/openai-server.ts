@@ -74,6 +74,20 @@ export interface FakeOpenAIOptions {
    * echoes the key they sent, as api.openai.com does, so tests can check that keys never leak.
    */
   apiKey?: string;
+  /**
+   * Serves `POST /v1/audio/transcriptions` (multipart, as the SDK uploads): the answer is the
+   * transcript, or an HTTP error. Without it the route does not exist (404), like servers that have
+   * no speech-to-text.
+   */
+  transcribe?: (upload: TranscriptionUpload) => string | { status: number; message: string } | Promise<string | { status: number; message: string }>;
+}
+
+/** One upload to `/v1/audio/transcriptions`. */
+export interface TranscriptionUpload {
+  model: string;
+  fileName: string;
+  mimeType: string;
+  bytes: Buffer;
 }
 
 /** A running fake server. */
@@ -82,6 +96,8 @@ export interface FakeOpenAIServer {
   url: string;
   /** Every `POST /v1/chat/completions` received, in order (including ones answered with errors). */
   requests: RecordedRequest[];
+  /** Every `POST /v1/audio/transcriptions` received, in order (only when `transcribe` is set). */
+  transcriptions: TranscriptionUpload[];
   /** Appends scripted answers to the queue. */
   push(...items: FakeScriptItem[]): void;
   /** Scripted answers not used yet. */
@@ -138,6 +154,7 @@ export const echo: FakeScriptItem = (request) => text(`echo: ${request.lastUserT
 export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeOpenAIServer> {
   const queue: FakeScriptItem[] = [];
   const requests: RecordedRequest[] = [];
+  const transcriptions: TranscriptionUpload[] = [];
   const fallback = options.fallback ?? echo;
   const model = options.model ?? "fake-model";
   let callCounter = 0;
@@ -154,6 +171,25 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     const path = (req.url ?? "/").split("?")[0];
     if (req.method === "GET" && path === "/v1/models") {
       sendJson(res, 200, { object: "list", data: [{ id: model, object: "model", created: 0, owned_by: "familiar-fake" }] });
+      return;
+    }
+    if (req.method === "POST" && path === "/v1/audio/transcriptions" && options.transcribe) {
+      const form = await new Response(await readRaw(req), { headers: { "content-type": String(req.headers["content-type"] ?? "") } }).formData();
+      const file = form.get("file");
+      if (!(file instanceof Blob)) {
+        sendJson(res, 400, errorBody("file is required", "invalid_request_error"));
+        return;
+      }
+      const upload: TranscriptionUpload = {
+        model: String(form.get("model") ?? ""),
+        fileName: file instanceof File ? file.name : "",
+        mimeType: file.type,
+        bytes: Buffer.from(await file.arrayBuffer()),
+      };
+      transcriptions.push(upload);
+      const answer = await options.transcribe(upload);
+      if (typeof answer === "string") sendJson(res, 200, { text: answer });
+      else sendJson(res, answer.status, errorBody(answer.message, "invalid_request_error"));
       return;
     }
     if (req.method !== "POST" || path !== "/v1/chat/completions") {
@@ -251,6 +287,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    transcriptions,
     push: (...items) => void queue.push(...items),
     get pending() {
       return queue.length;
@@ -302,6 +339,22 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   const payload = JSON.stringify(body);
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(payload), ...headers });
   res.end(payload);
+}
+
+/** The `image_url` URLs of every user message of a request, in order. */
+export function imageUrls(request: RecordedRequest): string[] {
+  return request.messages.flatMap((m) =>
+    m.role === "user" && Array.isArray(m.content) ? m.content.flatMap((p) => (p.type === "image_url" ? [p.image_url.url] : [])) : [],
+  );
+}
+
+function readRaw(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => resolve(Buffer.concat(chunks)));
+    req.on("error", reject);
+  });
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

@@ -10,6 +10,11 @@ import { WebSocketServer, type WebSocket } from "ws";
  * It enforces the Block Kit limits Slack enforces (section text ≤ 3,000, ≤ 50 blocks, ≤ 25 elements
  * per actions block, action_id ≤ 255, value ≤ 2,000, button label ≤ 75, text ≤ 40,000) and can reject
  * long block messages below the documented totals (`blocksTooLongAt`), as Slack does.
+ *
+ * Files: `addFile` stores bytes and returns the file object an event carries; its
+ * `url_private_download` points at this server (`/files-pri/T1-<id>/download/<name>`) and is served
+ * only with the bot token in `Authorization: Bearer` — without it Slack (and this fake) answers its
+ * sign-in page as HTML with status 200. Downloads are recorded in `downloads`.
  */
 
 export interface FakeSlackCall {
@@ -56,6 +61,10 @@ export class FakeSlackApi {
   private wss: WebSocketServer | null = null;
   private sockets = new Set<WebSocket>();
   private tsCounter = 0;
+  private fileCounter = 0;
+  private readonly hostedFiles = new Map<string, { bytes: Buffer; mimetype: string }>();
+  /** Paths of file downloads, with the token each carried (null: none). */
+  readonly downloads: { path: string; token: string | null }[] = [];
   url = "";
 
   constructor(private readonly options: FakeSlackOptions) {}
@@ -68,9 +77,9 @@ export class FakeSlackApi {
   async listen(): Promise<void> {
     const server = createServer((req, res) => {
       void this.handle(req).then(
-        ({ status, body, headers }) => {
-          res.writeHead(status, { "content-type": "application/json", ...headers });
-          res.end(JSON.stringify(body));
+        (answer: { status: number; body: unknown; headers?: Record<string, string>; raw?: Buffer }) => {
+          res.writeHead(answer.status, { "content-type": "application/json", ...answer.headers });
+          res.end(answer.raw ?? JSON.stringify(answer.body));
         },
         (err: unknown) => {
           res.writeHead(500);
@@ -102,6 +111,29 @@ export class FakeSlackApi {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+  }
+
+  /**
+   * Stores a file and returns the file object a `file_share` message event carries. `subtype:
+   * "slack_audio"` makes it a voice clip recorded in Slack.
+   */
+  addFile(bytes: Buffer, file: { name: string; mimetype: string; title?: string; subtype?: string; durationMs?: number }): Record<string, unknown> {
+    const id = `F${String(++this.fileCounter).padStart(6, "0")}`;
+    const path = `/files-pri/T1-${id}/download/${encodeURIComponent(file.name)}`;
+    this.hostedFiles.set(path, { bytes, mimetype: file.mimetype });
+    return {
+      id,
+      name: file.name,
+      title: file.title ?? file.name,
+      mimetype: file.mimetype,
+      filetype: file.name.split(".").pop(),
+      size: bytes.length,
+      mode: "hosted",
+      url_private: `${this.url}/files-pri/T1-${id}/${encodeURIComponent(file.name)}`,
+      url_private_download: `${this.url}${path}`,
+      ...(file.subtype ? { subtype: file.subtype } : {}),
+      ...(file.durationMs ? { duration_ms: file.durationMs } : {}),
+    };
   }
 
   /** The next `count` calls of `method` fail with Slack error `error` (ok: false) or an HTTP 429. */
@@ -136,7 +168,8 @@ export class FakeSlackApi {
     return `1700000100.${String(this.tsCounter).padStart(6, "0")}`;
   }
 
-  private async handle(req: IncomingMessage): Promise<{ status: number; body: unknown; headers?: Record<string, string> }> {
+  private async handle(req: IncomingMessage): Promise<{ status: number; body: unknown; headers?: Record<string, string>; raw?: Buffer }> {
+    if (req.method === "GET" && (req.url ?? "").startsWith("/files-pri/")) return this.serveFile(req);
     // Step 2 of Slack's external upload: the file's bytes posted to the upload_url we handed out.
     const upload = /^\/upload\/(F\w+)$/.exec(req.url ?? "");
     if (upload) {
@@ -172,6 +205,18 @@ export class FakeSlackApi {
     if (scripted && "status" in scripted) return { status: 429, body: { ok: false, error: "ratelimited" }, headers: { "retry-after": String(scripted.retryAfterSec) } };
     if (scripted) return { status: 200, body: { ok: false, error: scripted.error } };
     return { status: 200, body: this.answer(method, token, params) };
+  }
+
+  private serveFile(req: IncomingMessage): { status: number; body: unknown; headers?: Record<string, string>; raw?: Buffer } {
+    const path = (req.url ?? "").split("?")[0]!;
+    const auth = req.headers.authorization;
+    const token = auth?.startsWith("Bearer ") ? auth.slice(7) : null;
+    this.downloads.push({ path, token });
+    const file = this.hostedFiles.get(path);
+    if (token !== this.options.botToken || !file) {
+      return { status: 200, body: null, headers: { "content-type": "text/html; charset=utf-8" }, raw: Buffer.from("<!DOCTYPE html><html><body>Sign in to Slack</body></html>") };
+    }
+    return { status: 200, body: null, headers: { "content-type": file.mimetype }, raw: file.bytes };
   }
 
   private answer(method: string, token: string | null, p: Record<string, unknown>): unknown {

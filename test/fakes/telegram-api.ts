@@ -12,6 +12,10 @@ import { parseTelegramHtml } from "./telegram-html.js";
  * visible length ≤ 4096 UTF-16 code units after trimming, callback_data 1–64 bytes),
  * answerCallbackQuery and sendChatAction. Every call is recorded; errors can be scripted per
  * method and chat. A wrong token gets 401 "Unauthorized".
+ *
+ * Files: `addFile` stores bytes under a new `file_id`; getFile answers its `file_path` (400 "file is
+ * too big" above 20 MB, as Telegram does for bots) and `GET /file/bot<token>/<file_path>` serves the
+ * bytes over loopback HTTP (404 for a wrong token or path). Downloads are recorded in `downloads`.
  */
 
 export interface RecordedCall {
@@ -56,6 +60,16 @@ interface ScriptedError {
 }
 
 export const FAKE_BOT = { id: 777000, is_bot: true as const, first_name: "Familiar", username: "familiar_test_bot" };
+/** Telegram Bot API: getFile works for files of up to 20 MB. */
+export const BOT_DOWNLOAD_LIMIT = 20 * 1024 * 1024;
+
+/** A file a person sent, as the fake holds it and update bodies reference it. */
+export interface FakeInboundFile {
+  file_id: string;
+  file_unique_id: string;
+  file_size: number;
+  file_path: string;
+}
 export const TEXT_LIMIT = 4096;
 
 export class FakeTelegramApi {
@@ -63,11 +77,24 @@ export class FakeTelegramApi {
   readonly messages: FakeMessage[] = [];
   readonly files: FakeFile[] = [];
   webhook: { url: string; secretToken: string | null; allowedUpdates: unknown } | null = null;
+  /**
+   * Answer getUpdates at once even when nothing is queued, ignoring its `timeout` (as a Bot API
+   * server without long polling, or a proxy in front of one, does).
+   */
+  answerAtOnce = false;
   private queue: Update[] = [];
   private nextUpdateId = 1000;
   private nextMessageId = 1;
   private readonly errors: ScriptedError[] = [];
   private waiter: { wake: (result: "update" | "conflict" | "closed") => void } | null = null;
+  private readonly inboundFiles = new Map<string, { file: FakeInboundFile; bytes: Buffer }>();
+  private nextFile = 1;
+  /** `file_path`s downloaded through `/file/bot<token>/…`, in order. */
+  readonly downloads: string[] = [];
+  /** Requests for files that arrived (whether answered yet or not). */
+  fileRequests = 0;
+  /** While set, file downloads wait for it (a slow download, to kill a process in the middle). */
+  private stall: Promise<void> | null = null;
 
   private constructor(
     private readonly server: Server,
@@ -80,6 +107,7 @@ export class FakeTelegramApi {
     const server = createServer(app);
     const fake = new FakeTelegramApi(server, token);
     app.post("/bot:token/:method", express.json({ limit: "5mb" }), (req, res) => void fake.serve(req, res));
+    app.get("/file/:token/*path", (req, res) => void fake.download(req, res));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     return fake;
   }
@@ -87,6 +115,24 @@ export class FakeTelegramApi {
   /** The API root to give grammY (`client.apiRoot`). */
   get apiRoot(): string {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  /** Stores a file (as if a person had sent it) and returns how updates reference it. `name` becomes the path's last part. */
+  addFile(bytes: Buffer, name = "file.bin"): FakeInboundFile {
+    const n = this.nextFile++;
+    const file: FakeInboundFile = { file_id: `FILE${n}-${bytes.length}`, file_unique_id: `U${n}`, file_size: bytes.length, file_path: `documents/${n}/${name}` };
+    this.inboundFiles.set(file.file_id, { file, bytes });
+    return file;
+  }
+
+  /** Makes file downloads wait until the returned function is called. */
+  stallDownloads(): () => void {
+    let release!: () => void;
+    this.stall = new Promise<void>((r) => (release = r));
+    return () => {
+      this.stall = null;
+      release();
+    };
   }
 
   /** Queues an update for getUpdates (assigning the next update_id) and returns it. */
@@ -167,6 +213,12 @@ export class FakeTelegramApi {
         return void answer(true);
       case "sendChatAction":
         return void answer(true);
+      case "getFile": {
+        const stored = this.inboundFiles.get(String(payload.file_id ?? ""));
+        if (!stored) return void refuse({ error_code: 400, description: "Bad Request: invalid file_id" });
+        if (stored.file.file_size > BOT_DOWNLOAD_LIMIT) return void refuse({ error_code: 400, description: "Bad Request: file is too big" });
+        return void answer(stored.file);
+      }
       case "sendPhoto":
       case "sendDocument": {
         // Bot API: photo ≤ 10 MB, document ≤ 50 MB when sent by a bot.
@@ -183,6 +235,21 @@ export class FakeTelegramApi {
     }
   }
 
+  private async download(req: Request, res: Response): Promise<void> {
+    this.fileRequests++;
+    if (this.stall) await this.stall;
+    if (res.destroyed) return;
+    const parts = req.params.path;
+    const path = (Array.isArray(parts) ? parts : [String(parts)]).join("/");
+    const stored = [...this.inboundFiles.values()].find((f) => f.file.file_path === path);
+    if (req.params.token !== `bot${this.token}` || !stored) {
+      res.status(404).json({ ok: false, error_code: 404, description: "Not Found" });
+      return;
+    }
+    this.downloads.push(path);
+    res.status(200).type("application/octet-stream").send(stored.bytes);
+  }
+
   private async getUpdates(payload: Record<string, unknown>, res: Response): Promise<void> {
     if (this.webhook) {
       res.status(409).json({ ok: false, error_code: 409, description: "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first" });
@@ -193,7 +260,7 @@ export class FakeTelegramApi {
     const limit = Number(payload.limit ?? 100);
     const timeoutMs = Number(payload.timeout ?? 0) * 1000;
     this.waiter?.wake("conflict");
-    if (this.queue.length === 0 && timeoutMs > 0) {
+    if (this.queue.length === 0 && timeoutMs > 0 && !this.answerAtOnce) {
       const outcome = await new Promise<"update" | "conflict" | "closed" | "timeout">((resolve) => {
         const timer = setTimeout(() => resolve("timeout"), timeoutMs);
         const waiter = {
@@ -266,6 +333,41 @@ export const updates = {
         ...(options.entities ? { entities: options.entities } : {}),
       },
     } as Omit<Update, "update_id">;
+  },
+  /**
+   * A message carrying files: `photo` (PhotoSize list, smallest first), `voice`, `document`,
+   * `sticker`, `audio`, `video` — whatever `media` holds — with an optional caption.
+   */
+  media(from: number, media: Record<string, unknown>, options: { caption?: string; chatId?: number; captionEntities?: unknown[] } = {}): Omit<Update, "update_id"> {
+    const chatId = options.chatId ?? from;
+    return {
+      message: {
+        message_id: Math.floor(Math.random() * 1e6),
+        date: Math.floor(Date.now() / 1000),
+        chat: chatId < 0 ? { id: chatId, type: "supergroup", title: "Team" } : { id: chatId, type: "private", first_name: "Ana" },
+        from: { id: from, is_bot: false, first_name: "Ana" },
+        ...media,
+        ...(options.caption !== undefined ? { caption: options.caption } : {}),
+        ...(options.captionEntities ? { caption_entities: options.captionEntities } : {}),
+      },
+    } as Omit<Update, "update_id">;
+  },
+  /** A photo as Telegram sends it: two sizes of the same picture (`small`, then `large`). */
+  photo(from: number, small: FakeInboundFile, large: FakeInboundFile, caption?: string): Omit<Update, "update_id"> {
+    const size = (f: FakeInboundFile, w: number) => ({ file_id: f.file_id, file_unique_id: f.file_unique_id, file_size: f.file_size, width: w, height: w });
+    return updates.media(from, { photo: [size(small, 90), size(large, 1280)] }, caption === undefined ? {} : { caption });
+  },
+  /** A voice note (OGG/Opus) of `duration` seconds. */
+  voice(from: number, file: FakeInboundFile, duration = 3): Omit<Update, "update_id"> {
+    return updates.media(from, { voice: { file_id: file.file_id, file_unique_id: file.file_unique_id, file_size: file.file_size, duration, mime_type: "audio/ogg" } });
+  },
+  /** A document with its file name and MIME type. */
+  document(from: number, file: FakeInboundFile, name: string, mime: string, caption?: string): Omit<Update, "update_id"> {
+    return updates.media(from, { document: { file_id: file.file_id, file_unique_id: file.file_unique_id, file_size: file.file_size, file_name: name, mime_type: mime } }, caption === undefined ? {} : { caption });
+  },
+  /** A sticker standing for `emoji`. */
+  sticker(from: number, emoji: string): Omit<Update, "update_id"> {
+    return updates.media(from, { sticker: { file_id: "STICKER1", file_unique_id: "S1", type: "regular", width: 512, height: 512, is_animated: false, is_video: false, emoji, set_name: "Cats" } });
   },
   /** A press of an inline keyboard button with `data` on message `messageId`. */
   press(from: number, data: string, options: { chatId?: number; messageId?: number; queryId?: string } = {}): Omit<Update, "update_id"> {

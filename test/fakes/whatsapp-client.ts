@@ -1,5 +1,7 @@
 import { EventEmitter } from "node:events";
 import { mkdirSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import type { MessageMedia, Poll } from "whatsapp-web.js";
@@ -10,6 +12,11 @@ import type { WaMessage, WhatsAppClientPort, WhatsAppLibrary } from "../../bots/
  * `ready`, `auth_failure`, `disconnected`, `message`, `vote_update`) when the test says so and record
  * every call. `pair()` emulates LocalAuth by writing the session directory under `dataPath`, as the
  * real Chromium profile would. Polls are the library's own `Poll` structure (plain data, no browser).
+ *
+ * Media: `receiveMedia` emits a media message whose `downloadMedia` fetches the bytes from a
+ * loopback HTTP server of the client (as WhatsApp Web downloads them from WhatsApp's media servers)
+ * and returns them base64-encoded with the MIME type and file name; `expired` media (gone from the
+ * phone) makes it return undefined. Downloads are recorded in `mediaDownloads`.
  */
 
 const PollClass = createRequire(import.meta.url)("whatsapp-web.js/src/structures/Poll.js") as typeof Poll;
@@ -41,6 +48,11 @@ export class FakeWhatsAppClient extends EventEmitter implements WhatsAppClientPo
   /** Whether `message.edit` applies (WhatsApp: only within 15 minutes). */
   editable = true;
   readonly lids = new Map<string, string>();
+  /** Ids of media messages whose media was downloaded, in order. */
+  readonly mediaDownloads: string[] = [];
+  private mediaServer: Server | null = null;
+  private readonly media = new Map<string, Buffer>();
+  private readonly expired = new Set<string>();
 
   constructor(readonly settings: { dataPath: string; chromiumPath: string }) {
     super();
@@ -53,6 +65,9 @@ export class FakeWhatsAppClient extends EventEmitter implements WhatsAppClientPo
 
   async destroy(): Promise<void> {
     this.destroyed = true;
+    const server = this.mediaServer;
+    this.mediaServer = null;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
   async sendMessage(chatId: string, content: string | Poll | MessageMedia, options?: SentRecord["options"]): Promise<{ id: { _serialized: string } }> {
@@ -94,6 +109,48 @@ export class FakeWhatsAppClient extends EventEmitter implements WhatsAppClientPo
     return id;
   }
 
+  /**
+   * An incoming media message (`type`: image, ptt, audio, video, document, sticker) with `caption`
+   * as its body; `rawSize` overrides the size WhatsApp Web reports before download; `expired`
+   * makes `downloadMedia` answer undefined (media gone from the phone).
+   */
+  async receiveMedia(from: string, media: { type: string; mimetype: string; bytes: Buffer; filename?: string; caption?: string; duration?: number; rawSize?: number; expired?: boolean }): Promise<string> {
+    const id = `false_${from}_${(++counter).toString(16).toUpperCase()}`;
+    if (media.expired) this.expired.add(id);
+    const url = await this.serveMedia(id, media.bytes);
+    const message: WaMessage = {
+      ...this.message({ id, from, body: media.caption ?? "", fromMe: false }),
+      type: media.type,
+      hasMedia: true,
+      ...(media.duration !== undefined ? { duration: String(media.duration) } : {}),
+      rawData: { size: media.rawSize ?? media.bytes.length, mimetype: media.mimetype, ...(media.filename ? { filename: media.filename } : {}) },
+      downloadMedia: async () => {
+        if (this.expired.has(id)) return undefined;
+        const res = await fetch(url);
+        if (!res.ok) return undefined;
+        this.mediaDownloads.push(id);
+        return { mimetype: media.mimetype, data: Buffer.from(await res.arrayBuffer()).toString("base64"), filename: media.filename ?? null, filesize: media.bytes.length };
+      },
+    };
+    this.emit("message", message);
+    return id;
+  }
+
+  private async serveMedia(id: string, bytes: Buffer): Promise<string> {
+    if (!this.mediaServer) {
+      const server = createServer((req, res) => {
+        const body = this.media.get(decodeURIComponent((req.url ?? "").slice(1)));
+        if (!body) return void res.writeHead(404).end();
+        res.writeHead(200, { "content-type": "application/octet-stream", "content-length": body.length }).end(body);
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      server.unref();
+      this.mediaServer = server;
+    }
+    this.media.set(id, bytes);
+    return `http://127.0.0.1:${(this.mediaServer.address() as AddressInfo).port}/${encodeURIComponent(id)}`;
+  }
+
   /** A poll vote: the voter's whole current selection (option localIds). */
   vote(pollId: string, voter: string, selected: number[], at = Date.now()): void {
     const poll = this.sent.find((s) => s.id === pollId)?.content as Poll | undefined;
@@ -114,6 +171,8 @@ export class FakeWhatsAppClient extends EventEmitter implements WhatsAppClientPo
       fromMe: m.fromMe,
       timestamp: Math.floor(Date.now() / 1000),
       type: "chat",
+      hasMedia: false,
+      downloadMedia: async () => undefined,
       mentionedIds: m.mentionedIds ?? [],
       getContact: async () => ({ pushname: m.pushname ?? "Ada" }),
       edit: async (content: string) => {

@@ -22,9 +22,11 @@ export function isWake(r: RecordedRequest, what: string): boolean {
   return r.messages.some((m) => m.role === "system" && typeof m.content === "string" && m.content.startsWith("Runtime:") && m.content.includes(what));
 }
 
-/** Every user message the model was shown in a request. */
+/** Every user message the model was shown in a request (the text parts of a message with images). */
 export function userTexts(r: RecordedRequest): string[] {
-  return r.messages.filter((m) => m.role === "user").map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content)));
+  return r.messages
+    .filter((m) => m.role === "user")
+    .map((m) => (typeof m.content === "string" ? m.content : m.content.map((p) => (p.type === "text" ? p.text : "")).join("")));
 }
 
 /** The content of the request's last message when it is a tool result, else null. */

@@ -5,6 +5,7 @@
 import { asId } from "../../ids.js";
 import { emptyProgress } from "../types.js";
 import { parseStoredDemotion, parseStoredMonitor, parseStoredOrigin, parseStoredUrgency } from "../../notify/schemas.js";
+import { readAttachments } from "../attachments.js";
 import type {
   ApprovalRequest,
   AuditEvent,
@@ -92,6 +93,7 @@ export function toMessage(d: MessageDoc): ConversationMessage {
     text: d.text,
     taskId: optionalId("task", d.taskId),
     at: d.at,
+    attachments: readAttachments(d.attachments),
   };
 }
 

@@ -24,6 +24,7 @@ import type {
   Lease,
   MemoryKind,
   MonitorState,
+  MessageAttachment,
   NotificationDecision,
   NotificationOrigin,
   OutboxStatus,
@@ -109,6 +110,8 @@ export interface MessageDoc {
   text: string;
   taskId: string | null;
   at: Date;
+  /** Files of a person's message; absent on messages without any (and on documents written before). */
+  attachments?: MessageAttachment[];
 }
 
 export interface SummaryDoc {

@@ -62,6 +62,7 @@ export class MongoConversationRepository implements ConversationRepository {
         text: input.text,
         taskId: input.taskId,
         at: input.at ?? this.clock.now(),
+        ...(input.attachments?.length ? { attachments: input.attachments } : {}),
       };
       await this.messages.insertOne(doc);
       return toMessage(doc);

@@ -98,4 +98,14 @@ export class MongoPersonRepository implements PersonRepository {
   async recordIdentitySeen(input: { channel: ChannelName; accountId: string; address: string; now: Date }): Promise<void> {
     await this.identities.updateOne({ channel: input.channel, accountId: input.accountId }, { $set: { address: input.address, unreachable: null } });
   }
+
+  async moveIdentity(input: { channel: ChannelName; accountId: string; toPersonId: PersonId; address: string }): Promise<Identity> {
+    if ((await this.persons.findOne({ _id: input.toPersonId })) === null) throw new NotFoundError("person", input.toPersonId);
+    const doc = await this.identities.findOneAndUpdate(
+      { channel: input.channel, accountId: input.accountId },
+      { $set: { personId: input.toPersonId, address: input.address, unreachable: null } },
+    );
+    if (doc === null) throw new NotFoundError("identity", `${input.channel}:${input.accountId}`);
+    return toIdentity(doc);
+  }
 }

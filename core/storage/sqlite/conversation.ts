@@ -3,6 +3,7 @@ import type { ConversationRepository } from "../ports.js";
 import type { ChannelName, ConversationMessage, ConversationSummary, NewConversationMessage } from "../types.js";
 import { type Row, type SqliteContext, ms, toDate } from "./context.js";
 import { DuplicateKeyError } from "../../errors.js";
+import { readAttachments } from "../attachments.js";
 
 function toMessage(row: Row): ConversationMessage {
   return {
@@ -14,6 +15,7 @@ function toMessage(row: Row): ConversationMessage {
     text: row.text as string,
     taskId: row.task_id === null ? null : asId("task", row.task_id as string),
     at: toDate(row.at),
+    attachments: row.attachments === null || row.attachments === undefined ? [] : readAttachments(JSON.parse(row.attachments as string)),
   };
 }
 
@@ -37,10 +39,20 @@ export class SqliteConversationRepository implements ConversationRepository {
         toMessage(
           this.ctx
             .stmt(
-              `INSERT INTO messages (id, person_id, seq, role, channel, text, task_id, at)
-               VALUES (?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE person_id = ?), ?, ?, ?, ?, ?) RETURNING *`,
+              `INSERT INTO messages (id, person_id, seq, role, channel, text, task_id, at, attachments)
+               VALUES (?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE person_id = ?), ?, ?, ?, ?, ?, ?) RETURNING *`,
             )
-            .get(id, input.personId, input.personId, input.role, input.channel, input.text, input.taskId, ms(input.at ?? this.ctx.clock.now())) as Row,
+            .get(
+              id,
+              input.personId,
+              input.personId,
+              input.role,
+              input.channel,
+              input.text,
+              input.taskId,
+              ms(input.at ?? this.ctx.clock.now()),
+              input.attachments?.length ? JSON.stringify(input.attachments) : null,
+            ) as Row,
         ),
       { duplicate: (cause) => new DuplicateKeyError("message", id, { cause }), references: { entity: "person", id: input.personId } },
     );

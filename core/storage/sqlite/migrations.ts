@@ -157,6 +157,14 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE local_messages ADD COLUMN attachments TEXT NOT NULL DEFAULT '[]';`);
     },
   },
+  {
+    version: 60,
+    name: "attachments of conversation messages",
+    up(db) {
+      // JSON array of MessageAttachment; NULL for the (many) messages without files.
+      db.exec("ALTER TABLE messages ADD COLUMN attachments TEXT");
+    },
+  },
 ];
 
 /** What `migrate` did. */

@@ -161,4 +161,20 @@ export class SqlitePersonRepository implements PersonRepository {
         .run(input.address, input.channel, input.accountId);
     });
   }
+
+  moveIdentity(input: { channel: ChannelName; accountId: string; toPersonId: PersonId; address: string }): Promise<Identity> {
+    return this.ctx.run(
+      () => {
+        const row = this.ctx
+          .stmt(
+            `UPDATE identities SET person_id = ?, address = ?, unreachable_reason = NULL, unreachable_since = NULL
+             WHERE channel = ? AND account_id = ? RETURNING *`,
+          )
+          .get(input.toPersonId, input.address, input.channel, input.accountId) as Row | undefined;
+        if (!row) throw new NotFoundError("identity", `${input.channel}:${input.accountId}`);
+        return toIdentity(row);
+      },
+      { references: { entity: "person", id: input.toPersonId } },
+    );
+  }
 }

@@ -23,6 +23,34 @@ export function conversationContract(ctx: ContractContext): void {
       expect(await store.conversation.lastSeq(b.id)).toBe(1);
     });
 
+    it("records a message's attachments and reads them back in order; messages without files have none", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      const photo = {
+        kind: "image" as const,
+        mimeType: "image/jpeg",
+        size: 48_213,
+        fileName: null,
+        caption: null,
+        path: "inbox/2026-11-30/photo-1.jpg",
+        transcript: null,
+        emoji: null,
+        durationSeconds: null,
+        note: null,
+      };
+      const voice = { ...photo, kind: "voice" as const, mimeType: "audio/ogg", size: 9_000, path: "inbox/2026-11-30/voice.ogg", transcript: "call mum at six", durationSeconds: 3.5 };
+      const sticker = { ...photo, kind: "sticker" as const, mimeType: null, size: null, path: null, emoji: "🐱" };
+      const doc = { ...photo, kind: "document" as const, mimeType: "application/pdf", fileName: "report – final.pdf", caption: "Q3", path: null, note: "not kept: 48 MB is over the 20 MB limit" };
+      const m = await store.conversation.appendMessage({ personId: person.id, role: "user", channel: "telegram", text: "", taskId: null, at: at(1), attachments: [photo, voice, sticker, doc] });
+      expect(m.attachments).toEqual([photo, voice, sticker, doc]);
+      expect((await store.conversation.getMessage(m.id))?.attachments).toEqual([photo, voice, sticker, doc]);
+      const plain = await store.conversation.appendMessage({ personId: person.id, role: "assistant", channel: "telegram", text: "nice", taskId: null });
+      expect(plain.attachments).toEqual([]);
+      const listed = await store.conversation.listRecentMessages(person.id, 5);
+      expect(listed.map((x) => x.attachments.length)).toEqual([4, 0]);
+      expect((await store.conversation.listMessagesAfter(person.id, 0, 5))[0]!.attachments[1]).toEqual(voice);
+    });
+
     it("keeps seq gap-free under concurrent appends", async () => {
       const store = ctx.store();
       const person = await makePerson(store);

@@ -142,6 +142,21 @@ export function personsContract(ctx: ContractContext): void {
       await store.persons.addIdentity({ personId: b.id, channel: "telegram", accountId: "501" });
     });
 
+    it("moves an account to another person: new person and address, unreachable cleared, creation time kept", async () => {
+      const store = ctx.store();
+      const a = await makePerson(store);
+      const b = await makePerson(store);
+      const original = await store.persons.addIdentity({ personId: a.id, channel: "local", accountId: "browser-1" });
+      await store.persons.addIdentity({ personId: b.id, channel: "telegram", accountId: "5" });
+      await store.persons.setIdentityUnreachable("local", "browser-1", "gone", at(3));
+      const moved = await store.persons.moveIdentity({ channel: "local", accountId: "browser-1", toPersonId: b.id, address: "browser-1b" });
+      expect(moved).toEqual({ ...original, personId: b.id, address: "browser-1b", unreachable: null });
+      expect(await store.persons.findIdentity("local", "browser-1")).toEqual(moved);
+      expect(await store.persons.listIdentities(a.id)).toEqual([]);
+      expect((await store.persons.listIdentities(b.id)).map((i) => i.channel).sort()).toEqual(["local", "telegram"]);
+      await expectCode(store.persons.moveIdentity({ channel: "slack", accountId: "nobody", toPersonId: b.id, address: "x" }), "NOT_FOUND");
+    });
+
     it("marks an identity unreachable and clears it again", async () => {
       const store = ctx.store();
       const person = await makePerson(store);
