@@ -3,6 +3,8 @@ import { ApiError, api, channelLabel, localTime, newClientId } from "./api.js";
 import type { Session } from "./main.js";
 import { ApprovalCard, type ApprovalCardView } from "./approval-card.js";
 import { renderMarkdown } from "./markdown.js";
+import { loadDrafts, saveDrafts } from "./drafts.js";
+import { MESSAGE_COUNTER_FROM, MESSAGE_TEXT_MAX, formatCount, tooLongMessage } from "../bots/shared/message-limit.js";
 
 /** One entry of the person's chat log. */
 interface Item {
@@ -44,11 +46,15 @@ function merge(list: Item[], incoming: Item[], prepend = false): Item[] {
 export function Chat({ session }: { session: Session }) {
   const [items, setItems] = useState<Item[]>([]);
   const [before, setBefore] = useState<number | null>(null);
-  const [outgoing, setOutgoing] = useState<Outgoing[]>([]);
+  // Drafts and unsent messages kept in this browser come back after a reload, with Retry.
+  const [kept] = useState(() => loadDrafts(session.person.id));
+  const [outgoing, setOutgoing] = useState<Outgoing[]>(() => kept.unsent.map((u) => ({ clientId: u.clientId, text: u.text, state: "failed", error: u.error })));
   const [typing, setTyping] = useState(false);
   const [connection, setConnection] = useState<"ok" | "lost">("ok");
   const [unseen, setUnseen] = useState(0);
-  const [text, setText] = useState("");
+  const [text, setText] = useState(kept.draft);
+  const [composeError, setComposeError] = useState("");
+  const box = useRef<HTMLTextAreaElement>(null);
   const [notice, setNotice] = useState("");
   const [permission, setPermission] = useState(typeof Notification === "undefined" ? "unsupported" : Notification.permission);
   const scroller = useRef<HTMLDivElement>(null);
@@ -153,6 +159,20 @@ export function Chat({ session }: { session: Session }) {
     if (stick.current) toBottom();
   }, [items, outgoing, typing]);
 
+  // Keep the draft and everything not yet accepted by the server (see drafts.ts).
+  useEffect(() => {
+    const unsent = outgoing.filter((o) => o.state !== "sent").map((o) => ({ clientId: o.clientId, text: o.text, error: o.state === "failed" ? (o.error ?? "not sent") : "not confirmed before the page was closed" }));
+    saveDrafts(session.person.id, { draft: text, unsent });
+  }, [outgoing, text]);
+
+  // The box grows with its text up to its CSS max-height, then scrolls.
+  useLayoutEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    el.style.height = "auto";
+    el.style.height = `${el.scrollHeight + el.offsetHeight - el.clientHeight}px`;
+  }, [text]);
+
   const loadOlder = async () => {
     if (before === null) return;
     const el = scroller.current;
@@ -174,6 +194,7 @@ export function Chat({ session }: { session: Session }) {
     try {
       const answer = await api<{ notice: string | null }>("POST", "/api/web/chat", { text: message.text, clientMessageId: message.clientId });
       if (answer.notice) setNotice(answer.notice);
+      // Accepted by the server (or recognised as already accepted): no longer kept in the browser.
       // Already back from the log (it is written before the answer): drop the bubble now.
       if (logged.current.has(message.text)) setOutgoing((list) => list.filter((o) => o.clientId !== message.clientId));
       else setOutgoing((list) => list.map((o) => (o.clientId === message.clientId ? { ...o, state: "sent" } : o)));
@@ -266,12 +287,20 @@ export function Chat({ session }: { session: Session }) {
           {notice}
         </p>
       )}
+      {composeError && (
+        <p class="notice error" role="alert" id="compose-error">
+          {composeError}
+        </p>
+      )}
       <form
         class="composer"
         onSubmit={(e) => {
           e.preventDefault();
           const value = text.trim();
           if (!value) return;
+          // Over the limit: refused here with the limit in words; the text stays in the box.
+          if (value.length > MESSAGE_TEXT_MAX) return void setComposeError(tooLongMessage(value.length));
+          setComposeError("");
           setText("");
           setNotice("");
           void send({ clientId: newClientId(), text: value, state: "sending" });
@@ -283,11 +312,15 @@ export function Chat({ session }: { session: Session }) {
         </label>
         <textarea
           id="text"
+          ref={box}
           rows={1}
-          maxLength={8000}
           placeholder="Message Familiar…"
+          aria-describedby={text.length >= MESSAGE_COUNTER_FROM ? "text-count" : undefined}
           value={text}
-          onInput={(e) => setText(e.currentTarget.value)}
+          onInput={(e) => {
+            setText(e.currentTarget.value);
+            if (e.currentTarget.value.trim().length <= MESSAGE_TEXT_MAX) setComposeError("");
+          }}
           onKeyDown={(e) => {
             if (e.key === "Enter" && !e.shiftKey) {
               e.preventDefault();
@@ -295,7 +328,14 @@ export function Chat({ session }: { session: Session }) {
             }
           }}
         />
-        <button type="submit">Send</button>
+        <div class="send">
+          <button type="submit">Send</button>
+          {text.length >= MESSAGE_COUNTER_FROM && (
+            <span id="text-count" class={`counter${text.trim().length > MESSAGE_TEXT_MAX ? " error" : ""}`} aria-live="polite">
+              {formatCount(text.length)} / {formatCount(MESSAGE_TEXT_MAX)}
+            </span>
+          )}
+        </div>
       </form>
     </main>
   );

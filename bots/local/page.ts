@@ -59,7 +59,7 @@ const html = `<!doctype html>
   <p id="status" class="status" role="status" aria-live="polite"></p>
   <form id="composer" class="composer">
     <label for="text" class="visually-hidden">Message</label>
-    <textarea id="text" name="text" rows="1" maxlength="8000" placeholder="Message Familiar…" required></textarea>
+    <textarea id="text" name="text" rows="1" placeholder="Message Familiar…" required></textarea>
     <button type="submit" id="send">Send</button>
   </form>
 </div>

@@ -12,6 +12,7 @@ import { ALLOW_REMOTE_SETTING, checkExpressRequest } from "./access.js";
 import { LocalChannelNotStartedError, type LocalChannel } from "./channel.js";
 import { servePage } from "./page.js";
 import { boundedJson } from "../http/body.js";
+import { MESSAGE_BODY_MAX_BYTES, MESSAGE_TEXT_MAX, tooLongMessage } from "../shared/message-limit.js";
 
 /** Longest long-poll a client may ask for with `wait` (ms); larger values are clamped. */
 export const MAX_WAIT_MS = 25_000;
@@ -32,7 +33,6 @@ const postMessageSchema = z.object(
     text: z
       .string({ error: "must be a string" })
       .min(1, { error: "must not be empty" })
-      .max(8000, { error: "must be at most 8000 characters" })
       .refine((t) => t.trim().length > 0, { error: "must not be only whitespace" }),
     clientMessageId: clientIdSchema.optional(),
   },
@@ -131,9 +131,12 @@ export function localChatRouter(channel: LocalChannel, options: LocalChatRouterO
   router.use("/local", guard);
   router.get("/local/:asset", (req, res, next) => servePage(req.params.asset)(req, res, next));
 
-  router.use("/api/local", guard, ...boundedJson({ limit: 64 * 1024, source: "local" }));
+  router.use("/api/local", guard, ...boundedJson({ limit: MESSAGE_BODY_MAX_BYTES, source: "local" }));
 
   router.post("/api/local/messages", async (req, res) => {
+    // Over the stated limit: refused whole with the limit in words (413), never cut.
+    const long = z.object({ text: z.string().min(MESSAGE_TEXT_MAX + 1) }).safeParse(req.body);
+    if (long.success) return void res.status(413).json({ error: tooLongMessage(long.data.text.length), limit: MESSAGE_TEXT_MAX, length: long.data.text.length });
     const body = parse(postMessageSchema, req.body, res);
     if (!body) return;
     // Scoped to the user: client ids are chosen by clients, and two users may pick the same one.
@@ -244,7 +247,7 @@ export function localChatRouter(channel: LocalChannel, options: LocalChatRouterO
     if (type === "entity.parse.failed") {
       res.status(400).json({ error: "The request body is not valid JSON." });
     } else if (type === "entity.too.large") {
-      res.status(413).json({ error: "The request body is larger than 64 KB." });
+      res.status(413).json({ error: `The request body is larger than ${MESSAGE_BODY_MAX_BYTES} bytes.` });
     } else if (err instanceof LocalChannelNotStartedError) {
       res.status(503).json({ error: "Familiar is still starting; try again in a moment." });
     } else {

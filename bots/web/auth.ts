@@ -1,4 +1,5 @@
 import { boundedJson } from "../http/body.js";
+import { MESSAGE_BODY_MAX_BYTES } from "../shared/message-limit.js";
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import { z } from "zod";
 import type { Clock } from "../../core/clock.js";
@@ -118,7 +119,8 @@ export function webAccess(options: WebAccessOptions) {
   };
 
   const router: Router = express.Router();
-  router.use("/api/web", gate, ...boundedJson({ limit: 64 * 1024, source: "web" }));
+  // Room for one message at its stated limit (bots/shared/message-limit.ts); longer texts get a clear 413.
+  router.use("/api/web", gate, ...boundedJson({ limit: MESSAGE_BODY_MAX_BYTES, source: "web" }));
   // Sign-in requests carry no session yet: JSON only (a cross-site form cannot send it without CORS).
   router.use("/api/web/session", (req, res, next) => {
     if (req.method === "POST" && !req.is("application/json")) return void res.status(415).json({ error: "send JSON" });

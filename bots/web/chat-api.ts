@@ -6,6 +6,7 @@ import type { Clock } from "../../core/clock.js";
 import type { Store } from "../../core/storage/ports.js";
 import { parseCardView } from "../../core/sentinel/card-view.js";
 import type { LocalMessage } from "../../core/storage/types.js";
+import { MESSAGE_TEXT_MAX, tooLongMessage } from "../shared/message-limit.js";
 import { localAccountOf, webContext } from "./auth.js";
 import type { ChatLog } from "./chat-log.js";
 
@@ -15,7 +16,7 @@ export const LIVE_WAIT_MAX_MS = 25_000;
 const clientId = z.string().regex(/^[A-Za-z0-9_.:-]{1,100}$/, "1–100 characters of A–Z a–z 0–9 _ . : -");
 const sendBody = z
   .object({
-    text: z.string().max(8000, "at most 8000 characters").refine((t) => t.trim().length > 0, "must not be empty"),
+    text: z.string().refine((t) => t.trim().length > 0, "must not be empty"),
     clientMessageId: clientId,
   })
   .strict();
@@ -48,6 +49,12 @@ export interface ChatApiDeps {
   typing: (account: string) => boolean;
 }
 
+/** The text's length when a body's `text` is a string over {@link MESSAGE_TEXT_MAX}, else null. */
+export function overLimit(body: unknown): number | null {
+  const text = z.object({ text: z.string() }).safeParse(body);
+  return text.success && text.data.text.length > MESSAGE_TEXT_MAX ? text.data.text.length : null;
+}
+
 function bad(res: Response, error: z.ZodError): void {
   res.status(400).json({ error: error.issues.map((i) => `${i.path.join(".") || "request"}: ${i.message}`).join("; ") });
 }
@@ -60,7 +67,8 @@ function bad(res: Response, error: z.ZodError): void {
  * - `GET /api/web/chat/live?after=&wait=&typing=` — what changed after the cursor (new messages and
  *   edited cards), held up to `wait` ms (at most 25 s) while nothing does; `{items, cursor, typing}`;
  * - `POST /api/web/chat` `{text, clientMessageId}` — says something on the local channel; a retry
- *   with the same client id is recognised and not said twice;
+ *   with the same client id is recognised and not said twice; a text over `MESSAGE_TEXT_MAX`
+ *   characters is refused with 413 `{error, limit, length}` (never shortened);
  * - `POST /api/web/chat/press` `{messageId, buttonId, clientActionId}` — presses a card's button;
  *   it reaches the same press handlers as a messenger button.
  */
@@ -106,6 +114,9 @@ export function chatApi(deps: ChatApiDeps): Router {
   });
 
   router.post("/api/web/chat", async (req, res) => {
+    // Over the stated limit: refused whole with the limit in words (413), never cut.
+    const length = overLimit(req.body);
+    if (length !== null) return void res.status(413).json({ error: tooLongMessage(length), limit: MESSAGE_TEXT_MAX, length });
     const body = sendBody.safeParse(req.body);
     if (!body.success) return bad(res, body.error);
     const { person } = webContext(req);

@@ -1,3 +1,4 @@
+import { MESSAGE_TEXT_MAX, formatCount } from "../../bots/shared/message-limit.js";
 import { send } from "../helpers/send.js";
 import express from "express";
 import { afterEach, describe, expect, it } from "vitest";
@@ -132,7 +133,6 @@ describe("local chat: inbound messages", () => {
 
     for (const bad of [
       { user: "x".repeat(65), text: "hi" },
-      { user: "alice", text: "x".repeat(8001) },
       { user: "alice", text: "   " },
       { user: "alice" },
       ["alice", "hi"],
@@ -149,9 +149,23 @@ describe("local chat: inbound messages", () => {
 
   it("accepts the longest allowed user name and text", async () => {
     const { post, events } = await setup();
-    const res = await post("/api/local/messages", { user: "a.b_c-d@e" + "x".repeat(55), text: "y".repeat(8000) });
+    // The stated limit, in multi-byte characters (the body limit leaves room for them).
+    const text = "é".repeat(MESSAGE_TEXT_MAX - 1) + "\u0001";
+    const res = await post("/api/local/messages", { user: "a.b_c-d@e" + "x".repeat(55), text });
     expect(res.status).toBe(202);
     expect(events).toHaveLength(1);
+    expect(events[0]!.kind === "message" && events[0]!.text).toBe(text);
+  });
+
+  it("refuses a text over the stated limit whole, with the limit in words (never cut)", async () => {
+    const { post, events } = await setup();
+    const res = await post("/api/local/messages", { user: "alice", text: "y".repeat(MESSAGE_TEXT_MAX + 1) });
+    expect(res.status).toBe(413);
+    const body = (await res.json()) as { error: string; limit: number };
+    expect(body.limit).toBe(MESSAGE_TEXT_MAX);
+    expect(body.error).toContain(formatCount(MESSAGE_TEXT_MAX));
+    expect(body.error).toContain(formatCount(MESSAGE_TEXT_MAX + 1));
+    expect(events).toEqual([]);
   });
 
   it("answers 503 while the core has not started the channel", async () => {

@@ -7,6 +7,7 @@ import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type RecordedRe
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { launchChromium, newContext, notificationProbe, screenshot } from "../helpers/browser.js";
 import { lastTool, recordingServer, until } from "../helpers/e2e.js";
+import { MESSAGE_TEXT_MAX, formatCount } from "../../bots/shared/message-limit.js";
 
 const KEY = "sk-fake-web-setup-0123456789";
 
@@ -282,6 +283,109 @@ describe("the web app in real Chromium", () => {
     const audit = await app.store.audit.listAudit(identity.personId, { limit: 50 });
     expect(audit.items.map((e) => e.kind)).toContain("approval.decided");
     await phone.close();
+  }, 90_000);
+
+  it("never cuts a long message: the box grows, counts near the limit, refuses over it; the API answers 413", async () => {
+    model = await startFakeOpenAI({ apiKey: KEY });
+    app = await startTestApp({ OPENAI_BASE_URL: model.url, OPENAI_API_KEY: KEY });
+    const context = await newContext(browser, "desktop");
+    const page = await context.newPage();
+    await page.goto(app.url);
+    await page.fill("#name", "dee");
+    await page.click("button[type=submit]");
+    await page.waitForURL("**/chat");
+    const box = page.locator("#text");
+    const oneLine = (await box.boundingBox())!.height;
+    await box.fill("line\n".repeat(6));
+    const sixLines = (await box.boundingBox())!.height;
+    expect(sixLines).toBeGreaterThan(oneLine * 2);
+    expect(await page.locator("#text-count").count()).toBe(0);
+
+    // Over the limit: a counter, a clear refusal, the text stays, nothing is sent.
+    const tooLong = "This is a long message. ".repeat(2_000); // 48,000 characters
+    await box.fill(tooLong);
+    const viewport = page.viewportSize()!.height;
+    const grown = (await box.boundingBox())!.height;
+    expect(grown).toBeGreaterThan(sixLines);
+    expect(grown).toBeLessThanOrEqual(viewport * 0.45); // a max height, then it scrolls
+    expect(await page.locator("#text-count").innerText()).toBe(`${formatCount(tooLong.length)} / ${formatCount(MESSAGE_TEXT_MAX)}`);
+    await page.click(".composer button[type=submit]");
+    await page.getByRole("alert").filter({ hasText: `at most ${formatCount(MESSAGE_TEXT_MAX)}` }).waitFor();
+    expect(await box.inputValue()).toBe(tooLong);
+    expect(await page.locator(".msg").count()).toBe(0);
+
+    // Just under the limit: sent and stored whole.
+    const long = tooLong.slice(0, MESSAGE_TEXT_MAX - 10).trim();
+    await box.fill(long);
+    expect(await page.getByRole("alert").count()).toBe(0);
+    await page.click(".composer button[type=submit]");
+    await until(() => model.requests.some((r) => r.lastUserText?.includes(long.slice(0, 200))), "the long message reaching the model");
+    await expect.poll(() => page.locator(".msg.me:not(.pending) .bubble").first().innerText().catch(() => ""), { timeout: 15_000 }).toBe(long);
+    expect(await box.inputValue()).toBe("");
+
+    // The API states the limit: an over-limit request is refused whole (413), nothing stored.
+    const session = (await (await page.request.get(`${app.url}/api/web/session`)).json()) as { csrf: string };
+    const before = model.requests.length;
+    const res = await page.request.post(`${app.url}/api/web/chat`, { data: { text: tooLong, clientMessageId: "api-long-1" }, headers: { "x-familiar-csrf": session.csrf } });
+    expect(res.status()).toBe(413);
+    const body = (await res.json()) as { error: string; limit: number; length: number };
+    expect(body).toMatchObject({ limit: MESSAGE_TEXT_MAX, length: tooLong.length });
+    expect(body.error).toContain(formatCount(MESSAGE_TEXT_MAX));
+    expect(model.requests.length).toBe(before);
+    await context.close();
+  }, 90_000);
+
+  it("keeps a draft and failed sends across a reload, and a retry of a message that did arrive is not said twice", async () => {
+    model = await startFakeOpenAI({ apiKey: KEY });
+    app = await startTestApp({ OPENAI_BASE_URL: model.url, OPENAI_API_KEY: KEY });
+    const context = await newContext(browser, "desktop");
+    const page = await context.newPage();
+    // The live log stays away until the reload (so only the send's own answer could confirm it).
+    await page.route("**/api/web/chat/live*", (route) => route.abort("failed"));
+    await page.goto(app.url);
+    await page.fill("#name", "eve");
+    await page.click("button[type=submit]");
+    await page.waitForURL("**/chat");
+
+    // One send never reaches the server; another reaches it but its answer is lost on the way back.
+    let mode: "drop" | "lose-answer" | "pass" = "drop";
+    await page.route("**/api/web/chat", async (route) => {
+      if (route.request().method() !== "POST" || mode === "pass") return route.continue();
+      if (mode === "lose-answer") await route.fetch();
+      return route.abort("failed");
+    });
+    await say(page, "never arrived");
+    await page.getByRole("button", { name: "Retry" }).waitFor();
+    // The answer is lost and the live log is away too: the page cannot know it arrived.
+    mode = "lose-answer";
+    await say(page, "arrived unconfirmed");
+    await until(() => model.requests.some((r) => r.lastUserText === "arrived unconfirmed"), "the unconfirmed message reaching the model");
+    await page.getByRole("button", { name: "Retry" }).nth(1).waitFor();
+    await page.fill("#text", "half-written thought");
+
+    mode = "pass";
+    await page.unroute("**/api/web/chat/live*");
+    await page.reload();
+    // Both unsent messages are back with Retry; the draft is back in the box.
+    await page.getByRole("button", { name: "Retry" }).nth(1).waitFor();
+    expect(await page.locator(".msg.pending .bubble").allInnerTexts()).toEqual(["never arrived", "arrived unconfirmed"]);
+    await screenshot(page, "chat-unsent-after-reload");
+    expect(await page.locator("#text").inputValue()).toBe("half-written thought");
+
+    await page.locator(".msg.pending", { hasText: "never arrived" }).getByRole("button", { name: "Retry" }).click();
+    await page.getByText("echo: never arrived").waitFor();
+    await page.locator(".msg.pending", { hasText: "arrived unconfirmed" }).getByRole("button", { name: "Retry" }).click();
+    await expect.poll(() => page.locator(".msg.pending").count(), { timeout: 15_000 }).toBe(0);
+    // The retry carried the same client id: the server recognised it, the model saw it once.
+    expect(model.requests.filter((r) => r.lastUserText === "arrived unconfirmed")).toHaveLength(1);
+    expect(model.requests.filter((r) => r.lastUserText === "never arrived")).toHaveLength(1);
+
+    // Once accepted, nothing is kept: a reload shows no unsent messages.
+    await page.reload();
+    await page.getByText("echo: never arrived").waitFor();
+    expect(await page.locator(".msg.pending").count()).toBe(0);
+    expect(await page.locator("#text").inputValue()).toBe("half-written thought");
+    await context.close();
   }, 90_000);
 
   it("retries a failed send with the same id, and reconnects after the server comes back", async () => {
