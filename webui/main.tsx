@@ -107,6 +107,7 @@ function SignIn(props: { loopback: boolean; passwordSet: boolean; onDone: () => 
   return (
     <main class="center signin">
       <h1>Familiar</h1>
+      <p class="intro">Your personal assistant in the messengers you already use — it remembers what matters to you, follows up on your goals, and asks before it acts for you.</p>
       {token ? (
         <form onSubmit={(e) => (e.preventDefault(), void submit("/api/web/session/link", { token }))}>
           <p>You opened a one-time sign-in link.</p>
@@ -115,8 +116,8 @@ function SignIn(props: { loopback: boolean; passwordSet: boolean; onDone: () => 
       ) : props.loopback ? (
         <form onSubmit={(e) => (e.preventDefault(), void submit("/api/web/session/local", { name: value.trim() }))}>
           <label for="name">Your name</label>
-          <p class="hint" id="name-hint">On this machine, your name is enough. Letters, digits and _ . @ - only.</p>
-          <input id="name" aria-describedby="name-hint" autocomplete="username" required maxLength={64} value={value} onInput={(e) => setValue(e.currentTarget.value)} />
+          <p class="hint" id="name-hint">On this machine, your name is enough: letters, digits, spaces and . _ @ - (up to 64).</p>
+          <input id="name" aria-describedby="name-hint" autocomplete="username" required value={value} onInput={(e) => setValue(e.currentTarget.value)} />
           <button type="submit" disabled={busy}>Continue</button>
         </form>
       ) : (

@@ -51,9 +51,10 @@ export function Settings({ onSaved }: { onSaved: (s: { displayName: string; time
     <form class="settings" onSubmit={(e) => (e.preventDefault(), void save())}>
       <h2>Settings</h2>
       <label for="s-name">Your name</label>
-      <input id="s-name" value={s.displayName} maxLength={64} onInput={(e) => set({ displayName: e.currentTarget.value })} />
+      <input id="s-name" value={s.displayName} onInput={(e) => set({ displayName: e.currentTarget.value })} />
       <label for="s-tz">Time zone</label>
-      <input id="s-tz" list="zones" value={s.timeZone} onInput={(e) => set({ timeZone: e.currentTarget.value })} />
+      <p class="hint" id="s-tz-hint">Type a city (Berlin, New York) or a zone (Europe/Berlin); the list narrows as you type.</p>
+      <input id="s-tz" list="zones" autocomplete="off" aria-describedby="s-tz-hint" value={s.timeZone} onInput={(e) => set({ timeZone: e.currentTarget.value })} />
       <datalist id="zones">{zones.map((z) => <option key={z} value={z} />)}</datalist>
       <label for="s-pro">How readily Familiar messages first</label>
       <select id="s-pro" value={s.proactivity} onChange={(e) => set({ proactivity: e.currentTarget.value })}>
@@ -81,9 +82,9 @@ export function Settings({ onSaved }: { onSaved: (s: { displayName: string; time
       <label for="s-digest">Digest of held messages at (empty: when held messages are released)</label>
       <input id="s-digest" type="time" value={s.digestTime ?? ""} onInput={(e) => set({ digestTime: e.currentTarget.value })} />
       <label for="s-persona">Familiar's name</label>
-      <input id="s-persona" placeholder="Familiar" maxLength={40} value={s.personaName ?? ""} onInput={(e) => set({ personaName: e.currentTarget.value })} />
+      <input id="s-persona" placeholder="Familiar" value={s.personaName ?? ""} onInput={(e) => set({ personaName: e.currentTarget.value })} />
       <label for="s-style">How Familiar should write to you</label>
-      <textarea id="s-style" maxLength={500} placeholder="e.g. short and dry, no emoji" value={s.personaStyle ?? ""} onInput={(e) => set({ personaStyle: e.currentTarget.value })} />
+      <textarea id="s-style" placeholder="e.g. short and dry, no emoji" value={s.personaStyle ?? ""} onInput={(e) => set({ personaStyle: e.currentTarget.value })} />
       <button type="submit">Save settings</button>
       {notice && <p role="status" class="notice">{notice}</p>}
       {error && <p role="alert" class="error">{error}</p>}

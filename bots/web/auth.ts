@@ -1,4 +1,5 @@
 import { boundedJson } from "../http/body.js";
+import { plainErrors } from "./plain-errors.js";
 import { MESSAGE_BODY_MAX_BYTES } from "../shared/message-limit.js";
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import { z } from "zod";
@@ -42,7 +43,23 @@ export interface WebAccessOptions {
   secureCookies: boolean;
 }
 
-const localName = z.object({ name: z.string().regex(/^[A-Za-z0-9_.@-]{1,64}$/, "1–64 characters of A–Z a–z 0–9 _ . @ -") }).strict();
+/** Longest name for signing in by name, in characters (code points). */
+export const LOCAL_NAME_MAX = 64;
+/**
+ * A name to sign in with on this machine: Unicode letters (with their accents), digits, spaces and
+ * `. _ @ -`, 1–64 characters after trimming (inner runs of spaces become one). Too long is refused
+ * with a sentence, never shortened.
+ */
+export const localNameSchema = z
+  .string()
+  .transform((name) => name.trim().replace(/\s+/g, " ").normalize("NFC"))
+  .superRefine((name, ctx) => {
+    const length = [...name].length;
+    if (length === 0) ctx.addIssue({ code: "custom", message: "Please enter your name." });
+    else if (length > LOCAL_NAME_MAX) ctx.addIssue({ code: "custom", message: `A name can be at most ${LOCAL_NAME_MAX} characters; this one has ${length}.` });
+    else if (!/^[\p{L}\p{M}\p{N} ._@-]+$/u.test(name)) ctx.addIssue({ code: "custom", message: "A name can have letters, digits, spaces and . _ @ - only." });
+  });
+const localName = z.object({ name: localNameSchema }).strict();
 const linkBody = z.object({ token: z.string().min(10).max(200) }).strict();
 const passwordBody = z.object({ password: z.string().min(1).max(500) }).strict();
 
@@ -142,7 +159,7 @@ export function webAccess(options: WebAccessOptions) {
   router.post("/api/web/session/local", async (req, res) => {
     if (!isLoopback(req)) return void res.status(403).json({ error: "Signing in by name works only on the Familiar machine itself; use a sign-in link or the password." });
     const body = localName.safeParse(req.body);
-    if (!body.success) return void res.status(400).json({ error: `name: ${body.error.issues[0]?.message ?? "invalid"}` });
+    if (!body.success) return void res.status(400).json({ error: plainErrors(body.error) });
     const person = await localPerson(store, body.data.name);
     res.json({ signedIn: true, ...startSession(res, person.id, "owner") });
   });

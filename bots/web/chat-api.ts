@@ -8,6 +8,7 @@ import { parseCardView } from "../../core/sentinel/card-view.js";
 import type { LocalMessage } from "../../core/storage/types.js";
 import { MESSAGE_TEXT_MAX, tooLongMessage } from "../shared/message-limit.js";
 import { localAccountOf, webContext } from "./auth.js";
+import { plainErrors } from "./plain-errors.js";
 import type { ChatLog } from "./chat-log.js";
 
 /** Longest long-poll (ms); the page polls again at once, so a server restart is noticed within a poll. */
@@ -16,7 +17,7 @@ export const LIVE_WAIT_MAX_MS = 25_000;
 const clientId = z.string().regex(/^[A-Za-z0-9_.:-]{1,100}$/, "1–100 characters of A–Z a–z 0–9 _ . : -");
 const sendBody = z
   .object({
-    text: z.string().refine((t) => t.trim().length > 0, "must not be empty"),
+    text: z.string().refine((t) => t.trim().length > 0, "Please write a message first."),
     clientMessageId: clientId,
   })
   .strict();
@@ -56,7 +57,7 @@ export function overLimit(body: unknown): number | null {
 }
 
 function bad(res: Response, error: z.ZodError): void {
-  res.status(400).json({ error: error.issues.map((i) => `${i.path.join(".") || "request"}: ${i.message}`).join("; ") });
+  res.status(400).json({ error: plainErrors(error) });
 }
 
 /**

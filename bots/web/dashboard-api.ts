@@ -7,40 +7,48 @@ import type { Familiar } from "../../core/familiar.js";
 import { asId } from "../../core/ids.js";
 import type { Store } from "../../core/storage/ports.js";
 import { channelNames, type AuditEvent, type Goal, type MemoryItem, type Task } from "../../core/storage/types.js";
-import { isValidTimeZone } from "../../core/time/zones.js";
+import { resolveTimeZone } from "../../core/time/zones.js";
+import { plainErrors } from "./plain-errors.js";
 import { localAccountOf, webContext } from "./auth.js";
 
 const page = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   after: z.string().max(200).optional(),
 });
-const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, "a time like 18:30");
+const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, "Please give times like 18:30.");
+/** A typed time zone (IANA name in any case, or an unambiguous city) as its canonical IANA name. */
+const timeZoneInput = z.string().transform((typed, ctx) => {
+  const zone = resolveTimeZone(typed);
+  if (zone) return zone;
+  ctx.addIssue({ code: "custom", message: typed.trim() ? `“${typed.trim().slice(0, 64)}” is not a time zone Familiar knows. Type a city such as Berlin, or pick a zone such as Europe/Berlin from the list.` : "Please choose a time zone." });
+  return z.NEVER;
+});
 
 const settingsPatch = z
   .object({
-    displayName: z.string().trim().min(1).max(64).optional(),
-    timeZone: z.string().refine(isValidTimeZone, "an IANA time zone such as Europe/Berlin").optional(),
+    displayName: z.string().trim().min(1, "Please enter a name.").max(64, "A name can be at most 64 characters.").optional(),
+    timeZone: timeZoneInput.optional(),
     proactivity: z.enum(["off", "low", "normal", "high"]).optional(),
     quietHours: z.object({ from: hhmm, to: hhmm }).nullable().optional(),
     digestTime: hhmm.nullable().optional(),
-    personaName: z.string().trim().max(40).nullable().optional(),
-    personaStyle: z.string().trim().max(500).nullable().optional(),
+    personaName: z.string().trim().max(40, "Familiar's name can be at most 40 characters.").nullable().optional(),
+    personaStyle: z.string().trim().max(500, "How Familiar should write can be at most 500 characters.").nullable().optional(),
   })
   .strict();
 
 const memoryPatch = z
   .object({
-    text: z.string().trim().min(1).max(1_000).optional(),
+    text: z.string().trim().min(1, "Please write what Familiar should remember. To remove it, use Forget.").max(1_000, "A memory can be at most 1,000 characters.").optional(),
     kind: z.enum(["fact", "preference", "relationship", "decision"]).optional(),
   })
   .strict()
-  .refine((p) => p.text !== undefined || p.kind !== undefined, "give text or kind");
+  .refine((p) => p.text !== undefined || p.kind !== undefined, "Please change the text or the kind.");
 
-/** Sends a 400 listing what is wrong; returns null. */
+/** Sends a 400 saying in sentences what is wrong (see plainErrors); returns null. */
 function parse<S extends z.ZodType>(schema: S, input: unknown, res: Response): z.infer<S> | null {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  res.status(400).json({ error: result.error.issues.map((i) => `${i.path.join(".") || "request"}: ${i.message}`).join("; ") });
+  res.status(400).json({ error: plainErrors(result.error) });
   return null;
 }
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { plainErrors } from "./plain-errors.js";
 import type { ChannelAdapter, InboundSink } from "../../core/channels/port.js";
 import type { Config } from "../../core/config/schema.js";
 import type { Logger } from "../../core/log.js";
@@ -12,13 +13,13 @@ export type PageMessenger = (typeof pageMessengers)[number];
 
 /** What the page sends per messenger (same rules as the environment variables). */
 export const messengerBodies = {
-  telegram: z.object({ token: z.string().trim().regex(/^\d+:[A-Za-z0-9_-]+$/, "a bot token from @BotFather (digits:letters)") }).strict(),
-  discord: z.object({ token: z.string().trim().min(20, "a Discord bot token") }).strict(),
+  telegram: z.object({ token: z.string().trim().regex(/^\d+:[A-Za-z0-9_-]+$/, "Please paste the bot token from @BotFather (it looks like 123456:ABC-def…).") }).strict(),
+  discord: z.object({ token: z.string().trim().min(20, "Please paste the Discord bot token (from the Developer Portal, Bot tab).") }).strict(),
   slack: z
     .object({
-      botToken: z.string().trim().startsWith("xoxb-", "a bot token starting with xoxb-"),
-      appToken: z.string().trim().startsWith("xapp-", "an app-level token starting with xapp-").optional(),
-      signingSecret: z.string().trim().min(8, "the app's signing secret").optional(),
+      botToken: z.string().trim().startsWith("xoxb-", "Please paste the Slack bot token; it starts with xoxb-."),
+      appToken: z.string().trim().startsWith("xapp-", "Please paste the Slack app-level token; it starts with xapp-.").optional(),
+      signingSecret: z.string().trim().min(8, "Please paste the Slack app's signing secret.").optional(),
     })
     .strict()
     .refine((s) => s.appToken !== undefined || s.signingSecret !== undefined, "give SLACK_APP_TOKEN (Socket Mode) or the signing secret (HTTP events)"),
@@ -103,7 +104,7 @@ export class MessengerSetup {
   async apply(channel: PageMessenger, body: unknown): Promise<string> {
     if (this.fromEnvironment(channel)) throw new MessengerSetupError(`${channel} is configured by environment variables (${envKeys[channel].join(", ")}); they win over this page`, 409);
     const parsed = messengerBodies[channel].safeParse(body);
-    if (!parsed.success) throw new MessengerSetupError(parsed.error.issues.map((i) => `${i.path.join(".") || channel}: ${i.message}`).join("; "), 400);
+    if (!parsed.success) throw new MessengerSetupError(plainErrors(parsed.error), 400);
     const values: Record<string, string> = {};
     const data: Record<string, unknown> = { ...parsed.data };
     if (channel !== "whatsapp") {

@@ -4,6 +4,7 @@ import type { Logger } from "../../core/log.js";
 import { OpenAIModelClient } from "../../core/model/openai.js";
 import type { SwitchableModelClient } from "../../core/model/switchable.js";
 import { webContext } from "./auth.js";
+import { plainErrors } from "./plain-errors.js";
 import { MessengerSetupError, pageMessengers, restartNotes, type MessengerSetup } from "./messenger-setup.js";
 import { defaultBaseUrl, providers, type Provider, type SetupStore } from "./setup-store.js";
 
@@ -36,12 +37,12 @@ export interface SetupApiDeps {
 const connection = z
   .object({
     provider: z.enum(providers),
-    baseURL: z.url({ protocol: /^https?$/, error: "an http(s) URL such as http://127.0.0.1:8080/v1" }).optional(),
-    apiKey: z.string().trim().max(500).optional(),
+    baseURL: z.url({ protocol: /^https?$/, error: "Please give the server address as an http(s) URL, such as http://127.0.0.1:8080/v1." }).optional(),
+    apiKey: z.string().trim().max(500, "That API key is too long (at most 500 characters).").optional(),
   })
   .strict();
-const choice = connection.extend({ model: z.string().trim().min(1).max(200) }).strict();
-const password = z.object({ password: z.string().min(10, "at least 10 characters").max(200) }).strict();
+const choice = connection.extend({ model: z.string().trim().min(1, "Please choose a model.").max(200, "A model name can be at most 200 characters.") }).strict();
+const password = z.object({ password: z.string().min(10, "Please choose a password of at least 10 characters.").max(200, "A password can be at most 200 characters.") }).strict();
 const modelList = z.object({ data: z.array(z.object({ id: z.string() }).loose()) }).loose();
 
 /** The model client options for a choice (OpenAI proper wants `max_completion_tokens`). */
@@ -102,7 +103,7 @@ export function setupApi(deps: SetupApiDeps): Router {
   router.post("/api/web/setup/models", async (req, res) => {
     if (!ownerOnly(res, webContext(req).session.role) || envWins(res)) return;
     const body = connection.safeParse(req.body);
-    if (!body.success) return void res.status(400).json({ error: body.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") });
+    if (!body.success) return void res.status(400).json({ error: plainErrors(body.error) });
     const base = resolveBase(body.data);
     if (!base) return void res.status(400).json({ error: "baseURL: enter the server's URL, e.g. http://127.0.0.1:8080/v1" });
     if (body.data.provider === "openai" && !body.data.apiKey) return void res.status(400).json({ error: "apiKey: OpenAI needs an API key (platform.openai.com → API keys)" });
@@ -125,7 +126,7 @@ export function setupApi(deps: SetupApiDeps): Router {
   router.post("/api/web/setup/model", async (req, res) => {
     if (!ownerOnly(res, webContext(req).session.role) || envWins(res)) return;
     const body = choice.safeParse(req.body);
-    if (!body.success) return void res.status(400).json({ error: body.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") });
+    if (!body.success) return void res.status(400).json({ error: plainErrors(body.error) });
     const base = resolveBase(body.data);
     if (!base) return void res.status(400).json({ error: "baseURL: enter the server's URL" });
     const selected = { provider: body.data.provider, baseURL: base, model: body.data.model, apiKey: body.data.apiKey || undefined };
@@ -161,7 +162,7 @@ export function setupApi(deps: SetupApiDeps): Router {
     const ctx = webContext(req);
     if (!ownerOnly(res, ctx.session.role)) return;
     const body = password.safeParse(req.body);
-    if (!body.success) return void res.status(400).json({ error: `password: ${body.error.issues[0]?.message ?? "invalid"}` });
+    if (!body.success) return void res.status(400).json({ error: plainErrors(body.error) });
     await deps.setup.setPassword(body.data.password, ctx.person.id);
     res.json({ ok: true });
   });

@@ -46,3 +46,19 @@ export function formatLocal(at: Date, timeZone: string): string {
     return at.toISOString();
   }
 }
+
+/**
+ * A person's typed time zone as its canonical IANA name, or null when it names none or several:
+ * an IANA name in any case (`europe/berlin` → `Europe/Berlin`), or a city / last part of one
+ * (`berlin` → `Europe/Berlin`, `new york` → `America/New_York`) when exactly one zone has it.
+ * Names come from the runtime's ICU data (`Intl.supportedValuesOf("timeZone")`).
+ */
+export function resolveTimeZone(input: string): string | null {
+  const typed = input.trim();
+  if (!typed || typed.length > 64) return null;
+  if (isValidTimeZone(typed)) return new Intl.DateTimeFormat("en-US", { timeZone: typed }).resolvedOptions().timeZone;
+  const key = (s: string) => s.toLowerCase().replace(/[_\s]+/g, " ");
+  const wanted = key(typed);
+  const matches = Intl.supportedValuesOf("timeZone").filter((zone) => key(zone.split("/").at(-1) ?? zone) === wanted);
+  return matches.length === 1 ? matches[0]! : null;
+}
