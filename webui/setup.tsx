@@ -16,6 +16,7 @@ const providerInfo = {
   ollama: { label: "Ollama", base: "http://127.0.0.1:11434/v1", key: "none", hint: "Ollama on this machine; start it with `ollama serve` and pull a model first." },
 } as const;
 type Provider = keyof typeof providerInfo;
+const isProvider = (p: string | null): p is Provider => p !== null && p in providerInfo;
 
 /** First-run setup: the model (tested before it is kept), the remote password, the messengers. */
 export function Setup({ session }: { session: Session }) {
@@ -31,6 +32,14 @@ export function Setup({ session }: { session: Session }) {
   return (
     <main class="setup">
       <h1>Set up Familiar</h1>
+      {setup.model.configured && (
+        <p class="start">
+          <a href="/chat" onClick={(e) => (e.preventDefault(), navigate("/chat"))}>
+            Start chatting →
+          </a>{" "}
+          <span class="hint">Everything below can be changed later.</span>
+        </p>
+      )}
       {!setup.owner && <p class="warn">Only the owner of this Familiar can change its setup.</p>}
       <ModelSection setup={setup} onSaved={load} />
       {setup.owner && <PasswordSection set={setup.passwordSet} loopback={session.loopback} />}
@@ -63,18 +72,15 @@ export function Setup({ session }: { session: Session }) {
           ))}
         </ul>
       </section>
-      {setup.model.configured && (
-        <p>
-          <button type="button" onClick={() => navigate("/chat")}>Start chatting</button>
-        </p>
-      )}
     </main>
   );
 }
 
 function ModelSection({ setup, onSaved }: { setup: SetupJson; onSaved: () => void }) {
-  const [provider, setProvider] = useState<Provider>("openai");
-  const [baseURL, setBaseURL] = useState("");
+  // Coming back: the choice in use is shown (its provider and server; a stored key is kept unless a new one is typed).
+  const inUse = setup.model.source === "setup" && isProvider(setup.model.provider) ? setup.model.provider : null;
+  const [provider, setProvider] = useState<Provider>(inUse ?? "openai");
+  const [baseURL, setBaseURL] = useState(inUse ? (setup.model.baseURL ?? "") : "");
   const [apiKey, setApiKey] = useState("");
   const [models, setModels] = useState<string[] | null>(null);
   const [model, setModel] = useState("");
@@ -82,6 +88,7 @@ function ModelSection({ setup, onSaved }: { setup: SetupJson; onSaved: () => voi
   const [error, setError] = useState("");
   const [done, setDone] = useState("");
   const info = providerInfo[provider];
+  const keyKept = inUse === provider && setup.model.hasKey === true && baseURL.trim().replace(/\/+$/, "") === (setup.model.baseURL ?? "");
   const connection = () => ({ provider, ...(baseURL.trim() && { baseURL: baseURL.trim() }), ...(apiKey.trim() && { apiKey: apiKey.trim() }) });
 
   if (setup.model.source === "environment") {
@@ -125,7 +132,11 @@ function ModelSection({ setup, onSaved }: { setup: SetupJson; onSaved: () => voi
     <section aria-labelledby="model-h">
       <h2 id="model-h">Model</h2>
       {setup.model.configured ? (
-        <p class="ok">✓ Using <strong>{setup.model.name}</strong> ({setup.model.baseURL}). Choose again below to change it.</p>
+        <p class="ok">
+          ✓ Using <strong>{setup.model.name}</strong>
+          {inUse ? ` via ${providerInfo[inUse].label}` : ""} at {setup.model.baseURL}
+          {setup.model.hasKey ? ", with an API key stored" : ""}. Choose again below to change it.
+        </p>
       ) : (
         <p>Familiar needs a language model. Choose where it runs:</p>
       )}
@@ -149,8 +160,8 @@ function ModelSection({ setup, onSaved }: { setup: SetupJson; onSaved: () => voi
           {info.key !== "none" && (
             <>
               <label for="api-key">API key{info.key === "optional" ? " (if the server wants one)" : ""}</label>
-              <input id="api-key" type="password" autocomplete="off" required={info.key === "required"} value={apiKey} onInput={(e) => (setApiKey(e.currentTarget.value), setModels(null))} />
-              <p class="hint">Kept encrypted in Familiar's vault; never shown again.</p>
+              <input id="api-key" type="password" autocomplete="off" required={info.key === "required" && !keyKept} placeholder={keyKept ? "A key is stored — leave empty to keep it" : ""} value={apiKey} onInput={(e) => (setApiKey(e.currentTarget.value), setModels(null))} />
+              <p class="hint">{keyKept ? "The stored key is used unless you type a new one. " : ""}Kept encrypted in Familiar's vault; never shown again.</p>
             </>
           )}
           {models && models.length > 0 && (

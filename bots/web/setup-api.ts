@@ -53,6 +53,7 @@ export function clientFor(c: { provider: Provider; baseURL: string; model: strin
     timeout,
     ...(c.apiKey && { apiKey: c.apiKey }),
     tokenLimitParam: c.provider === "openai" ? "max_completion_tokens" : "max_tokens",
+    settingsFrom: "page",
   });
 }
 
@@ -68,6 +69,12 @@ function resolveBase(c: { provider: Provider; baseURL?: string | undefined }): s
  */
 export function setupApi(deps: SetupApiDeps): Router {
   const router = Router();
+  /** The key typed on the page, else the stored one when the same provider and server are chosen again. */
+  const keyFor = (c: { provider: Provider; apiKey?: string | undefined }, base: string): string | undefined => {
+    if (c.apiKey) return c.apiKey;
+    const stored = deps.setup.model();
+    return stored && stored.hasKey && stored.provider === c.provider && stored.baseURL === base ? deps.setup.apiKey() : undefined;
+  };
   const ownerOnly = (res: Response, role: string): boolean => {
     if (role === "owner") return true;
     res.status(403).json({ error: "Only the owner of this Familiar can change its setup (on the Familiar machine, or signed in with the setup password)." });
@@ -105,11 +112,12 @@ export function setupApi(deps: SetupApiDeps): Router {
     const body = connection.safeParse(req.body);
     if (!body.success) return void res.status(400).json({ error: plainErrors(body.error) });
     const base = resolveBase(body.data);
-    if (!base) return void res.status(400).json({ error: "baseURL: enter the server's URL, e.g. http://127.0.0.1:8080/v1" });
-    if (body.data.provider === "openai" && !body.data.apiKey) return void res.status(400).json({ error: "apiKey: OpenAI needs an API key (platform.openai.com → API keys)" });
+    if (!base) return void res.status(400).json({ error: "Please enter the server's address, e.g. http://127.0.0.1:8080/v1." });
+    const apiKey = keyFor(body.data, base);
+    if (body.data.provider === "openai" && !apiKey) return void res.status(400).json({ error: "OpenAI needs an API key: create one at platform.openai.com → API keys and paste it here." });
     try {
       const answer = await fetch(`${base}/models`, {
-        headers: body.data.apiKey ? { authorization: `Bearer ${body.data.apiKey}` } : {},
+        headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {},
         signal: AbortSignal.timeout(15_000),
       });
       if (answer.status === 401 || answer.status === 403) return void res.status(400).json({ error: `The server refused the key (HTTP ${answer.status}). Check it and try again.` });
@@ -128,10 +136,10 @@ export function setupApi(deps: SetupApiDeps): Router {
     const body = choice.safeParse(req.body);
     if (!body.success) return void res.status(400).json({ error: plainErrors(body.error) });
     const base = resolveBase(body.data);
-    if (!base) return void res.status(400).json({ error: "baseURL: enter the server's URL" });
-    const selected = { provider: body.data.provider, baseURL: base, model: body.data.model, apiKey: body.data.apiKey || undefined };
+    if (!base) return void res.status(400).json({ error: "Please enter the server's address." });
+    const selected = { provider: body.data.provider, baseURL: base, model: body.data.model, apiKey: keyFor(body.data, base) };
     // One tiny call proves the model answers before anything is stored.
-    const probe = new OpenAIModelClient({ model: selected.model, baseURL: base, timeout: 30_000, maxRetries: 0, ...(selected.apiKey && { apiKey: selected.apiKey }), tokenLimitParam: selected.provider === "openai" ? "max_completion_tokens" : "max_tokens" });
+    const probe = new OpenAIModelClient({ model: selected.model, baseURL: base, timeout: 30_000, maxRetries: 0, ...(selected.apiKey && { apiKey: selected.apiKey }), tokenLimitParam: selected.provider === "openai" ? "max_completion_tokens" : "max_tokens", settingsFrom: "page" });
     let reply: string;
     try {
       const answer = await probe.complete({ messages: [{ role: "user", content: "Reply with the single word OK." }], maxTokens: 16 });

@@ -31,6 +31,12 @@ export interface OpenAIModelClientOptions {
    * without `baseURL`, the latter with one. Only sent when a request sets `maxTokens`.
    */
   tokenLimitParam?: "max_tokens" | "max_completion_tokens";
+  /**
+   * Where the settings came from, so failures point at the right place: `environment` (default)
+   * names the variables (OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL); `page` names the setup
+   * page's fields, where the person typed them.
+   */
+  settingsFrom?: "environment" | "page";
 }
 
 /**
@@ -52,6 +58,7 @@ export class OpenAIModelClient implements ModelClient {
   private sdk: typeof OpenAI | null = null;
   private readonly secrets: string[];
   private readonly tokenLimitParam: "max_tokens" | "max_completion_tokens";
+  private readonly settingsFrom: "environment" | "page";
 
   constructor(options: OpenAIModelClientOptions) {
     const apiKey = options.apiKey?.trim() || undefined;
@@ -63,6 +70,7 @@ export class OpenAIModelClient implements ModelClient {
     }
     this.model = options.model;
     this.secrets = apiKey === undefined ? [] : [apiKey];
+    this.settingsFrom = options.settingsFrom ?? "environment";
     this.tokenLimitParam = options.tokenLimitParam ?? (baseURL === undefined ? "max_completion_tokens" : "max_tokens");
     // The SDK is loaded on the first request, so a process that never talks to a model never pays for it.
     this.client = import("openai").then(({ default: SDK }) => {
@@ -140,7 +148,7 @@ export class OpenAIModelClient implements ModelClient {
     }
     if (error instanceof OpenAI.APIConnectionError) {
       return new ModelError(
-        `${where}: cannot reach the model server (${this.scrub(error.message)}); check OPENAI_BASE_URL and the network`,
+        `${where}: cannot reach the model server (${this.scrub(error.message)}); ${this.settingsFrom === "page" ? "check the server address on the setup page" : "check OPENAI_BASE_URL"} and the network`,
         "connection",
       );
     }
@@ -148,7 +156,7 @@ export class OpenAIModelClient implements ModelClient {
       const status = typeof error.status === "number" ? error.status : null;
       const reason = reasonForStatus(status);
       const detail = this.scrub(error.message);
-      return new ModelError(`${where}: ${detail}${adviceFor(reason)}`, reason, status, error.requestID ?? null);
+      return new ModelError(`${where}: ${detail}${adviceFor(reason, this.settingsFrom)}`, reason, status, error.requestID ?? null);
     }
     const text = error instanceof Error ? error.message : String(error);
     return new ModelError(`${where}: unexpected failure: ${this.scrub(text)}`, "invalid_response");
@@ -170,16 +178,17 @@ function reasonForStatus(status: number | null): ModelFailureReason {
   return "rejected";
 }
 
-function adviceFor(reason: ModelFailureReason): string {
+function adviceFor(reason: ModelFailureReason, from: "environment" | "page"): string {
+  const page = from === "page";
   switch (reason) {
     case "auth":
-      return " (check OPENAI_API_KEY)";
+      return page ? " (the server refused the API key entered on this page; check it and try again)" : " (check OPENAI_API_KEY)";
     case "rate_limited":
       return " (rate limited after retries; try again later or check the account's quota)";
     case "server":
       return " (the model server kept failing after retries)";
     case "rejected":
-      return " (the request was rejected; check OPENAI_MODEL and that the server supports tools)";
+      return page ? " (the request was rejected; check the model chosen on this page and that the server supports tools)" : " (the request was rejected; check OPENAI_MODEL and that the server supports tools)";
     default:
       return "";
   }

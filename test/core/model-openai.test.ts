@@ -19,7 +19,7 @@ afterEach(async () => {
   await server.close();
 });
 
-function client(options: { apiKey?: string; maxRetries?: number; timeout?: number } = {}): OpenAIModelClient {
+function client(options: { apiKey?: string; maxRetries?: number; timeout?: number; settingsFrom?: "environment" | "page" } = {}): OpenAIModelClient {
   return new OpenAIModelClient({ model: "fake-model", baseURL: server.url, apiKey: API_KEY, maxRetries: 2, ...options });
 }
 
@@ -113,6 +113,16 @@ describe("OpenAIModelClient", () => {
     expect(error.message).not.toContain("0123456789abcdef");
     expect(JSON.stringify(error)).not.toContain(API_KEY);
     expect(error.cause).toBeUndefined();
+  });
+
+  it("names the variable only when the settings came from the environment, else the setup page", async () => {
+    await server.close();
+    server = await startFakeOpenAI({ apiKey: "sk-the-right-key-000000" });
+    const fromEnv = await failure(client().complete({ messages: [{ role: "user", content: "hi" }] }));
+    expect(fromEnv.message).toContain("OPENAI_API_KEY");
+    const fromPage = await failure(client({ settingsFrom: "page" }).complete({ messages: [{ role: "user", content: "hi" }] }));
+    expect(fromPage.message).toMatch(/API key entered on this page/);
+    expect(fromPage.message).not.toMatch(/OPENAI_/);
   });
 
   it("throws ModelError (timeout) when the server never answers, after retrying the timeout", async () => {

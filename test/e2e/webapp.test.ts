@@ -118,7 +118,28 @@ describe("the web app in real Chromium", () => {
     expect(app.logs.join("")).not.toContain(KEY);
 
     // Used without a restart: the chat answers through the model just chosen.
-    await page.getByRole("button", { name: "Start chatting" }).click();
+    // Coming back to setup: the choice in use is shown, and the way to the chat is at the top.
+    await page.reload();
+    await page.getByText("via OpenAI-compatible server").waitFor();
+    expect(await page.getByLabel("OpenAI-compatible server").isChecked()).toBe(true);
+    expect(await page.locator("#base-url").inputValue()).toBe(model.url);
+    expect(await page.locator("#api-key").inputValue()).toBe("");
+    expect(await page.locator("#api-key").getAttribute("placeholder")).toContain("A key is stored");
+    const start = page.getByRole("link", { name: "Start chatting" });
+    expect((await start.boundingBox())!.y).toBeLessThan(300);
+    // A wrong key typed on the page is blamed on the page, not on an environment variable.
+    await page.fill("#api-key", "sk-wrong-key-000000000000");
+    await page.getByRole("button", { name: "Test connection" }).click();
+    await page.getByRole("button", { name: "Use this model" }).click();
+    const refusal = await page.getByRole("alert").innerText();
+    expect(refusal).toMatch(/API key entered on this page/);
+    expect(refusal).not.toContain("OPENAI_API_KEY");
+    // With the stored key (the box left empty) the test passes again.
+    await page.getByRole("button", { name: "Back" }).click();
+    await page.fill("#api-key", "");
+    await page.getByRole("button", { name: "Test connection" }).click();
+    await page.locator("#model").waitFor();
+    await start.click();
     await page.waitForURL("**/chat");
     await say(page, "I like <angle brackets> & tea");
     await page.getByText("Noted: you wrote").waitFor();
