@@ -50,10 +50,16 @@ export function newClientId(): string {
   return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
 }
 
-export const channelLabel: Record<string, string> = { local: "web", telegram: "Telegram", slack: "Slack", discord: "Discord", whatsapp: "WhatsApp" };
+/** Channels as a person reads them (the local channel is the web chat; core/channels/words.ts). */
+export const channelLabel: Record<string, string> = { local: "the web chat", telegram: "Telegram", slack: "Slack", discord: "Discord", whatsapp: "WhatsApp" };
 
 /** Client-side navigation between the app's pages. */
 export function navigate(path: string): void {
   history.pushState(null, "", path);
   dispatchEvent(new PopStateEvent("popstate"));
+}
+
+/** "in the web chat" / "on Telegram". */
+export function onChannel(channel: string): string {
+  return channel === "local" ? "in the web chat" : `on ${channelLabel[channel] ?? channel}`;
 }

@@ -1,5 +1,5 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
-import { ApiError, api, channelLabel, localTime, newClientId } from "./api.js";
+import { ApiError, api, localTime, newClientId, onChannel } from "./api.js";
 import type { Session } from "./main.js";
 import { ApprovalCard, type ApprovalCardView } from "./approval-card.js";
 import { renderMarkdown } from "./markdown.js";
@@ -251,7 +251,7 @@ export function Chat({ session }: { session: Session }) {
                 </div>
               )}
               <span class="meta">
-                {localTime(item.at, tz)} · {item.role === "user" ? "you" : "Familiar"} on {channelLabel[item.channel] ?? item.channel}
+                {localTime(item.at, tz)} · {item.role === "user" ? "you" : "Familiar"} {onChannel(item.channel)}
               </span>
             </li>
           ))}

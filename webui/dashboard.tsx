@@ -1,6 +1,7 @@
+import { KIND_WORDS } from "../bots/web/activity-kinds.js";
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, api, channelLabel, localTime, navigate, newClientId } from "./api.js";
+import { ApiError, api, channelLabel, localTime, navigate, newClientId, onChannel } from "./api.js";
 import type { Session } from "./main.js";
 import { renderMarkdown } from "./markdown.js";
 import { Settings } from "./settings.js";
@@ -200,8 +201,9 @@ function Approvals({ tz }: { tz: string }) {
   );
 }
 
-interface ActivityJson { at: string; kind: string; summary: string; tool: string | null; decision: string | null; why: string | null }
-const kinds = ["sentinel.decision", "approval.decided", "grant.revoked", "identity.linked", "identity.unlinked", "task.skipped", "hook.event", "outbound.failed"];
+interface ActivityJson { at: string; kind: string; label: string; summary: string; tool: string | null; decision: string | null; why: string | null }
+const kinds = Object.entries(KIND_WORDS).sort((a, b) => a[1].localeCompare(b[1]));
+const decisionWords: Record<string, string> = { allow: "allowed", ask: "asked you", deny: "blocked" };
 
 function Activity({ tz }: { tz: string }) {
   const [kind, setKind] = useState("");
@@ -217,7 +219,7 @@ function Activity({ tz }: { tz: string }) {
           Kind{" "}
           <select value={kind} onChange={(e) => setKind(e.currentTarget.value)}>
             <option value="">all</option>
-            {kinds.map((k) => <option key={k} value={k}>{k}</option>)}
+            {kinds.map(([k, label]) => <option key={k} value={k}>{label}</option>)}
           </select>
         </label>
         <label>
@@ -232,9 +234,9 @@ function Activity({ tz }: { tz: string }) {
       <ol class="lines">
         {list.items.map((e, i) => (
           <li key={`${e.at}-${i}`}>
-            <time dateTime={e.at}>{localTime(e.at, tz)}</time> <span class="kind">{e.kind}</span> {e.summary}
-            {e.decision && <span class={`badge ${e.decision}`}> {e.decision}</span>}
-            {e.why && <span class="why"> — why: {e.why}</span>}
+            <time dateTime={e.at}>{localTime(e.at, tz)}</time> <span class="kind" title={e.kind}>{e.label}</span> {e.summary}
+            {e.decision && <span class={`badge ${e.decision}`}> {decisionWords[e.decision] ?? e.decision}</span>}
+            {e.why && <span class="why"> — because {e.why}</span>}
           </li>
         ))}
       </ol>
@@ -320,7 +322,7 @@ function Memory({ tz }: { tz: string }) {
                 <p class="memory-text">{m.text}</p>
                 <p class="meta">
                   {m.kind} · learned {localTime(m.createdAt, tz)}
-                  {m.provenance.channel ? ` on ${channelLabel[m.provenance.channel] ?? m.provenance.channel}` : ""}
+                  {m.provenance.channel ? ` ${onChannel(m.provenance.channel)}` : ""}
                   {m.provenance.note ? ` (${m.provenance.note})` : ""}
                   {m.updatedAt !== m.createdAt ? ` · changed ${localTime(m.updatedAt, tz)}` : ""}
                 </p>

@@ -9,6 +9,9 @@ import type { Store } from "../../core/storage/ports.js";
 import { channelNames, type AuditEvent, type Goal, type MemoryItem, type Task } from "../../core/storage/types.js";
 import { resolveTimeZone } from "../../core/time/zones.js";
 import { plainErrors } from "./plain-errors.js";
+import { activityInWords } from "./activity-words.js";
+import { channelInWords } from "../../core/channels/words.js";
+import { hostPath, methodPhrase, parseGrantPattern, type GrantPattern } from "../../core/sentinel/patterns.js";
 import { localAccountOf, webContext } from "./auth.js";
 
 const page = z.object({
@@ -190,11 +193,12 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
   router.get("/api/web/permissions", async (req, res) => {
     const { person } = webContext(req);
     const grants = await familiar.views.listGrantsView(person.id);
+    const patterns = new Map((await store.grants.listActiveGrants(person.id, clock.now())).map((a) => [a.id, parseGrantPattern(a.pattern)]));
     const q = parse(page, req.query, res);
     if (!q) return;
     const start = q.after ? Math.max(0, grants.findIndex((g) => g.id === q.after) + 1) : 0;
     const slice = grants.slice(start, start + q.limit);
-    res.json({ items: slice.map((g) => ({ ...g, words: grantWords(g) })), next: start + q.limit < grants.length ? (slice.at(-1)?.id ?? null) : null });
+    res.json({ items: slice.map((g) => ({ ...g, words: grantWords(g, patterns.get(g.id) ?? null) })), next: start + q.limit < grants.length ? (slice.at(-1)?.id ?? null) : null });
   });
 
   router.delete("/api/web/permissions/:id", async (req, res) => {
@@ -285,11 +289,25 @@ function taskOf(e: AuditEvent): string | null {
 
 function activityJson(e: AuditEvent) {
   const data = e.data && typeof e.data === "object" && !Array.isArray(e.data) ? e.data : {};
-  const str = (k: string) => (typeof data[k] === "string" ? (data[k] as string) : null);
-  return { at: e.at.toISOString(), kind: e.kind, summary: e.summary, tool: str("tool"), decision: str("effect"), why: str("reason"), taskId: taskOf(e) };
+  const str = (k: string): string | null => {
+    const v = data[k];
+    return typeof v === "string" ? v : null;
+  };
+  const list = (k: string): string[] => {
+    const v = data[k];
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
+  };
+  const words = activityInWords(e.kind, e.summary, { get: str, list });
+  return { at: e.at.toISOString(), kind: e.kind, label: words.label, summary: words.summary, tool: str("tool"), decision: str("effect"), why: words.why, taskId: taskOf(e) };
 }
 
-/** A grant in words: "Use web.fetch on https://example.com — always (granted on telegram)". */
-function grantWords(g: { capability: string; target: string; scope: string; grantedVia: string }): string {
-  return `May ${g.capability} → ${g.target}, ${g.scope} (granted on ${g.grantedVia})`;
+/**
+ * A grant in words: "Send data (POST) to api.example.com/notes — always (allowed in the web chat)".
+ * From the grant's pattern when it parses (method and destinations), else Sentinel's description.
+ */
+function grantWords(g: { capability: string; target: string; scope: string; grantedVia: string }, pattern: GrantPattern | null): string {
+  const via = g.grantedVia === "local" ? "in the web chat" : `on ${channelInWords(g.grantedVia)}`;
+  const targets = pattern?.targets.map((t) => (t.kind === "url" ? hostPath(t, t.paths !== "any") + (t.paths === "any" ? " (any page)" : "") : t.kind === "file" ? `the file ${t.path}` : t.kind === "recipient" ? t.address : t.value)) ?? [];
+  const what = pattern && pattern.digest === null && targets.length > 0 ? methodPhrase(pattern.method, targets.join(", ")) : g.target.charAt(0).toUpperCase() + g.target.slice(1);
+  return `${what} — ${g.scope} (allowed ${via})`;
 }

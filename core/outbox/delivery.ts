@@ -103,7 +103,8 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
         personId: message.personId,
         kind: "outbound.sent",
         summary: `${message.editOf ? "Updated a message" : "Sent a message"} on ${target.channel} (${message.text.length} characters)`,
-        data: { outboxId: message.id, channel: target.channel, parts: platformIds.length, uncertain: progress.uncertain.length },
+        // `start`: the message's first 80 characters, so the person's activity log says what was sent.
+        data: { outboxId: message.id, channel: target.channel, parts: platformIds.length, uncertain: progress.uncertain.length, start: message.text.slice(0, 80) },
       });
       if (progress.uncertain.length > 0) {
         await store.outbox.enqueueOutbound({ personId: message.personId, channel: target.channel, deliveryKey: `${message.deliveryKey}:uncertain`, text: uncertainNotice }, clock.now());

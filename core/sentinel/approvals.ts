@@ -14,6 +14,7 @@
  * bound to the request's action pattern (patterns.ts) — is recorded in the same store transaction,
  * so "approved" is reported only when the grant exists. Every refused press is audited.
  */
+import { channelInWords } from "../channels/words.js";
 import { randomBytes } from "node:crypto";
 import { chatLogId } from "../channels/chat-log-id.js";
 import type { OutboxId, PersonId, TaskId } from "../ids.js";
@@ -230,7 +231,7 @@ export class ApprovalDesk {
 
 /** The card's outcome line for a decided request. */
 export function statusOf(request: ApprovalRequest): NonNullable<CardView["status"]> {
-  const via = request.decidedBy ? ` via ${request.decidedBy.channel}` : "";
+  const via = request.decidedBy ? ` via ${channelInWords(request.decidedBy.channel)}` : "";
   switch (request.status) {
     case "approved":
       return { outcome: "approved", text: `✅ Approved ${request.decision?.kind === "approve" ? SCOPE_TEXT[request.decision.scope] : ""}${via}.` };

@@ -12,7 +12,7 @@
 import type { Person } from "../storage/types.js";
 import type { ApprovalChoiceKind } from "../storage/types.js";
 import type { CardButton, CardField, CardView } from "./card-view.js";
-import { describePattern, patternFor } from "./patterns.js";
+import { describePattern, methodPhrase, patternFor } from "./patterns.js";
 import type { ApprovalDetails } from "./request.js";
 import type { ActionSummary } from "./summary.js";
 import { SESSION_IDLE_MS } from "./time.js";
@@ -38,7 +38,7 @@ function cut(label: string, value: string, format: CardField["format"], budget: 
 
 /** The fields that show the request itself (destinations, payload, headers, other arguments). */
 export function requestFields(summary: ActionSummary): CardField[] {
-  const fields: CardField[] = [{ label: "Action", value: summary.methodWords, format: "text", hidden: 0 }];
+  const fields: CardField[] = [{ label: "Action", value: methodPhrase(summary.method), format: "text", hidden: 0 }];
   for (const t of summary.targets) fields.push(cut(t.label, t.value, "code", BUDGET.target));
   if (summary.body !== null) {
     const body = summary.body;

@@ -153,6 +153,19 @@ export function methodInWords(method: string): string {
 }
 
 /**
+ * A method as words a person reads, capitalised, with the destination after its preposition:
+ * `("POST", "api.example.com/notes")` → "Send data (POST) to api.example.com/notes"; without a
+ * destination the preposition is left out ("Send data (POST)"). Unknown methods are kept as they are.
+ */
+export function methodPhrase(method: string, where = ""): string {
+  const verb = VERBS[method];
+  if (verb === undefined) return `${method}${where ? ` ${where}` : ""}`;
+  const [, base = verb, prep = ""] = /^(.*?)(?: (to|at|on))?$/.exec(verb) ?? [];
+  const phrase = `${base} (${method})${where ? `${prep ? ` ${prep}` : ""} ${where}` : ""}`;
+  return phrase.charAt(0).toUpperCase() + phrase.slice(1);
+}
+
+/**
  * `api.example.com/notes`: host, `:port` only when it is not the scheme's default, path; plain
  * (unencrypted) http is said in words, since a grant for https does not cover it.
  */

@@ -116,7 +116,7 @@ describe("Discord end to end: the whole product through discord.js against the l
     expect(discord.followUps[0]).toMatchObject({ content: "Approved once.", flags: 64 });
     // The card shows the decision and its buttons are gone.
     await until(() => discord.messages.get(card.id)!.edits > 0, "the card edit");
-    expect(discord.messages.get(card.id)!.content).toContain("Approved once via discord");
+    expect(discord.messages.get(card.id)!.content).toContain("Approved once via Discord");
     expect(discord.messages.get(card.id)!.components).toEqual([]);
     expect(dm(ada)).not.toContain("The deals page says: Lisbon €89 on Friday."); // the follow-up is still running
     // The task resumes: the page is fetched once and the answer arrives in the DM.
@@ -133,7 +133,7 @@ describe("Discord end to end: the whole product through discord.js against the l
     expect(page.received).toHaveLength(1);
     expect(model!.requests).toHaveLength(requestsBefore);
     expect(discord.messagesIn(channelId)).toHaveLength(messagesBefore);
-    expect(discord.messages.get(card.id)!.content).toContain("Approved once via discord");
+    expect(discord.messages.get(card.id)!.content).toContain("Approved once via Discord");
     expect(discord.messages.get(card.id)!.components).toEqual([]);
   }, 30_000);
 

@@ -164,7 +164,7 @@ describe("Slack end to end: the real app, Bolt and WebClient against the fake Sl
     await eventually(() => expect(slack!.callsOf("chat.update").map((c) => c.params.ts)).toEqual([card.ts]));
     const edited = slack!.messages.find((m) => m.ts === card.ts)!;
     expect(buttonsOf(edited)).toHaveLength(0);
-    expect(shown(edited)).toContain("✅ Approved once via slack");
+    expect(shown(edited)).toContain("✅ Approved once via Slack");
     await messagesIn("DADA", (ms) => ms.some((m) => shown(m) === "The page says: Lisbon for 89 euros."));
     expect(page.received).toEqual([{ method: "GET", path: "/deals" }]);
     const requestsAfter = model.requests.length;

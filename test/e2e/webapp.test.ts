@@ -193,16 +193,26 @@ describe("the web app in real Chromium", () => {
     await page.goto(`${app.url}/dashboard/permissions`);
     const grant = page.locator(".card", { hasText: "always" });
     await grant.waitFor();
+    // In words: the method and where, and the web chat by name (no capability ids or arrows).
+    const grantText = await grant.innerText();
+    expect(grantText).toMatch(/^Read \(GET\) 127\.0\.0\.1:\d+/);
+    expect(grantText).toContain("in the web chat");
+    expect(grantText).not.toMatch(/web\.fetch|→|local/);
     await grant.getByRole("button", { name: "Revoke" }).click();
     await page.getByText("You have not allowed anything lasting.").waitFor();
     const identity = (await app.store.persons.findIdentity("local", "ana"))!;
     expect(await app.store.grants.listActiveGrants(identity.personId, new Date())).toEqual([]);
 
     await page.goto(`${app.url}/dashboard/activity`);
-    await page.locator(".lines li", { hasText: "grant.revoked" }).waitFor();
+    await page.locator(".lines li", { hasText: "Permission revoked" }).waitFor();
+    // Every line reads as words: no dotted kinds, no rule ids, the web chat by name, what was sent.
+    const lines = await page.locator(".lines li").allInnerTexts();
+    for (const line of lines) expect(line).not.toMatch(/\b[a-z]+\.[a-z_]+\b(?![./])|\b(allow|deny|ask)-[a-z-]+|\bon local\b/);
+    expect(lines.some((l) => l.includes("Sent in the web chat: “Fetched the deals."))).toBe(true);
     await page.selectOption(".filters select >> nth=0", "sentinel.decision");
-    await page.locator(".lines li", { hasText: "why:" }).first().waitFor();
-    expect(await page.locator(".lines li", { hasText: "grant.revoked" }).count()).toBe(0);
+    await page.locator(".lines li", { hasText: "because you allowed this before" }).first().waitFor();
+    expect(await page.locator(".lines li", { hasText: "Permission revoked" }).count()).toBe(0);
+    await screenshot(page, "dashboard-activity-desktop");
 
     await page.goto(`${app.url}/dashboard/memory`);
     const memory = page.locator(".card", { hasText: "Likes tea" });
@@ -211,7 +221,7 @@ describe("the web app in real Chromium", () => {
     await page.getByRole("button", { name: "Save" }).click();
     await page.locator(".card", { hasText: "Likes green tea" }).waitFor();
     expect((await app.store.memory.listMemory(identity.personId)).items.map((m) => m.text)).toEqual(["Likes green tea"]);
-    expect(await page.locator(".card", { hasText: "Likes green tea" }).innerText()).toContain("on web");
+    expect(await page.locator(".card", { hasText: "Likes green tea" }).innerText()).toContain("in the web chat");
 
     await page.goto(`${app.url}/dashboard/messengers`);
     await page.getByText("account ana").waitFor();
@@ -242,7 +252,7 @@ describe("the web app in real Chromium", () => {
     expect(history).toContain("I like <angle brackets> & tea");
     expect(history).toContain("remind me to water the plants tomorrow");
     expect(history.some((t) => t.includes("Fetched the deals."))).toBe(true);
-    expect(await mobile.locator(".msg.me .meta").first().innerText()).toContain("you on web");
+    expect(await mobile.locator(".msg.me .meta").first().innerText()).toContain("you in the web chat");
     await screenshot(mobile, "chat-phone");
     // Nothing is wider than the 360-px screen.
     expect(Number(await mobile.evaluate("document.documentElement.scrollWidth"))).toBeLessThanOrEqual(360);

@@ -118,7 +118,7 @@ describe("WhatsApp end to end: the whole core with the WhatsApp adapter on the f
     expect(client.sent.find((s) => s.content === "Approved once.")).toMatchObject({ chatId: ADA, options: { quotedMessageId: poll.id } });
     // The card's text is edited to show the decision.
     const edit = await until(() => client.edits.find((e) => e.id === cardText.id), "the card edit");
-    expect(edit.content).toContain("Approved once via whatsapp");
+    expect(edit.content).toContain("Approved once via WhatsApp");
     expect(edit.content).not.toContain("Reply 1 for");
     await until(() => textsTo(client, ADA).includes(answer), "the resumed task's reply");
     expect(page.received).toEqual([{ method: "GET", path: "/deals" }]);

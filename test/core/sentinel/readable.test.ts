@@ -65,7 +65,7 @@ describe("the card a person decides on", () => {
     const view = card({ method: "POST", url: "https://api.example.com/notes?x=1", body: '{"text":"buy milk"}', headers: { Authorization: "Bearer {{secret:NOTES_KEY}}", "Content-Type": "application/json" } });
     expect(view.headline.map((p) => p.text).join("")).toBe("Familiar wants to send data to api.example.com/notes");
     const f = Object.fromEntries(view.fields.map((x) => [x.label.replace(/ \(.*/, ""), x.value]));
-    expect(f).toMatchObject({ Action: "send data to (POST)", Destination: "https://api.example.com/notes?x=1", Body: '{\n  "text": "buy milk"\n}', Headers: "Authorization: 🔒 NOTES_KEY\nContent-Type: application/json" });
+    expect(f).toMatchObject({ Action: "Send data (POST)", Destination: "https://api.example.com/notes?x=1", Body: '{\n  "text": "buy milk"\n}', Headers: "Authorization: 🔒 NOTES_KEY\nContent-Type: application/json" });
     expect(f["Expires"]).toBe("Tue 3 Mar, 19:00 (Asia/Tokyo), in 24 hours");
     expect(view.scopes.join("\n")).toContain("POST requests to api.example.com/notes (any body or query)");
     const text = renderCardMarkdown(view);
