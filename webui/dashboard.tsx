@@ -1,6 +1,6 @@
 import { KIND_WORDS } from "../bots/web/activity-kinds.js";
 import type { ComponentChildren } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useState, useRef } from "preact/hooks";
 import { ApiError, api, channelLabel, localTime, navigate, newClientId, onChannel } from "./api.js";
 import type { Session } from "./main.js";
 import { renderMarkdown } from "./markdown.js";
@@ -62,9 +62,14 @@ function Empty(props: { loaded: boolean; count: number; children: ComponentChild
 /** The dashboard: one tab at a time, every list paginated, every action a button. */
 export function Dashboard({ session, tab, onPerson }: { session: Session; tab: string; onPerson: (p: { displayName: string; timeZone: string }) => void }) {
   const tz = session.person.timeZone;
+  const nav = useRef<HTMLElement>(null);
+  // The tabs wrap on a narrow screen; the active one is brought into view whatever the layout.
+  useEffect(() => {
+    nav.current?.querySelector("[aria-current=page]")?.scrollIntoView({ block: "nearest", inline: "nearest" });
+  }, [tab]);
   return (
     <main class="dashboard">
-      <nav class="tabs" aria-label="Dashboard">
+      <nav class="tabs" aria-label="Dashboard" ref={nav}>
         {tabs.map(([id, label]) => (
           <a key={id} href={`/dashboard/${id}`} aria-current={tab === id ? "page" : undefined} onClick={(e) => (e.preventDefault(), navigate(`/dashboard/${id}`))}>
             {label}

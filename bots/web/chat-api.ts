@@ -9,7 +9,7 @@ import type { LocalMessage } from "../../core/storage/types.js";
 import { MESSAGE_TEXT_MAX, tooLongMessage } from "../shared/message-limit.js";
 import { localAccountOf, webContext } from "./auth.js";
 import { plainErrors } from "./plain-errors.js";
-import type { ChatLog } from "./chat-log.js";
+import { inFirstShownOrder, type ChatLog } from "./chat-log.js";
 
 /** Longest long-poll (ms); the page polls again at once, so a server restart is noticed within a poll. */
 export const LIVE_WAIT_MAX_MS = 25_000;
@@ -83,9 +83,10 @@ export function chatApi(deps: ChatApiDeps): Router {
     const { person } = webContext(req);
     const items = await log.page(person.id, q.data.before, q.data.limit + 1);
     const more = items.length > q.data.limit;
-    const shown = more ? items.slice(1) : items;
+    // The oldest by seq stays for the next page; the rest shows as it was first shown (edited cards in place).
+    const shown = inFirstShownOrder(more ? items.slice(1) : items);
     const cursor = q.data.before === undefined ? (await log.page(person.id, undefined, 1))[0]?.seq ?? 0 : null;
-    res.json({ items: shown.map(chatItemJson), before: more ? (shown[0]?.seq ?? null) : null, cursor });
+    res.json({ items: shown.map(chatItemJson), before: more ? Math.min(...shown.map((m) => m.seq)) : null, cursor });
   });
 
   router.get("/api/web/chat/live", async (req, res) => {

@@ -204,3 +204,23 @@ export function recordingAdapter(adapter: ChannelAdapter, log: ChatLog): Channel
 
 /** Stable, bounded ids for log entries (platform ids and update ids can be long); see core's `chatLogId`. */
 const logId = chatLogId;
+
+/**
+ * Messages (given in `seq` order) in the order they were first shown. An edited message (a decided
+ * approval card — the only kind the log edits, see {@link ChatLog.recordEdit}) gets a new `seq` so
+ * live polling sees the edit, but keeps its `at`: it goes back before the first message that was
+ * not edited and came after it. Everything else keeps its `seq` order (platform timestamps, e.g.
+ * Telegram's whole seconds, are not precise enough to reorder ordinary messages by).
+ */
+export function inFirstShownOrder(items: readonly LocalMessage[]): LocalMessage[] {
+  const fixed = items.filter((m) => m.card === null);
+  const cards = items.filter((m) => m.card !== null);
+  const out = [...fixed];
+  for (const card of cards) {
+    // Where its seq puts it, or — when it was edited after later messages — where its time puts it.
+    const bySeq = out.findIndex((m) => m.seq > card.seq);
+    const byTime = out.findIndex((m) => m.card === null && m.at.getTime() > card.at.getTime());
+    out.splice(Math.min(bySeq === -1 ? out.length : bySeq, byTime === -1 ? out.length : byTime), 0, card);
+  }
+  return out;
+}

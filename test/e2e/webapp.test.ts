@@ -270,6 +270,15 @@ describe("the web app in real Chromium", () => {
     await mobile.goto(`${app.url}/dashboard/goals`);
     await mobile.getByRole("heading", { name: /Water the plants/ }).waitFor();
     await screenshot(mobile, "dashboard-goals-phone");
+    // Every dashboard tab is on screen at 360 px (the bar wraps), the active one included.
+    for (const tab of ["goals", "messengers"]) {
+      await mobile.goto(`${app.url}/dashboard/${tab}`);
+      await mobile.locator(".tabs a[aria-current=page]").waitFor();
+      const boxes = await mobile.locator(".tabs a").evaluateAll((links) => links.map((l) => l.getBoundingClientRect()).map((r) => ({ left: r.left, right: r.right, top: r.top })));
+      expect(boxes).toHaveLength(8);
+      for (const b of boxes) expect(b.left >= 0 && b.right <= 360).toBe(true);
+    }
+    await screenshot(mobile, "dashboard-messengers-phone");
     expect(Number(await mobile.evaluate("document.documentElement.scrollWidth"))).toBeLessThanOrEqual(360);
     await mobile.goto(`${app.url}/setup`);
     await mobile.getByText("Using").waitFor();
@@ -304,12 +313,20 @@ describe("the web app in real Chromium", () => {
       expect(b!.x + b!.width).toBeLessThanOrEqual(360);
     }
     expect(site.received).toHaveLength(0);
+    const cardIndex = async () => (await page.locator(".messages > .msg").evaluateAll((els) => els.map((e) => e.classList.contains("approval")))).indexOf(true);
+    const shownAt = await cardIndex();
+    expect(shownAt).toBeGreaterThanOrEqual(0);
     await card.getByRole("button", { name: "Approve once" }).click();
     await page.getByText("Fetched the deals.").waitFor();
     expect(site.received).toHaveLength(1);
     // The card now shows the decision, without buttons; the decision is audited like any press.
     await page.locator(".messages .bubble", { hasText: "Approved" }).waitFor();
     expect(await page.locator(".messages .card-buttons").count()).toBe(0);
+    // The decided card stays where it was first shown, live and after a reload.
+    expect(await cardIndex()).toBe(shownAt);
+    await page.reload();
+    await page.getByText("Fetched the deals.").waitFor();
+    expect(await cardIndex()).toBe(shownAt);
     const identity = (await app.store.persons.findIdentity("local", "cy"))!;
     const audit = await app.store.audit.listAudit(identity.personId, { limit: 50 });
     expect(audit.items.map((e) => e.kind)).toContain("approval.decided");
