@@ -1,5 +1,6 @@
 import DOMPurify from "dompurify";
 import { Marked } from "marked";
+import { boundedAutolink } from "../bots/shared/markdown/autolink.js";
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -11,6 +12,8 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt
 const marked = new Marked({
   gfm: true,
   breaks: true,
+  // The same autolink boundary as the messengers' renderer (bots/shared/markdown/autolink.ts).
+  tokenizer: { url: boundedAutolink },
   renderer: {
     html: ({ text }) => escapeHtml(text),
     link({ href, title, tokens }) {

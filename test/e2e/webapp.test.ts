@@ -380,6 +380,13 @@ describe("the web app in real Chromium", () => {
     expect(body).toMatchObject({ limit: MESSAGE_TEXT_MAX, length: tooLong.length });
     expect(body.error).toContain(formatCount(MESSAGE_TEXT_MAX));
     expect(model.requests.length).toBe(before);
+
+    // A URL inside JSON-like text links only the URL; the quotes and the rest stay text.
+    await say(page, '{"url":"http://127.0.0.1:9/order","method":"POST"}');
+    await page.getByText("echo: {").waitFor();
+    const linked = await page.locator(".messages .bubble a").allInnerTexts();
+    expect(linked.length).toBeGreaterThanOrEqual(2);
+    for (const l of linked) expect(l).toBe("http://127.0.0.1:9/order");
     await context.close();
   }, 90_000);
 

@@ -1,4 +1,5 @@
 import { Lexer, type MarkedToken, type Token, type Tokens } from "marked";
+import { BoundedAutolinkTokenizer } from "./autolink.js";
 
 /**
  * The model's markdown as a small typed intermediate representation (IR): what every messenger's
@@ -57,7 +58,8 @@ function language(lang: string | undefined): string | null {
 export function parseMarkdown(markdown: string): Block[] {
   let tokens: Token[];
   try {
-    tokens = new Lexer({ gfm: true }).lex(markdown);
+    // Bare URLs end at quotes and the like (autolink.ts), not at the next space.
+    tokens = new Lexer({ gfm: true, tokenizer: new BoundedAutolinkTokenizer() }).lex(markdown);
   } catch {
     return markdown.trim() ? [{ type: "paragraph", content: [{ type: "text", text: markdown }] }] : [];
   }
