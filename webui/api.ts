@@ -35,11 +35,14 @@ export async function api<T>(method: "GET" | "POST" | "PATCH" | "DELETE", path: 
   return data as T;
 }
 
-/** A date in the person's time zone, e.g. "3 Dec 2026, 09:30 GMT+1". */
+/**
+ * A date in the person's time zone, named the way approval cards name it (core/sentinel/card.ts),
+ * e.g. "3 Dec 2026, 09:30 (Europe/Berlin)".
+ */
 export function localTime(iso: string | null, timeZone: string): string {
   if (!iso) return "—";
   try {
-    return new Intl.DateTimeFormat(undefined, { timeZone, day: "numeric", month: "short", year: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" }).format(new Date(iso));
+    return `${new Intl.DateTimeFormat(undefined, { timeZone, day: "numeric", month: "short", year: "numeric", hour: "2-digit", minute: "2-digit" }).format(new Date(iso))} (${timeZone})`;
   } catch {
     return new Date(iso).toISOString();
   }

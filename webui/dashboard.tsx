@@ -108,13 +108,14 @@ function Now() {
   );
 }
 
-interface TaskJson { id: string; title: string; status: string; waitingFor: string | null; nextWakeAt: string | null }
+interface TaskJson { id: string; title: string; status: string; waitingFor: string | null; nextWakeAt: string | null; heldBy: "goal" | null }
 interface GoalJson { id: string; title: string; status: string; tasks: TaskJson[] }
 
 function TaskLine({ task, tz }: { task: TaskJson; tz: string }) {
   return (
     <li>
       {task.title} — <span class={`badge ${task.status}`}>{task.status}{task.waitingFor ? ` for ${task.waitingFor}` : ""}</span>
+      {task.heldBy === "goal" && <span class="meta"> · will not wake while the goal is paused</span>}
       {task.nextWakeAt && <> · next wake-up <time dateTime={task.nextWakeAt}>{localTime(task.nextWakeAt, tz)}</time></>}
     </li>
   );
@@ -316,7 +317,7 @@ function Memory({ tz }: { tz: string }) {
             {editing?.id === m.id ? (
               <form onSubmit={(e) => (e.preventDefault(), void save())}>
                 <label for={`edit-${m.id}`}>Edit what Familiar remembers</label>
-                <textarea id={`edit-${m.id}`} value={editing.text} maxLength={1000} onInput={(e) => setEditing({ id: m.id, text: e.currentTarget.value })} />
+                <textarea id={`edit-${m.id}`} value={editing.text} onInput={(e) => setEditing({ id: m.id, text: e.currentTarget.value })} />
                 <div class="actions">
                   <button type="submit">Save</button>
                   <button type="button" onClick={() => setEditing(null)}>Cancel</button>

@@ -66,9 +66,16 @@ function memoryJson(m: MemoryItem) {
   return { id: m.id, kind: m.kind, text: m.text, confidence: m.confidence, provenance: m.provenance, expiresAt: m.expiresAt?.toISOString() ?? null, createdAt: m.createdAt.toISOString(), updatedAt: m.updatedAt.toISOString() };
 }
 
-function taskJson(t: Task) {
+/**
+ * A task as the dashboard shows it. Under a paused goal a task that would wake (pending, or waiting
+ * for a time) shows as `paused` with no next wake-up: the runtime does not wake it while the goal is
+ * paused; resuming the goal brings its wake-up back.
+ */
+function taskJson(t: Task, goalStatus: Goal["status"] | null = null) {
   const wait = t.state.status === "waiting" ? t.state.wait.kind : null;
-  return { id: t.id, title: t.title, status: t.state.status, waitingFor: wait, nextWakeAt: nextWakeAt(t)?.toISOString() ?? null, updatedAt: t.updatedAt.toISOString() };
+  const held = goalStatus === "paused" && (t.state.status === "pending" || t.state.status === "waiting");
+  if (held) return { id: t.id, title: t.title, status: "paused", waitingFor: null, nextWakeAt: null, heldBy: "goal", updatedAt: t.updatedAt.toISOString() };
+  return { id: t.id, title: t.title, status: t.state.status, waitingFor: wait, nextWakeAt: nextWakeAt(t)?.toISOString() ?? null, heldBy: null, updatedAt: t.updatedAt.toISOString() };
 }
 
 /** Dependencies of the dashboard API. */
@@ -105,12 +112,12 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
     const items = await Promise.all(
       goals.items.map(async (g: Goal) => {
         const tasks = await store.tasks.listTasks({ goalId: g.id }, { limit: 20 });
-        return { id: g.id, title: g.title, status: g.status, checkIn: g.checkIn, createdAt: g.createdAt.toISOString(), tasks: tasks.items.map(taskJson) };
+        return { id: g.id, title: g.title, status: g.status, checkIn: g.checkIn, createdAt: g.createdAt.toISOString(), tasks: tasks.items.map((t) => taskJson(t, g.status)) };
       }),
     );
     // Reminders and wake-ups without a goal, so nothing scheduled is invisible.
     const loose = q.after ? [] : (await store.tasks.listTasks({ personId: person.id, status: ["pending", "waiting"] }, { limit: 50 })).items.filter((t) => t.goalId === null && t.kind !== "turn");
-    res.json({ items, next: goals.next ?? null, tasks: loose.map(taskJson) });
+    res.json({ items, next: goals.next ?? null, tasks: loose.map((t) => taskJson(t)) });
   });
 
   router.post("/api/web/goals/:id/:action", async (req, res) => {

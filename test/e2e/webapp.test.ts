@@ -159,23 +159,38 @@ describe("the web app in real Chromium", () => {
 
     // Settings first, so the goal's wake-up shows in the new time zone.
     await page.goto(`${app.url}/dashboard/settings`);
-    await page.fill("#s-tz", "Asia/Tokyo");
+    // Mistakes are told in sentences, never as a library's wording.
+    await page.fill("#s-name", "");
+    await page.fill("#s-tz", "Nowhere Land");
+    await page.getByRole("button", { name: "Save settings" }).click();
+    const wrong = await page.getByRole("alert").innerText();
+    expect(wrong).toContain("Please enter a name.");
+    expect(wrong).toContain("is not a time zone Familiar knows");
+    expect(wrong).not.toMatch(/displayName|timeZone|expected|Too small/);
+    await page.fill("#s-name", "ana");
+    // A city in any case is enough.
+    await page.fill("#s-tz", "tokyo");
     await page.fill("#s-persona", "Jeeves");
     await page.fill("#s-style", "formal, one short paragraph");
     await page.selectOption("#s-pro", "low");
     await page.getByRole("button", { name: "Save settings" }).click();
     await page.getByText("Saved.").waitFor();
+    expect(await page.locator("#s-tz").inputValue()).toBe("Asia/Tokyo");
 
     await page.getByRole("link", { name: "Now" }).click();
     await page.locator(".status-line", { hasText: "Waiting for your approval" }).waitFor();
     await page.getByRole("link", { name: "Goals" }).click();
     const goal = page.locator(".card", { hasText: "Water the plants" });
     await goal.getByText("next wake-up").waitFor();
-    expect(await goal.innerText()).toMatch(/GMT\+9/);
+    expect(await goal.innerText()).toContain("(Asia/Tokyo)");
     await goal.getByRole("button", { name: "Pause" }).click();
     await page.getByText("is now paused").waitFor();
+    // A paused goal's check-in shows as paused, without a next wake-up.
+    await goal.getByText("will not wake while the goal is paused").waitFor();
+    expect(await goal.locator(".tasks").innerText()).not.toMatch(/pending|next wake-up/);
     await goal.getByRole("button", { name: "Resume" }).click();
     await page.getByText("is now active").waitFor();
+    await goal.getByText("next wake-up").waitFor();
     await screenshot(page, "dashboard-goals-desktop");
 
     await page.goto(`${app.url}/dashboard/approvals`);
@@ -217,6 +232,9 @@ describe("the web app in real Chromium", () => {
     await page.goto(`${app.url}/dashboard/memory`);
     const memory = page.locator(".card", { hasText: "Likes tea" });
     await memory.getByRole("button", { name: "Edit" }).click();
+    await page.getByLabel("Edit what Familiar remembers").fill("");
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByText("Please write what Familiar should remember").waitFor();
     await page.getByLabel("Edit what Familiar remembers").fill("Likes green tea");
     await page.getByRole("button", { name: "Save" }).click();
     await page.locator(".card", { hasText: "Likes green tea" }).waitFor();
@@ -398,7 +416,11 @@ describe("the web app in real Chromium", () => {
     // The live log stays away until the reload (so only the send's own answer could confirm it).
     await page.route("**/api/web/chat/live*", (route) => route.abort("failed"));
     await page.goto(app.url);
-    await page.fill("#name", "eve");
+    // A name with a space and accents is fine; an over-long one is refused in words, not cut.
+    await page.fill("#name", "É".repeat(70));
+    await page.click("button[type=submit]");
+    await page.getByText("A name can be at most 64 characters; this one has 70.").waitFor();
+    await page.fill("#name", "Ève Marín");
     await page.click("button[type=submit]");
     await page.waitForURL("**/chat");
 
