@@ -1,6 +1,7 @@
 import type { TaskId } from "../ids.js";
 import type { MonitorState, NotificationOrigin, Urgency } from "../storage/types.js";
 import { compareMonitor } from "./monitor-state.js";
+import { saysNothingNew } from "./no-news.js";
 import { analyse, hasRestatementMarker, isChatter, isNoNews, jaccard, similarity, type Analysis, type Fact } from "./text.js";
 
 /**
@@ -74,6 +75,9 @@ export function assessNovelty(input: NoveltyInput): NoveltyVerdict {
   const isReminder = c.origin === "reminder" || c.askedFor;
   // A reminder's words are what the person asked to hear, and an approval is a request: neither is small talk.
   if (!isReminder && c.origin !== "approval" && isChatter(c.text)) return stale("chatter", "small talk without news");
+  // A sentence saying nothing is new; not for anything that asks the person to act or is urgent.
+  const routine = !isReminder && c.origin !== "approval" && c.origin !== "question" && !c.needsAction && c.urgency !== "high" && c.urgency !== "critical";
+  if (routine && saysNothingNew(c.text)) return stale("empty", "says there is nothing new");
 
   const mine = analyse(c.text);
   if (!isReminder && c.origin !== "approval") {

@@ -69,11 +69,23 @@ const chatterPhrases = [
   /\b(comment (ca va|vas-tu|se passe ta (semaine|journee))|ca va)\b/g,
   /\b(tudo bem|como vai|como esta (a )?(sua|tua) semana)\b/g,
   /\b(come (va|stai)|tutto bene)\b/g,
+  // Wishes, plans and "how did it go" with nothing to tell (issue 12: "how's your week going?").
+  /\bhappy (monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|holidays?)\b/g,
+  /\b(any|got any) (fun |big |nice )?plans (for|this) (the )?(weekend|evening|tonight|today|holidays?)\b/g,
+  /\b(i )?hope (you|the|your|it|everything|all) [a-z' ]{0,40}(went|goes|go|is going|are going|was|were|slept|rested|had|have|are having|enjoy(ed)?|feel(ing)?) ?(well|great|smoothly|fine|ok|okay|nicely|good|fun|a (good|great|nice|lovely) (time|one|day|night|evening|weekend))\b/g,
+  /\bhow did [a-z' ]{1,40} go\b/g,
+  /\b(i'?m |i am )?(still )?(here|around|available) (if|whenever|when|in case) you need (me|anything|something|help)( at all)?\b/g,
+  /\bjust a (friendly |quick |little )?reminder that i'?m (here|around)\b/g,
+  /\bthanks? (you )?(so much )?for (letting me know|telling me|the update|sharing( that| this)?|the heads-up)( (about|on|regarding) [a-z' ]{0,40})?\b/g,
+  /\b(wie (lauft|geht|war|ist) (es )?(dein|deine|ihr|ihre|der|die) (tag|woche|wochenende|morgen|abend)( so)?|schones wochenende)\b/g,
+  /\b(buen fin de semana|bon week-end|bom fim de semana|buon fine settimana)\b/g,
   /\b(ich wollte (mich )?nur (kurz )?(melden|nachfragen)|solo (queria|pasaba a) saludar|je voulais (juste )?prendre des nouvelles|so passando para ver|volevo solo salutarti)\b/g,
 ];
 
 /** Words that remain of pleasantries ("…having a great day") without adding anything. */
-const chatterFiller = new Set("day week weekend morning evening today there everyone everybody again going doing having well nice great good fine friend so far bisher heute hasta ahora jusqu'ici ate agora finora".split(" "));
+const chatterFiller = new Set(
+  "day week weekend morning evening today there everyone everybody again going doing having well nice great good fine friend so far bisher heute hasta ahora jusqu'ici ate agora finora friendly daily weekly hourly routine quick status heartbeat check report summary".split(" "),
+);
 
 /** Function words (several languages) that add little on their own. */
 const stopWords = new Set(
@@ -85,13 +97,14 @@ const stopWords = new Set(
     "el la los las un una y o es son fue de del al en con por para que se su sus tu tus mi mis ya aun solo " +
     "le les une et ou est sont etait du au aux avec pour sur ce cet cette je tu il elle nous vous ton ta tes mon ma mes pas encore deja seulement " +
     "o os as um uma e ou sao foi do da dos das no na nos nas com por para seu sua teu tua meu minha nao ainda ja so " +
-    "il lo gli un uno una e o sono era di del della al alla con per su tuo tua mio mia non ancora gia solo"
+    "il lo gli un uno una e o sono era di del della al alla con per su tuo tua mio mia non ancora gia solo " +
+    "votre vos leur leurs des ete son sa ses hat wird wurde wurden ihre ihren deinen deinem deiner einen einem einer ha han sido esta estan estao hanno stato stata"
   ).split(" "),
 );
 
 /** Content words: letters/digits runs, folded, function words removed. */
 export function contentWords(text: string): string[] {
-  return (fold(text).match(/[\p{L}\p{N}']+/gu) ?? []).map((w) => w.replace(/^'+|'+$/g, "")).filter((w) => w.length > 1 && !stopWords.has(w));
+  return (fold(text).match(/[\p{L}\p{N}']+/gu) ?? []).map((w) => w.replace(/'s$/, "").replace(/^'+|'+$/g, "")).filter((w) => w.length > 1 && !stopWords.has(w));
 }
 
 /** True when the text is small talk without information (what is left after pleasantries is tiny). */
@@ -111,7 +124,7 @@ export function isChatter(text: string): boolean {
 
 /** Phrases that only repeat back what the person said. */
 const restatementPhrases =
-  /\b(as|like) you (said|mentioned|told me|asked|noted|wrote)\b|\byou (said|mentioned|told me|wrote|noted) (that|you|your|earlier)\b|\b(just )?to (recap|confirm what you said)\b|\bnoted(:| that| -)|\bi('ve| have) (noted|made a note) that you\b|\bper your (message|note)\b|\bwie du (gesagt|erwahnt) hast\b|\bcomo (dijiste|mencionaste|disseste|mencionaste)\b|\bcomme tu (l'as )?(dit|mentionne)\b|\bcome hai detto\b/;
+  /\b(as|like) you (said|mentioned|told me|asked|noted|wrote)\b|\byou (said|mentioned|told me|wrote|noted) (that|you|your|earlier)\b|\b(just )?to (recap|confirm what you said)\b|\bnoted(:| that| -)|\bi('ve| have) (noted|made a note) that you\b|\bper your (message|note)\b|\bwie du (gesagt|erwahnt) hast\b|\bcomo (dijiste|mencionaste|disseste|mencionaste)\b|\bcomme tu (l'as )?(dit|mentionne)\b|\bcome hai detto\b|\bgot it\b|\bunderstood[,.!]|\bi'?ll (keep (that|this|it) in mind|remember (that|this|it))\b|\bso you('d| would)? (like|want|prefer)\b|\bso you('re| are) [a-z]+ing\b|\b(ich merke es mir|ich merke mir das|lo tendre en cuenta|je m'en souviendrai|vou lembrar disso|me lo ricordero)\b/;
 
 /** True when the text frames itself as a restatement of the person's words ("As you said, …"). */
 export function hasRestatementMarker(text: string): boolean {
