@@ -1,6 +1,7 @@
 import type { TaskId } from "../ids.js";
 import type { MonitorState, NotificationOrigin, Urgency } from "../storage/types.js";
 import { compareMonitor } from "./monitor-state.js";
+import { reportsOnlyTrivialChange, targetsOf } from "./change-text.js";
 import { saysNothingNew } from "./no-news.js";
 import { analyse, hasRestatementMarker, isChatter, isNoNews, jaccard, similarity, type Analysis, type Fact } from "./text.js";
 
@@ -78,6 +79,8 @@ export function assessNovelty(input: NoveltyInput): NoveltyVerdict {
   // A sentence saying nothing is new; not for anything that asks the person to act or is urgent.
   const routine = !isReminder && c.origin !== "approval" && c.origin !== "question" && !c.needsAction && c.urgency !== "high" && c.urgency !== "critical";
   if (routine && saysNothingNew(c.text)) return stale("empty", "says there is nothing new");
+  const selfTrivial = routine ? reportsOnlyTrivialChange(c.text, trivialNumericChange) : null;
+  if (selfTrivial) return stale("trivial", selfTrivial);
 
   const mine = analyse(c.text);
   if (!isReminder && c.origin !== "approval") {
@@ -119,8 +122,10 @@ export function sameContent(text: string, mine: Analysis, earlier: string): { ki
   if (!subset(ids, identities(theirs))) return null;
   if (similarity(text, earlier) >= 0.75 && numbers(mine).every((n) => numbers(theirs).includes(n))) return { kind: "duplicate", reason: "near-duplicate of something already said" };
   const words = jaccard(mine.words, theirs.words);
-  const myNums = numbers(mine);
   const theirNums = numbers(theirs);
+  // A target the text names ("your target is $330") is a reference the value moves toward, not a new value.
+  const targets = targetsOf(text);
+  const myNums = numbers(mine).filter((n) => !targets.includes(n) || theirNums.includes(n));
   const numsKnown = myNums.every((n) => theirNums.includes(n));
   const factCount = mine.facts.length;
   if (numsKnown) {
@@ -130,7 +135,7 @@ export function sameContent(text: string, mine: Analysis, earlier: string): { ki
     return null;
   }
   if (words >= 0.3 || strong(mine)) {
-    const change = trivialDrift(theirNums, myNums);
+    const change = trivialDrift(theirNums, myNums, targets);
     if (change) return { kind: "trivial", reason: change };
   }
   return null;
@@ -142,7 +147,7 @@ export function sameContent(text: string, mine: Analysis, earlier: string): { ki
  * the noise), and no move passes another number the earlier text gave (a target). Null when any
  * number is new or moved by more.
  */
-function trivialDrift(before: number[], after: number[]): string | null {
+function trivialDrift(before: number[], after: number[], targets: number[] = []): string | null {
   const moves: string[] = [];
   const aligned = before.length === after.length;
   for (const [i, b] of after.entries()) {
@@ -150,7 +155,7 @@ function trivialDrift(before: number[], after: number[]): string | null {
     // The same sentence shape keeps numbers in place; otherwise compare with the nearest earlier number.
     const a = aligned ? before[i]! : before.reduce<number | null>((best, n) => (best === null || Math.abs(n - b) < Math.abs(best - b) ? n : best), null);
     if (a === null || a === 0 || Math.abs(b - a) / Math.abs(a) >= trivialNumericChange) return null;
-    if (before.some((t) => t !== a && Math.sign(a - t) !== Math.sign(b - t))) return null;
+    if ([...before, ...targets].some((t) => t !== a && Math.sign(a - t) !== Math.sign(b - t))) return null;
     moves.push(`${a} → ${b}`);
   }
   return moves.length ? `trivial change of a status already reported (${moves.join(", ")})` : null;

@@ -141,7 +141,7 @@ const statusLexicon: Record<string, RegExp> = {
   shipped: /\b(shipped|dispatched|out for delivery|versandt|verschickt|in zustellung|enviad[oa]|en reparto|expedie?e?|en cours de livraison|spedit[oa]|saiu para entrega)\b/,
   delivered: /\b(delivered|zugestellt|geliefert|entregad[oa]|livree?|entregue|consegnat[oa])\b/,
   failed: /\b(fail(ed|ure|s)?|error|fehlgeschlagen|fehler|fall(o|ido)|echou?e?|echec|falhou|falha|non riuscit[oa]|errore)\b/,
-  down: /\b((is|are|went|goes|still) down|down since|outage|offline|unreachable|ausfall|gestort|nicht erreichbar|caid[oa]|caida|sin servicio|panne|hors ligne|fora do ar|interruzione|irraggiungibile)\b/,
+  down: /\b((is|are|went|goes|still|been|now) down|down since|outage|offline|unreachable|ausfall|gestort|nicht erreichbar|caid[oa]|caida|sin servicio|panne|hors ligne|fora do ar|interruzione|irraggiungibile)\b/,
   resolved: /\b(resolved|recovered|fixed|back (up|online)|restored|behoben|wiederhergestellt|resuelt[oa]|restablecid[oa]|resolue?|retabli|resolvid[oa]|restabelecid[oa]|risolt[oa]|ripristinat[oa])\b/,
   approved: /\b(approved|accepted|genehmigt|angenommen|aprobad[oa]|aceptad[oa]|approuvee?|acceptee?|aprovad[oa]|approvat[oa])\b/,
   rejected: /\b(rejected|declined|denied|abgelehnt|rechazad[oa]|denegad[oa]|refusee?|rejeitad[oa]|recusad[oa]|rifiutat[oa]|respint[oa])\b/,
@@ -222,6 +222,8 @@ export function analyse(text: string): Analysis {
   };
   take(/https?:\/\/[^\s)>\]]+/g, (m) => ({ kind: "url", value: m[0]!.replace(/[.,;]+$/, "") }));
   take(/[\w.+-]+@[\w-]+\.[\w.-]+/g, (m) => ({ kind: "url", value: m[0]! }));
+  // Host names ("example-shop.com", "blog.example.de") identify a site the way a link does.
+  take(/\b(?:[a-z0-9-]+\.)+[a-z]{2,12}\b(?!\.?\d)/g, (m) => (/[a-z]{2,}\.[a-z]{2,}/.test(m[0]!) ? { kind: "url", value: m[0]! } : null));
   take(/\b(\d{4})-(\d{2})-(\d{2})\b/g, (m) => ({ kind: "date", value: `${m[1]}-${m[2]}-${m[3]}` }));
   // d/m(/y) and d.m.(y): "12/05", "12.05.", "12.05.2026" — never "3.10" (a price), never a month 0 or 13.
   const dayMonth = (m: RegExpExecArray): Fact | null => {
@@ -232,6 +234,11 @@ export function analyse(text: string): Analysis {
   take(/\b(\d{1,2})\.(\d{1,2})\.(\d{2,4})?(?!\d)/g, dayMonth);
   take(/\b(\d{1,2})[:h](\d{2})\s*(am|pm|a\.m\.|p\.m\.)?(?!\d)/g, (m) => ({ kind: "time", value: clock(Number(m[1]), Number(m[2]), m[3]) }));
   take(/\b(\d{1,2})\s*(am|pm|a\.m\.|p\.m\.)(?![a-z])/g, (m) => ({ kind: "time", value: clock(Number(m[1]), 0, m[2]) }));
+  // "#48213", "Nr. 48213": a reference number is an identity, not a quantity that can drift.
+  take(/(?:#|\b(?:no|nr|n°|num)\.?\s*)(\d{3,})\b/g, (m) => ({ kind: "code", value: `#${m[1]}` }));
+  // How long an ongoing outage has lasted ("down for 45 minutes") is not a new fact about it.
+  const statuses = statusesOf(text);
+  if (statuses.has("down")) rest = rest.replace(elapsed, " ");
   take(/\b(?=[a-z0-9-]*\d)(?=[a-z0-9-]*[a-z])[a-z0-9]+(?:-[a-z0-9]+)*\b/g, (m) => {
     const v = m[0]!;
     // "5min", "3x", "2nd", "10kg": a number with a unit is a number, not a code.
@@ -246,8 +253,12 @@ export function analyse(text: string): Analysis {
     const n = parseNumber(m[0]!);
     return n === null ? null : { kind: "num", value: String(n), n };
   });
-  return { facts, words: new Set(contentWords(rest).map(stem)), statuses: statusesOf(text) };
+  return { facts, words: new Set(contentWords(rest).map(stem)), statuses };
 }
+
+/** An elapsed duration ("for 45 minutes", "seit 2 Stunden", "desde hace 45 minutos"). */
+const elapsed =
+  /\b(for( the (past|last))?|since|seit|desde hace|desde|depuis|ha|da)\s+\d+(?:[.,]\d+)?\s*(minutes?|mins?|hours?|hrs?|h|minuten|stunden|std|minutos|horas|heures|minuti|ore)\b/g;
 
 function clock(h: number, m: number, meridiem: string | undefined): string {
   let hour = h;
