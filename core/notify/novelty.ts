@@ -2,8 +2,9 @@ import type { TaskId } from "../ids.js";
 import type { MonitorState, NotificationOrigin, Urgency } from "../storage/types.js";
 import { compareMonitor } from "./monitor-state.js";
 import { reportsOnlyTrivialChange, targetsOf } from "./change-text.js";
+import { conceptsOf, differentSubjects } from "./concepts.js";
 import { saysNothingNew } from "./no-news.js";
-import { analyse, hasRestatementMarker, isChatter, isNoNews, jaccard, similarity, type Analysis, type Fact } from "./text.js";
+import { analyse, fold, hasRestatementMarker, isChatter, isNoNews, jaccard, similarity, type Analysis, type Fact } from "./text.js";
 
 /**
  * The deterministic novelty stage (rule 1 of the filter): does a candidate carry anything the
@@ -100,6 +101,9 @@ export function assessNovelty(input: NoveltyInput): NoveltyVerdict {
   return { novel: true, reason: "new content" };
 }
 
+/** Words that say an event happened once more ("again", "erneut"): a new occurrence, not a repeat. */
+const again = /\b(again|once more|another|erneut|wieder|nochmals|de nuevo|otra vez|encore|de nouveau|novamente|outra vez|di nuovo|ancora una volta)\b/;
+
 const stale = (kind: StaleKind, reason: string): NoveltyVerdict => ({ novel: false, kind, reason });
 
 /** Facts compared by identity (numbers are compared by magnitude elsewhere). */
@@ -120,6 +124,11 @@ export function sameContent(text: string, mine: Analysis, earlier: string): { ki
   if (!subset(mine.statuses, theirs.statuses)) return null;
   const ids = identities(mine);
   if (!subset(ids, identities(theirs))) return null;
+  // Different subjects in the same words ("water bill" / "electricity bill"), or the same event happening again, are news.
+  const [myConcepts, theirConcepts] = [conceptsOf(text), conceptsOf(earlier)];
+  if (differentSubjects(myConcepts, theirConcepts)) return null;
+  if (again.test(fold(text)) && !again.test(fold(earlier))) return null;
+  const sameSubjects = myConcepts.size > 0 && subset(myConcepts, theirConcepts) && subset(theirConcepts, myConcepts);
   if (similarity(text, earlier) >= 0.75 && numbers(mine).every((n) => numbers(theirs).includes(n))) return { kind: "duplicate", reason: "near-duplicate of something already said" };
   const words = jaccard(mine.words, theirs.words);
   const theirNums = numbers(theirs);
@@ -130,8 +139,10 @@ export function sameContent(text: string, mine: Analysis, earlier: string): { ki
   const factCount = mine.facts.length;
   if (numsKnown) {
     // Same facts and status: a rewording (words overlap) or a translation (facts identify the incident).
-    if (factCount > 0 && (words >= 0.3 || strong(mine) || factCount >= 2)) return { kind: "duplicate", reason: "the same facts were already said (reworded or in another language)" };
+    if (factCount > 0 && (words >= 0.3 || strong(mine) || factCount >= 2 || sameSubjects)) return { kind: "duplicate", reason: "the same facts were already said (reworded or in another language)" };
     if (factCount === 0 && words >= 0.5 && mine.words.size >= 2) return { kind: "duplicate", reason: "reworded duplicate of something already said" };
+    // A translation without facts: the same subjects (two or more) and no new status.
+    if (factCount === 0 && sameSubjects && myConcepts.size >= 2) return { kind: "duplicate", reason: "the same subjects and status were already said (in other words or another language)" };
     return null;
   }
   if (words >= 0.3 || strong(mine)) {
