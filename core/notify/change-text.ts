@@ -29,10 +29,10 @@ export function proseNumber(raw: string): number | null {
   return Number.isFinite(n) ? n : null;
 }
 
-const fromTo = new RegExp(String.raw`\b(?:from|von|de|da|desde)${cur}${num}${cur}(?:to|auf|a|para|à|al|zu|nach)${cur}${num}`, "g");
+const fromTo = new RegExp(String.raw`\b(from|von|de|da|desde)${cur}${num}${cur}(?:to|auf|a|para|à|al|zu|nach)${cur}${num}`, "g");
 const wasNow = new RegExp(String.raw`${num}${cur}\(\s*(?:was|previously|before|vorher|zuvor|bisher|antes|avant|auparavant|prima|era)\s*:?${cur}${num}`, "g");
 const arrow = new RegExp(String.raw`${num}${cur}(?:→|->|=>)${cur}${num}`, "g");
-const byTo = new RegExp(String.raw`\b(?:by|um|en|de|di|of)${cur}${num}${cur}(?:to|auf|a|para|à|al|zu)${cur}${num}`, "g");
+const byTo = new RegExp(String.raw`\b(?:by|um|en)${cur}${num}${cur}(?:to|auf|a|para|à|al|zu)${cur}${num}`, "g");
 const percent = new RegExp(String.raw`(?:[+-]|\b(?:up|down|rose|fell|gained|lost|increased|decreased|changed|moved|plus|minus|um|de|of|by))\s*${num}\s*%`, "g");
 const falling = /\b(dropped|fell|down|decreased|cheaper|lower|lost|gesunken|gefallen|billiger|bajo|bajado|baisse|caiu|baixou|sceso|calato)\b/;
 const target = new RegExp(
@@ -48,15 +48,21 @@ export function reportedChanges(text: string): { changes: ReportedChange[]; perc
     const [x, y] = [proseNumber(a ?? ""), proseNumber(b ?? "")];
     if (x !== null && y !== null) changes.push({ before: x, after: y });
   };
-  for (const m of f.matchAll(fromTo)) pair(m[1], m[2]);
+  const byDelta = (d: number | null, to: number | null) => {
+    if (d !== null && to !== null) changes.push({ before: falling.test(f) ? to + d : to - d, after: to });
+  };
+  for (const m of f.matchAll(fromTo)) {
+    const [a, b] = [proseNumber(m[2]!), proseNumber(m[3]!)];
+    // Romance "de X à Y" also reads "by X to Y" ("baissé de 0,50 $ à 349,50 $"): a first number far below the second is a delta.
+    if (/^d[ea]$/.test(m[1]!) && a !== null && b !== null && Math.abs(a) < Math.abs(b) / 2) byDelta(a, b);
+    else pair(m[2], m[3]);
+  }
   for (const m of f.matchAll(wasNow)) pair(m[2], m[1]);
   for (const m of f.matchAll(arrow)) pair(m[1], m[2]);
-  for (const m of f.matchAll(byTo)) {
-    const [d, to] = [proseNumber(m[1]!), proseNumber(m[2]!)];
-    if (d !== null && to !== null) changes.push({ before: falling.test(f) ? to + d : to - d, after: to });
-  }
+  const rest = f.replace(fromTo, " ").replace(wasNow, " ").replace(arrow, " ");
+  for (const m of rest.matchAll(byTo)) byDelta(proseNumber(m[1]!), proseNumber(m[2]!));
   const percents: number[] = [];
-  for (const m of f.replace(byTo, " ").matchAll(percent)) {
+  for (const m of rest.replace(byTo, " ").matchAll(percent)) {
     const p = proseNumber(m[1]!);
     if (p !== null) percents.push(p);
   }

@@ -47,7 +47,7 @@ const lexicon: Record<string, string> = {
   subscription: "subscription abo abonnement suscripcion assinatura abbonamento",
   birthday: "birthday geburtstag cumpleanos anniversaire aniversario compleanno",
   hotel: "hotel albergo",
-  reply: "reply answer response antwort respuesta reponse resposta risposta",
+  reply: "reply replied answer answered response geantwortet antwortete beantwortet respondio contesto repondu respondeu rispose antwort respuesta reponse resposta risposta",
   status: "status estado statut situacao stato",
   application: "application antrag solicitud candidatura",
   weather: "weather wetter meteo clima",
@@ -74,6 +74,11 @@ export function conceptsOf(text: string): Set<string> {
     for (const [part, concept] of compoundParts) if (w.length > part.length + 2 && (w.startsWith(part) || w.endsWith(part))) out.add(concept);
   }
   return out;
+}
+
+/** Content words (stemmed, as in `Analysis.words`) with every word of the lexicon replaced by its concept id. */
+export function normaliseWords(words: Set<string>): Set<string> {
+  return new Set([...words].map((w) => (byWord.has(w) ? `@${byWord.get(w)}` : w)));
 }
 
 /** True when each text names a subject the other does not (e.g. a water bill and an electricity bill). */

@@ -22,13 +22,16 @@ const noNewsPhrases: RegExp[] = [
   /\b(unchanged|no change|still the same|same as (before|yesterday|last time|earlier)|as before|(has|have)( not|n't) changed|did( not|n't) change|remains? (the same|unchanged|stable)|no (movement|difference))\b/,
   /\b(keine( neuen?)? (nachrichten|e-mails|mails|anderungen|veranderung(en)?|neuigkeiten|probleme|vorkommnisse)|unverandert|sin (novedades|cambios|mensajes nuevos|incidencias)|sans changement|aucun (changement|nouveau message|nouvel e-mail)|pas de (nouveaux? messages?|changement)|inchange(e|s)?|sem (novidades|alteracoes|mudancas|mensagens novas)|inalterad[oa]|nessun[ao]? (novita|cambiamento|nuovo messaggio)|invariat[oa])\b/,
   /\b(everything|all|things)('s| is| are)? (quiet|calm|fine|ok|okay|good|smooth|stable|running smoothly|as expected|normal)\b/,
+  /\bno (further )?action (is )?(needed|required|necessary)\b/,
+  /\b(completed|finished|ran|run|passed|succeeded) (successfully|without (errors|issues|problems|incident))\b/,
   /\b(running|runs|ran|went|going|working) (smoothly|fine|normally|as (expected|usual)|ok|okay|without (issues|errors|problems))\b/,
 ];
 
 /** Clauses that only say a routine check happened ("I looked through your inbox", "all 4 monitors ran"). */
 const metaPhrases: RegExp[] = [
   /^(i )?(have |'ve )?(just )?(checked|looked( through| at| over)?|scanned|reviewed|went (through|over)|searched|polled|monitored)\b[a-z0-9' ]{0,60}$/,
-  /^(all )?(\d+ )?(monitors?|checks?|jobs?|scans?|watchers?|sources?|feeds?)( have)? (ran|run|completed?|finished|done)\b[a-z ]{0,20}$/,
+  /^(all )?(\d+ )?(monitors?|checks?|jobs?|scans?|watchers?|sources?|feeds?|backups?|syncs?|tests?|builds?|imports?|tasks?|runs?)( have| are| is)? (ran|run|completed?|finished|done|passed|succeeded)\b[a-z ]{0,20}$/,
+  /^([a-z]+ )?(check|scan|sweep|review|run|sync)s? (is |are )?(complete|completed|done|finished)$/,
 ];
 
 /** A clause ending in a colon with at most this many content words is a header ("Heartbeat:", "Daily report:"). */

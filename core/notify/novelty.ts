@@ -2,7 +2,7 @@ import type { TaskId } from "../ids.js";
 import type { MonitorState, NotificationOrigin, Urgency } from "../storage/types.js";
 import { compareMonitor } from "./monitor-state.js";
 import { reportsOnlyTrivialChange, targetsOf } from "./change-text.js";
-import { conceptsOf, differentSubjects } from "./concepts.js";
+import { conceptsOf, differentSubjects, normaliseWords } from "./concepts.js";
 import { saysNothingNew } from "./no-news.js";
 import { analyse, fold, hasRestatementMarker, isChatter, isNoNews, jaccard, similarity, type Analysis, type Fact } from "./text.js";
 
@@ -130,7 +130,8 @@ export function sameContent(text: string, mine: Analysis, earlier: string): { ki
   if (again.test(fold(text)) && !again.test(fold(earlier))) return null;
   const sameSubjects = myConcepts.size > 0 && subset(myConcepts, theirConcepts) && subset(theirConcepts, myConcepts);
   if (similarity(text, earlier) >= 0.75 && numbers(mine).every((n) => numbers(theirs).includes(n))) return { kind: "duplicate", reason: "near-duplicate of something already said" };
-  const words = jaccard(mine.words, theirs.words);
+  // Synonyms and translations of the lexicon's subjects ("e-mail"/"email"/"correo") count as the same word.
+  const words = jaccard(normaliseWords(mine.words), normaliseWords(theirs.words));
   const theirNums = numbers(theirs);
   // A target the text names ("your target is $330") is a reference the value moves toward, not a new value.
   const targets = targetsOf(text);

@@ -74,6 +74,9 @@ const chatterPhrases = [
   /\b(any|got any) (fun |big |nice )?plans (for|this) (the )?(weekend|evening|tonight|today|holidays?)\b/g,
   /\b(i )?hope (you|the|your|it|everything|all) [a-z' ]{0,40}(went|goes|go|is going|are going|was|were|slept|rested|had|have|are having|enjoy(ed)?|feel(ing)?) ?(well|great|smoothly|fine|ok|okay|nicely|good|fun|a (good|great|nice|lovely) (time|one|day|night|evening|weekend))\b/g,
   /\bhow did [a-z' ]{1,40} go\b/g,
+  /^\W*(morning|afternoon|evening|mornin')\b/g,
+  /\b(i )?(just )?(wanted|want) to (see|check|ask|know|hear) how (you|things|it|everything)('re| are| is)?( [a-z]+){0,2}\b/g,
+  /\b(i )?hope [a-z' ]{0,50}(off to a (good|great) start|a (good|great|nice|lovely|relaxing) (time|one|day|night|evening|weekend|start))\b/g,
   /\b(i'?m |i am )?(still )?(here|around|available) (if|whenever|when|in case) you need (me|anything|something|help)( at all)?\b/g,
   /\bjust a (friendly |quick |little )?reminder that i'?m (here|around)\b/g,
   /\bthanks? (you )?(so much )?for (letting me know|telling me|the update|sharing( that| this)?|the heads-up)( (about|on|regarding) [a-z' ]{0,40})?\b/g,
@@ -134,7 +137,7 @@ export function hasRestatementMarker(text: string): boolean {
 /** Status words by meaning, across languages: a change of status is news even when numbers match. */
 const statusLexicon: Record<string, RegExp> = {
   cancelled: /\b(cancel+ed|cancel+ation|annulee?s?|annulation|cancelad[oa]s?|cancelacion|storniert|annulliert|abgesagt|gestrichen|ausgefallen|fallt aus|cancellat[oi])\b/,
-  delayed: /\b(delay(ed)?|verspatet|verspatung|retrasad[oa]|retraso|retarde?e?|atrasad[oa]|atraso|in ritardo|ritardo)\b/,
+  delayed: /\b(delay(ed)?|(is|are|running|runs|arrives?|minutes?|mins?|hours?|hrs?) late|verspatet|verspatung|retrasad[oa]|retraso|retarde?e?|atrasad[oa]|atraso|in ritardo|ritardo)\b/,
   rebooked: /\b(rebooked|umgebucht|reprogramad[oa]|reserve a nouveau|remarcad[oa]|riprenotat[oa])\b/,
   gate: /\b(gate|puerta|porte|portao|flugsteig|uscita)\b/,
   boarding: /\b(boarding|einsteigen|embarque|embarquement|imbarco)\b/,
