@@ -30,7 +30,7 @@ export function proseNumber(raw: string): number | null {
 }
 
 const fromTo = new RegExp(String.raw`\b(from|von|de|da|desde)${cur}${num}${cur}(?:to|auf|a|para|à|al|zu|nach)${cur}${num}`, "g");
-const wasNow = new RegExp(String.raw`${num}${cur}\(\s*(?:was|previously|before|vorher|zuvor|bisher|antes|avant|auparavant|prima|era)\s*:?${cur}${num}`, "g");
+const wasNow = new RegExp(String.raw`${num}${cur}\(\s*(?:was|previously|before|yesterday|last week|vorher|zuvor|bisher|gestern|antes|ayer|avant|auparavant|hier|ontem|prima|era|ieri)\s*:?${cur}${num}`, "g");
 const arrow = new RegExp(String.raw`${num}${cur}(?:→|->|=>)${cur}${num}`, "g");
 const byTo = new RegExp(String.raw`\b(?:by|um|en)${cur}${num}${cur}(?:to|auf|a|para|à|al|zu)${cur}${num}`, "g");
 const percent = new RegExp(String.raw`(?:[+-]|\b(?:up|down|rose|fell|gained|lost|increased|decreased|changed|moved|plus|minus|um|de|of|by))\s*${num}\s*%`, "g");

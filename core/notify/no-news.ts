@@ -34,6 +34,9 @@ const metaPhrases: RegExp[] = [
   /^([a-z]+ )?(check|scan|sweep|review|run|sync)s? (is |are )?(complete|completed|done|finished)$/,
 ];
 
+/** A clause that says a state continues ("still under maintenance", "noch immer geschlossen"). */
+const stillPhrase = /^(it'?s |it is |is |are )?(still|noch( immer)?|immer noch|sigue|siguen|todavia|aun|toujours|encore|ainda|continua|ancora)\b/;
+
 /** A clause ending in a colon with at most this many content words is a header ("Heartbeat:", "Daily report:"). */
 const headerMaxWords = 2;
 
@@ -52,12 +55,15 @@ export function saysNothingNew(text: string): boolean {
     .map((c) => c.replace(/[*_~>#"()[\]]/g, " ").trim())
     .filter((c) => c !== "" && !/^[\p{P}\p{S}\s]*$/u.test(c));
   let declared = false;
+  // After "same as before" / "unchanged", a clause saying what is still the case repeats the old state.
+  const unchangedDeclared = clauses.some((c) => noNewsPhrases[2]!.test(c));
   for (const clause of clauses) {
     const body = clause.replace(/:$/, "").trim();
     if (noNewsPhrases.some((p) => p.test(body))) {
       declared = true;
       continue;
     }
+    if (unchangedDeclared && stillPhrase.test(body)) continue;
     if (clause.endsWith(":") && contentWords(body).length <= headerMaxWords && !/\d/.test(body)) continue;
     if (metaPhrases.some((p) => p.test(body))) continue;
     if (isChatter(body)) continue;

@@ -141,7 +141,7 @@ export function sameContent(text: string, mine: Analysis, earlier: string): { ki
   if (numsKnown) {
     // Same facts and status: a rewording (words overlap) or a translation (facts identify the incident).
     if (factCount > 0 && (words >= 0.3 || strong(mine) || factCount >= 2 || sameSubjects)) return { kind: "duplicate", reason: "the same facts were already said (reworded or in another language)" };
-    if (factCount === 0 && words >= 0.5 && mine.words.size >= 2) return { kind: "duplicate", reason: "reworded duplicate of something already said" };
+    if (factCount === 0 && words >= 0.5 && mine.words.size + mine.statuses.size >= 2) return { kind: "duplicate", reason: "reworded duplicate of something already said" };
     // A translation without facts: the same subjects (two or more) and no new status.
     if (factCount === 0 && sameSubjects && myConcepts.size >= 2) return { kind: "duplicate", reason: "the same subjects and status were already said (in other words or another language)" };
     return null;

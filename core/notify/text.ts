@@ -74,6 +74,8 @@ const chatterPhrases = [
   /\b(any|got any) (fun |big |nice )?plans (for|this) (the )?(weekend|evening|tonight|today|holidays?)\b/g,
   /\b(i )?hope (you|the|your|it|everything|all) [a-z' ]{0,40}(went|goes|go|is going|are going|was|were|slept|rested|had|have|are having|enjoy(ed)?|feel(ing)?) ?(well|great|smoothly|fine|ok|okay|nicely|good|fun|a (good|great|nice|lovely) (time|one|day|night|evening|weekend))\b/g,
   /\bhow did [a-z' ]{1,40} go\b/g,
+  /\b(on|at) your (side|end)\b/g,
+  /\b(i'?ll|i will|i'?m going to) (keep (an eye on|watching|track of|checking)|watch|monitor|let you know|keep you (posted|updated|informed))\b[a-z' ]{0,60}/g,
   /^\W*(morning|afternoon|evening|mornin')\b/g,
   /\b(i )?(just )?(wanted|want) to (see|check|ask|know|hear) how (you|things|it|everything)('re| are| is)?( [a-z]+){0,2}\b/g,
   /\b(i )?hope [a-z' ]{0,50}(off to a (good|great) start|a (good|great|nice|lovely|relaxing) (time|one|day|night|evening|weekend|start))\b/g,
@@ -127,7 +129,7 @@ export function isChatter(text: string): boolean {
 
 /** Phrases that only repeat back what the person said. */
 const restatementPhrases =
-  /\b(as|like) you (said|mentioned|told me|asked|noted|wrote)\b|\byou (said|mentioned|told me|wrote|noted) (that|you|your|earlier)\b|\b(just )?to (recap|confirm what you said)\b|\bnoted(:| that| -)|\bi('ve| have) (noted|made a note) that you\b|\bper your (message|note)\b|\bwie du (gesagt|erwahnt) hast\b|\bcomo (dijiste|mencionaste|disseste|mencionaste)\b|\bcomme tu (l'as )?(dit|mentionne)\b|\bcome hai detto\b|\bgot it\b|\bunderstood[,.!]|\bi'?ll (keep (that|this|it) in mind|remember (that|this|it))\b|\bso you('d| would)? (like|want|prefer)\b|\bso you('re| are) [a-z]+ing\b|\b(ich merke es mir|ich merke mir das|lo tendre en cuenta|je m'en souviendrai|vou lembrar disso|me lo ricordero)\b/;
+  /\b(as|like) you (said|mentioned|told me|asked|noted|wrote)\b|\byou (said|mentioned|told me|wrote|noted) (that|you|your|earlier)\b|\b(just )?to (recap|confirm what you said)\b|\bnoted(:| that| -)|\bi('ve| have) (noted|made a note) that you\b|\bper your (message|note)\b|\bwie du (gesagt|erwahnt) hast\b|\bcomo (dijiste|mencionaste|disseste|mencionaste)\b|\bcomme tu (l'as )?(dit|mentionne)\b|\bcome hai detto\b|\bgot it\b|^\W*noted\b|\bunderstood[,.!]|\bi'?ll (keep (that|this|it) in mind|remember (that|this|it))\b|\bso you('d| would)? (like|want|prefer)\b|\bso you('re| are) [a-z]+ing\b|\b(ich merke es mir|ich merke mir das|lo tendre en cuenta|je m'en souviendrai|vou lembrar disso|me lo ricordero)\b/;
 
 /** True when the text frames itself as a restatement of the person's words ("As you said, …"). */
 export function hasRestatementMarker(text: string): boolean {
@@ -164,6 +166,9 @@ const statusLexicon: Record<string, RegExp> = {
   tonight: /\b(tonight|heute abend|heute nacht|esta noche|ce soir|hoje a noite|esta noite|stasera|stanotte)\b/,
   reply: /\b(replied|answered|responded|geantwortet|respondi[oó]|contesto|repondu|respondeu|rispost[oa])\b/,
 };
+
+/** Every status word of the lexicon, for removing them from a text's content words. */
+const statusWords = new RegExp(Object.values(statusLexicon).map((r) => r.source).join("|"), "g");
 
 /** The status classes a text mentions (language-independent keys such as `cancelled`, `due`). */
 export function statusesOf(text: string): Set<string> {
@@ -256,7 +261,8 @@ export function analyse(text: string): Analysis {
     const n = parseNumber(m[0]!);
     return n === null ? null : { kind: "num", value: String(n), n };
   });
-  return { facts, words: new Set(contentWords(rest).map(stem)), statuses };
+  // Status words are compared as statuses (language-independent), not again as words.
+  return { facts, words: new Set(contentWords(rest.replace(statusWords, " ")).map(stem)), statuses };
 }
 
 /** An elapsed duration ("for 45 minutes", "seit 2 Stunden", "desde hace 45 minutos"). */

@@ -101,6 +101,11 @@ describe("deterministic novelty beyond the project's own wording (blind set, iss
     expect(assess("The landlord replied again about the deposit.", { said: [said(60, "Your landlord replied to your email about the deposit.")] }).novel).toBe(true);
   });
 
+  it("drops a one-subject translation with the same status, but not another status", () => {
+    expect(assess("Ihr Paket wurde zugestellt.", { said: [said(30, "Your package has been delivered.")] }).novel).toBe(false);
+    expect(assess("Ihr Paket wurde verschickt.", { said: [said(30, "Your package has been delivered.")] }).novel).toBe(true);
+  });
+
   it("drops a French translation sharing only a number and names", () => {
     expect(assess("Votre colis Zalando a été livré à la Packstation 112.", { said: [said(120, "Your Zalando parcel was delivered to Packstation 112.")] }).novel).toBe(false);
     expect(assess("Votre colis Zalando est en cours de livraison vers la Packstation 112.", { said: [said(120, "Your Zalando parcel was delivered to Packstation 112.")] }).novel).toBe(true);

@@ -23,6 +23,11 @@ describe("saysNothingNew", () => {
       expect(saysNothingNew(t), t).toBe(true);
   });
 
+  it("reads 'still …' after 'same as before' as the old state, not news", () => {
+    expect(saysNothingNew("Checked the Airtel outage page again — same as before, still under maintenance.")).toBe(true);
+    expect(saysNothingNew("Still under maintenance.")).toBe(false);
+  });
+
   it("keeps news next to a no-news phrase, after a contrast, or without any no-news phrase", () => {
     for (const t of [
       "No new emails, but your landlord called twice.",
@@ -40,11 +45,13 @@ describe("small talk and restatements", () => {
   it("treats wishes, plans and 'how did it go' without news as small talk", () => {
     for (const t of ["Good morning! Hope you slept well ☀️", "Still here if you need anything 🙂", "Happy Friday! Any plans for the weekend?", "Hope the presentation went well!", "How did the dentist appointment go?", "Na, wie läuft dein Tag so?", "Morning! Just wanted to see how you're doing.", "Thanks for letting me know about the meeting!"])
       expect(isChatter(t), t).toBe(true);
+    for (const t of ["Hi! Hope all is well on your side 😊", "I'll keep an eye on the price and let you know if it drops."]) expect(isChatter(t), t).toBe(true);
     for (const t of ["Morning! Your 2 pm with Dr. Patel was moved to 3:30 pm.", "Hope you're well — your parcel arrived at the Packstation."]) expect(isChatter(t), t).toBe(false);
   });
 
   it("recognises acknowledgements that only repeat the person's words", () => {
     for (const t of ["Got it — you're vegetarian, I'll keep that in mind.", "So you'd like to fly on Friday — I'll remember that."]) expect(hasRestatementMarker(t), t).toBe(true);
+    expect(hasRestatementMarker("Noted, you'd like vegetarian options at the wedding.")).toBe(true);
     expect(hasRestatementMarker("Your flight on Friday is confirmed.")).toBe(false);
   });
 });
@@ -58,6 +65,7 @@ describe("reported changes", () => {
     expect(reportedChanges("est passé de 999,00 $ à 998,00 $").changes).toEqual([{ before: 999, after: 998 }]);
     expect(reportedChanges("a baissé de 0,50 $ à 349,50 $").changes).toEqual([{ before: 350, after: 349.5 }]);
     expect(reportedChanges("Tesla moved +0.3% today").percents).toEqual([0.3]);
+    expect(reportedChanges("Nifty 50 fund at ₹412.30 (yesterday ₹412.10)").changes).toEqual([{ before: 412.1, after: 412.3 }]);
     expect(targetsOf("Your target is $330. Ziel: 550 €. Objectif : 899 $")).toEqual([330, 550, 899]);
   });
 
@@ -79,6 +87,11 @@ describe("subjects and facts", () => {
     expect([...conceptsOf("Dein Vermieter hat wegen der Kaution geantwortet")].sort()).toEqual(["deposit", "landlord", "reply"]);
     expect(differentSubjects(conceptsOf("your water bill"), conceptsOf("your electricity bill"))).toBe(true);
     expect(differentSubjects(conceptsOf("rent"), conceptsOf("rent payment"))).toBe(false);
+  });
+
+  it("compares status words as statuses, not as words (a one-word translation with the same status matches)", () => {
+    expect([...analyse("Your package has been delivered.").words]).toEqual(["package"]);
+    expect([...analyse("Ihr Paket wurde zugestellt.").statuses]).toEqual(["delivered"]);
   });
 
   it("keeps reference numbers and host names as identities, and drops how long an outage has lasted", () => {
