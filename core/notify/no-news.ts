@@ -13,13 +13,18 @@ const contrast = /\b(but|however|except|although|though|aber|jedoch|allerdings|p
 
 /** Things a routine report says there are none of. */
 const newsNouns =
-  "news|updates?|changes?|issues?|problems?|alerts?|incidents?|messages?|e-?mails?|mails?|activity|movement|transactions?|events?|results?|listings?|posts?|comments?|replies|notifications?|errors?|warnings?|findings?|developments?";
+  "news|updates?|changes?|issues?|problems?|alerts?|incidents?|messages?|e-?mails?|mails?|activity|movement|transactions?|events?|results?|listings?|posts?|comments?|replies|notifications?|errors?|warnings?|findings?|developments?|invoices?|payments?|bills?|orders?|tickets?|deliveries|requests?|mentions?|tasks?|reminders?";
+
+/** A clause that says a state did not change. */
+const unchangedPhrase =
+  /\b(unchanged|no change|still the same|same as (before|yesterday|last time|earlier)|as before|(has|have)( not|n't) changed|did( not|n't) change|remains? (the same|unchanged|stable)|no (movement|difference))\b/;
 
 /** A clause that says there is nothing new (its other words only say where nothing is new). */
 const noNewsPhrases: RegExp[] = [
+  /\b(nothing|nichts|nada|rien|niente|nulla) (has |have |hat sich |ha )?(changed|happened|geandert|cambiado|change|mudou|cambiato)\b/,
   /\b(nothing|nichts|nada|rien|niente|nulla)( (at all|really|much|else|significant))? (new|neues|nuevo|nouveau|de nouveau|novo|de novo|nuovo|di nuovo|urgent|dringendes|urgente|important|wichtiges|to (report|flag|add)|changed|happening|unusual|needs? (your )?attention|requires? (your )?attention)\b/,
   new RegExp(`\\bno( [a-z'-]+){0,2} (${newsNouns})\\b`),
-  /\b(unchanged|no change|still the same|same as (before|yesterday|last time|earlier)|as before|(has|have)( not|n't) changed|did( not|n't) change|remains? (the same|unchanged|stable)|no (movement|difference))\b/,
+  unchangedPhrase,
   /\b(keine( neuen?)? (nachrichten|e-mails|mails|anderungen|veranderung(en)?|neuigkeiten|probleme|vorkommnisse)|unverandert|sin (novedades|cambios|mensajes nuevos|incidencias)|sans changement|aucun (changement|nouveau message|nouvel e-mail)|pas de (nouveaux? messages?|changement)|inchange(e|s)?|sem (novidades|alteracoes|mudancas|mensagens novas)|inalterad[oa]|nessun[ao]? (novita|cambiamento|nuovo messaggio)|invariat[oa])\b/,
   /\b(everything|all|things)('s| is| are)? (quiet|calm|fine|ok|okay|good|smooth|stable|running smoothly|as expected|normal)\b/,
   /\bno (further )?action (is )?(needed|required|necessary)\b/,
@@ -47,7 +52,8 @@ const headerMaxWords = 2;
  * text contrasts ("but", "aber", …): what follows a contrast is news.
  */
 export function saysNothingNew(text: string): boolean {
-  const f = fold(text);
+  // "0 new invoices" says "no new invoices".
+  const f = fold(text).replace(/(^|[\s,;:(])0\s+(?=[a-z])/g, "$1no ");
   if (contrast.test(f)) return false;
   if (/^\W*(unchanged|no change|still the same|unverandert|sin cambios|sans changement|inalterado|invariato)\s*[:—-]/.test(f)) return true;
   const clauses = f
@@ -56,7 +62,7 @@ export function saysNothingNew(text: string): boolean {
     .filter((c) => c !== "" && !/^[\p{P}\p{S}\s]*$/u.test(c));
   let declared = false;
   // After "same as before" / "unchanged", a clause saying what is still the case repeats the old state.
-  const unchangedDeclared = clauses.some((c) => noNewsPhrases[2]!.test(c));
+  const unchangedDeclared = clauses.some((c) => unchangedPhrase.test(c));
   for (const clause of clauses) {
     const body = clause.replace(/:$/, "").trim();
     if (noNewsPhrases.some((p) => p.test(body))) {

@@ -104,6 +104,9 @@ export function assessNovelty(input: NoveltyInput): NoveltyVerdict {
 /** Words that say an event happened once more ("again", "erneut"): a new occurrence, not a repeat. */
 const again = /\b(again|once more|another|erneut|wieder|nochmals|de nuevo|otra vez|encore|de nouveau|novamente|outra vez|di nuovo|ancora una volta)\b/;
 
+/** Words that say a reported state continues. */
+const continuation = /\b(ongoing|still|continues|continuing|persists|persisting|weiterhin|noch immer|immer noch|sigue|continua|toujours|persiste|ainda|ancora)\b/;
+
 const stale = (kind: StaleKind, reason: string): NoveltyVerdict => ({ novel: false, kind, reason });
 
 /** Facts compared by identity (numbers are compared by magnitude elsewhere). */
@@ -141,6 +144,8 @@ export function sameContent(text: string, mine: Analysis, earlier: string): { ki
   if (numsKnown) {
     // Same facts and status: a rewording (words overlap) or a translation (facts identify the incident).
     if (factCount > 0 && (words >= 0.3 || strong(mine) || factCount >= 2 || sameSubjects)) return { kind: "duplicate", reason: "the same facts were already said (reworded or in another language)" };
+    // The same incident found again: it says so ("ongoing", "still") with the same status about the same thing.
+    if (continuation.test(fold(text)) && mine.statuses.size > 0 && subset(theirs.statuses, mine.statuses) && words >= 0.3) return { kind: "duplicate", reason: "the same incident, reported again as ongoing" };
     if (factCount === 0 && words >= 0.5 && mine.words.size + mine.statuses.size >= 2) return { kind: "duplicate", reason: "reworded duplicate of something already said" };
     // A translation without facts: the same subjects (two or more) and no new status.
     if (factCount === 0 && sameSubjects && myConcepts.size >= 2) return { kind: "duplicate", reason: "the same subjects and status were already said (in other words or another language)" };

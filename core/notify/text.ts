@@ -67,7 +67,7 @@ const chatterPhrases = [
   /\b(wie geht'?s|wie geht es dir|wie lauft'?s|wie war (deine|dein) (woche|tag))\b/g,
   /\b(que tal( (tu|va) (semana|dia))?|como (estas|va todo|te va))\b/g,
   /\b(comment (ca va|vas-tu|se passe ta (semaine|journee))|ca va)\b/g,
-  /\b(tudo bem|como vai|como esta (a )?(sua|tua) semana)\b/g,
+  /\b(tudo (bem|certo|bom|tranquilo)( por ai)?|como vai|como esta (a )?(sua|tua) semana)\b/g,
   /\b(come (va|stai)|tutto bene)\b/g,
   // Wishes, plans and "how did it go" with nothing to tell (issue 12: "how's your week going?").
   /\bhappy (monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|holidays?)\b/g,

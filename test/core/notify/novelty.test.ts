@@ -116,6 +116,13 @@ describe("deterministic novelty beyond the project's own wording (blind set, iss
     expect(assess("Estado del pedido #48213: En proceso", { said: [said(100, "Order #48213 status: Processing")] }).novel).toBe(false);
   });
 
+  it("drops an incident reported again as ongoing, but not a different one", () => {
+    const down = said(50, "Nubank app is down for many users (outage).");
+    expect(assess("The Nubank app outage is ongoing.", { said: [down] })).toMatchObject({ novel: false, kind: "duplicate" });
+    expect(assess("The Itaú app outage is ongoing.", { said: [down] }).novel).toBe(true);
+    expect(assess("The Nubank app is working again.", { said: [down] }).novel).toBe(true);
+  });
+
   it("drops the same outage found again with its duration, and keeps its recovery", () => {
     const down = said(30, "Uptime alert: example-shop.com is DOWN (HTTP 503).");
     expect(assess("example-shop.com has now been down for 45 minutes (HTTP 503).", { said: [down] })).toMatchObject({ novel: false });

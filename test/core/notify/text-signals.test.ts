@@ -19,6 +19,8 @@ describe("saysNothingNew", () => {
       "Status: all backups completed successfully, no action needed.",
       "Keine neuen Nachrichten von der Schule.",
       "Sin novedades en tu búsqueda de piso.",
+      "Just a heads-up that nothing has changed with your loan application.",
+      "Weekly summary: 0 new invoices, 0 overdue payments.",
     ])
       expect(saysNothingNew(t), t).toBe(true);
   });
@@ -36,6 +38,7 @@ describe("saysNothingNew", () => {
       "No school tomorrow — the district closed all schools because of snow.",
       "Everything is fine with the car; the garage says pick-up is at 17:00.",
       "Your parcel was delivered.",
+      "Weekly summary: 2 new invoices, 0 overdue payments.",
     ])
       expect(saysNothingNew(t), t).toBe(false);
   });
