@@ -30,6 +30,7 @@ import { EgressDeniedError, EgressFailedError, SecretError } from "./errors.js";
 import { liveGrants, type ActiveGrant } from "./grants.js";
 import { decide, defaultPolicy, type Policy } from "./policy.js";
 import { hostsIn, type SeenContent } from "./provenance.js";
+import { scrubDeep, secretsIn } from "./scrub.js";
 import { summariseAction, summariseDescribed } from "./summary.js";
 import { SentinelClock, SessionTracker } from "./time.js";
 import type { Decision, DecisionInput } from "./types.js";
@@ -44,6 +45,12 @@ export interface SentinelDeps {
   /** The egress guard (its URL precheck classifies destinations before anything runs). */
   egress: UrlPrecheck;
   vault?: SecretVault;
+  /**
+   * The process's boundary scrubber (scrub.ts `SecretRegistry.scrub`: configured tokens, vault values
+   * in every encoding, token shapes), applied to errors and audit rows; the vault's own scrub is
+   * applied either way.
+   */
+  scrub?: (text: string) => string;
   policy?: Policy;
   logger?: Logger;
   /** Called after an approval request is stored: the runtime suspends the task and sends the card. */
@@ -139,14 +146,19 @@ export class Sentinel {
       checked = await this.check(tool, args, context);
     } catch (error) {
       // A describing tool with nothing to act on (no page open, an unknown element): told as is.
-      if (error instanceof ActionUnavailableError) return { ok: false, code: error.code, error: this.deps.vault ? this.deps.vault.scrub(error.message) : error.message };
+      if (error instanceof ActionUnavailableError) return { ok: false, code: error.code, error: this.scrubText(error.message) };
       throw error;
     }
     const { decision, input, described } = checked;
     let final = decision;
     let runArgs = args;
     if (final.effect !== "deny") {
-      const substituted = this.substitute(args, input.action);
+      // A raw vault value (any encoding) on its way to an origin it is not bound to: denied whatever the grants say.
+      const leaked = this.unboundValues(args, input.action);
+      if (leaked !== null) final = { effect: "deny", ruleId: "secret_unbound_destination", reason: leaked };
+    }
+    if (final.effect !== "deny") {
+      const substituted = this.substitute(args, input.action, context.personId);
       if (substituted.ok) runArgs = substituted.value;
       else final = { effect: "deny", ruleId: "secret-binding", reason: substituted.reason };
     }
@@ -154,6 +166,9 @@ export class Sentinel {
     await this.audit(tool, args, context, input, final);
 
     if (final.effect === "deny") {
+      if (final.ruleId === "secret_unbound_destination") {
+        return { ok: false, code: "secret_unbound_destination", error: `Sentinel denied ${tool.name}: ${final.reason}. It did not run; do not retry it.` };
+      }
       return { ok: false, code: "denied", error: `Sentinel denied ${tool.name}: ${final.reason} (rule ${final.ruleId}). It did not run; do not retry it.` };
     }
     if (final.effect === "ask") return this.ask(tool, args, context, input, final, state, described);
@@ -166,6 +181,15 @@ export class Sentinel {
       result = errorResult(tool, error);
     }
     const clean = this.scrubResult(result);
+    if (!clean.ok && clean.code === "secret_unbound_destination") {
+      await this.deps.store.audit.appendAudit({
+        personId: context.personId,
+        kind: "sentinel.secret_unbound_destination",
+        summary: `Stopped ${tool.name}: ${clean.error}`,
+        data: { tool: tool.name, idempotencyKey: context.idempotencyKey },
+        at: await this.clock.now(),
+      });
+    }
     if (clean.ok && clean.untrusted !== undefined) {
       // Hosts the content names (not the content's own address, which Sentinel already judged).
       const own = new Set(hostsIn(clean.untrusted.source));
@@ -226,8 +250,8 @@ export class Sentinel {
     await this.deps.store.audit.appendAudit({
       personId: context.personId,
       kind: "sentinel.follow_up",
-      summary: `${decision.effect === "allow" ? "Followed" : "Stopped"} ${followUp.method} ${describeTarget(target)} (${followUp.why}) — ${decision.ruleId}`,
-      data: { tool: tool.name, url: followUp.url, effect: decision.effect, ruleId: decision.ruleId, grantId: decision.grant?.grant.id ?? null, idempotencyKey: context.idempotencyKey },
+      summary: this.scrubText(`${decision.effect === "allow" ? "Followed" : "Stopped"} ${followUp.method} ${describeTarget(target)} (${followUp.why}) — ${decision.ruleId}`),
+      data: { tool: tool.name, url: this.scrubText(followUp.url), effect: decision.effect, ruleId: decision.ruleId, grantId: decision.grant?.grant.id ?? null, idempotencyKey: context.idempotencyKey },
       at: input.now,
     });
     return decision.effect === "allow" ? { allowed: true } : { allowed: false, reason: decision.reason };
@@ -240,8 +264,33 @@ export class Sentinel {
     return { capability: action.capability, access, hardToUndo, action, destinations: action.targets, carriesData: true, grants, taskId: context.taskId, tainted: context.tainted === true, now };
   }
 
-  /** Secret references go only to destinations they are bound to (every URL target of the call). */
-  private substitute(args: unknown, action: ActionDescriptor | null): { ok: true; value: unknown } | { ok: false; reason: string } {
+  /**
+   * The outbound check on the call's arguments: a vault value (of any person, in any encoding) that
+   * would go to a destination it is not bound to. Returns the reason (names only), or null.
+   */
+  private unboundValues(args: unknown, action: ActionDescriptor | null): string | null {
+    const vault = this.deps.vault;
+    if (vault === undefined) return null;
+    const texts: string[] = [];
+    const collect = (v: unknown, depth: number): void => {
+      if (typeof v === "string") texts.push(v);
+      else if (v !== null && typeof v === "object" && depth < 8) for (const x of Object.values(v)) collect(x, depth + 1);
+    };
+    collect(args, 0);
+    if (texts.length === 0) return null;
+    const targets = action?.targets ?? [];
+    const origins = targets.map((t) => (t.kind === "url" ? new URL(t.href).origin : null));
+    // Without a destination (an internal tool such as remember) a raw value is kept out too.
+    if (origins.length === 0) origins.push(null);
+    for (const origin of origins) {
+      const names = origin === null ? vault.known().filter((s) => secretsIn(texts.join("\n"), [s]).length > 0).map((s) => s.name ?? "") : vault.unboundIn(texts, origin);
+      if (names.length > 0) return `the call carries the value of secret ${[...new Set(names)].join(", ")} to ${origin ?? "a place it is not bound to"}, where it is not bound`;
+    }
+    return null;
+  }
+
+  /** Secret references go only to destinations they are bound to (every URL target of the call), with the acting person's secrets only. */
+  private substitute(args: unknown, action: ActionDescriptor | null, personId: string): { ok: true; value: unknown } | { ok: false; reason: string } {
     const vault = this.deps.vault;
     const names = vault?.references(args) ?? referencesWithoutVault(args);
     if (names.length === 0) return { ok: true, value: args };
@@ -253,7 +302,7 @@ export class Sentinel {
     }
     try {
       let value = args;
-      for (const t of urls) value = vault.substituteSecrets(args, new URL(t.href).origin);
+      for (const t of urls) value = vault.substituteSecrets(args, new URL(t.href).origin, personId);
       return { ok: true, value };
     } catch (error) {
       if (error instanceof SecretError) return { ok: false, reason: error.message };
@@ -285,7 +334,7 @@ export class Sentinel {
       await store.audit.appendAudit({ personId: context.personId, kind: gate.audit.kind, summary: gate.audit.summary, data: gate.audit.data, at: input.now });
       return gate.result;
     }
-    const scrub = (s: string) => (this.deps.vault ? this.deps.vault.scrub(s) : s);
+    const scrub = (s: string) => this.scrubText(s);
     const summary = described ? summariseDescribed(described, action, scrub) : summariseAction(policy, args, action, scrub);
     const details = await requestDetails(store, {
       personId: context.personId,
@@ -359,7 +408,7 @@ export class Sentinel {
   private preview(args: unknown): Json {
     const cut = (v: unknown, depth: number): Json => {
       if (typeof v === "string") {
-        const s = this.deps.vault ? this.deps.vault.scrub(v) : v;
+        const s = this.scrubText(v);
         return s.length > 300 ? `${s.slice(0, 300)}… (${s.length} characters)` : s;
       }
       if (typeof v === "number" || typeof v === "boolean" || v === null) return v;
@@ -370,10 +419,29 @@ export class Sentinel {
     return cut(args, 0);
   }
 
+  /** Vault values (every encoding) and, when configured, the boundary scrubber. */
+  private scrubText(text: string): string {
+    const vaulted = this.deps.vault ? this.deps.vault.scrub(text) : text;
+    return this.deps.scrub ? this.deps.scrub(vaulted) : vaulted;
+  }
+
+  /**
+   * The whole result as the model, the journal and the audit will see it: content, error, data (e.g.
+   * `data.url`) and the untrusted-source label, every string scrubbed of vault values in every
+   * encoding; errors also of configured tokens and token shapes.
+   */
   private scrubResult(result: ToolResult): ToolResult {
     const vault = this.deps.vault;
-    if (vault === undefined) return result;
-    return result.ok ? { ...result, content: vault.scrub(result.content) } : { ...result, error: vault.scrub(result.error) };
+    const values = (s: string) => (vault ? vault.scrub(s) : s);
+    if (result.ok) {
+      return {
+        ...result,
+        content: values(result.content),
+        ...(result.data !== undefined && { data: scrubDeep(result.data, (s) => this.scrubText(s)) }),
+        ...(result.untrusted !== undefined && { untrusted: { ...result.untrusted, source: this.scrubText(result.untrusted.source) } }),
+      };
+    }
+    return { ...result, error: this.scrubText(result.error), ...(result.data !== undefined && { data: scrubDeep(result.data, (s) => this.scrubText(s)) }) };
   }
 }
 
@@ -387,6 +455,7 @@ function referencesWithoutVault(args: unknown): string[] {
 }
 
 function errorResult(tool: ToolDefinition, error: unknown): ToolResult {
+  if (error instanceof SecretError && error.code === "secret_unbound_destination") return { ok: false, code: error.code, error: error.message };
   if (error instanceof EgressDeniedError) {
     return { ok: false, code: "egress_denied", error: error.message, data: { reason: error.code, url: error.url, address: error.address } };
   }

@@ -63,7 +63,7 @@ beforeEach(async () => {
   const { logger, addSecret } = createLogger({ level: "debug", destination: new Writable({ write: (c, _e, cb) => (logLines.push(String(c)), cb()) }) });
   dataDir = await mkdtemp(join(tmpdir(), "familiar-sentinel-"));
   vault = await SecretVault.open({ dataDir, addSecret });
-  await vault.set("api", SECRET, [page.origin]);
+  await vault.set(personId, "api", SECRET, [page.origin]);
   clock = new Date();
   sentinel = new Sentinel({ store, egress: guard, vault, logger, onApprovalRequested: (r) => void requested.push(r), now: () => clock });
   tools = webTools(guard);

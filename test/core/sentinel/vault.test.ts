@@ -7,6 +7,8 @@ import { createLogger } from "../../../core/log.js";
 import { SecretError } from "../../../core/sentinel/errors.js";
 import { SecretVault, parseSecretKey } from "../../../core/sentinel/vault.js";
 
+const OWNER = "person_a";
+
 const VALUE = "tok-live-5f4e3d2c1b0a99887766";
 let dir: string;
 beforeEach(async () => {
@@ -19,18 +21,18 @@ afterEach(async () => {
 describe("SecretVault", () => {
   it("generates secret.key with mode 0600 on first start and keeps using it", async () => {
     const vault = await SecretVault.open({ dataDir: dir });
-    await vault.set("api", VALUE, ["https://api.example.com"]);
+    await vault.set(OWNER, "api", VALUE, ["https://api.example.com"]);
     const info = await stat(join(dir, "secret.key"));
     expect(info.mode & 0o777).toBe(0o600);
     expect((await stat(join(dir, "vault.json"))).mode & 0o777).toBe(0o600);
     const again = await SecretVault.open({ dataDir: dir });
-    expect(again.substituteSecrets("Bearer {{secret:api}}", "https://api.example.com")).toBe(`Bearer ${VALUE}`);
+    expect(again.substituteSecrets("Bearer {{secret:api}}", "https://api.example.com", OWNER)).toBe(`Bearer ${VALUE}`);
   });
 
   it("encrypts at rest: the file holds neither the value nor a fixed IV", async () => {
     const vault = await SecretVault.open({ dataDir: dir });
-    await vault.set("a", VALUE, ["https://api.example.com"]);
-    await vault.set("b", VALUE, ["https://api.example.com"]);
+    await vault.set(OWNER, "a", VALUE, ["https://api.example.com"]);
+    await vault.set(OWNER, "b", VALUE, ["https://api.example.com"]);
     const text = await readFile(join(dir, "vault.json"), "utf8");
     expect(text).not.toContain(VALUE);
     expect(text).not.toContain(Buffer.from(VALUE).toString("base64"));
@@ -41,12 +43,12 @@ describe("SecretVault", () => {
 
   it("substitutes only for bound origins, and says which secret and where (never the value)", async () => {
     const vault = await SecretVault.open({ dataDir: dir });
-    await vault.set("api", VALUE, ["https://api.example.com/any/path"]);
-    expect(vault.substituteSecrets({ h: { Authorization: "Bearer {{secret:api}}" } }, "https://api.example.com")).toEqual({ h: { Authorization: `Bearer ${VALUE}` } });
+    await vault.set(OWNER, "api", VALUE, ["https://api.example.com/any/path"]);
+    expect(vault.substituteSecrets({ h: { Authorization: "Bearer {{secret:api}}" } }, "https://api.example.com", OWNER)).toEqual({ h: { Authorization: `Bearer ${VALUE}` } });
     for (const origin of ["https://evil.example", "http://api.example.com", "https://api.example.com:8443", null]) {
       let error: unknown;
       try {
-        vault.substituteSecrets("{{secret:api}}", origin);
+        vault.substituteSecrets("{{secret:api}}", origin, OWNER);
       } catch (e) {
         error = e;
       }
@@ -54,13 +56,13 @@ describe("SecretVault", () => {
       expect(error).toMatchObject({ code: "secret_not_bound", secretName: "api" });
       expect((error as Error).message).not.toContain(VALUE);
     }
-    expect(() => vault.substituteSecrets("{{secret:nope}}", "https://api.example.com")).toThrow(expect.objectContaining({ code: "secret_unknown" }));
-    expect(vault.substituteSecrets("no references", "https://evil.example")).toBe("no references");
+    expect(() => vault.substituteSecrets("{{secret:nope}}", "https://api.example.com", OWNER)).toThrow(expect.objectContaining({ code: "secret_unknown" }));
+    expect(vault.substituteSecrets("no references", "https://evil.example", OWNER)).toBe("no references");
   });
 
   it("refuses a file whose bindings were edited (the origins are authenticated)", async () => {
     const vault = await SecretVault.open({ dataDir: dir });
-    await vault.set("api", VALUE, ["https://api.example.com"]);
+    await vault.set(OWNER, "api", VALUE, ["https://api.example.com"]);
     const path = join(dir, "vault.json");
     const file = JSON.parse(await readFile(path, "utf8")) as { secrets: { api: { origins: string[] } } };
     file.secrets.api.origins = ["https://evil.example"];
@@ -71,7 +73,7 @@ describe("SecretVault", () => {
   it("uses FAMILIAR_SECRET_KEY (hex or base64) and rejects a wrong one", async () => {
     const hex = "ab".repeat(32);
     const vault = await SecretVault.open({ dataDir: dir, secretKey: hex });
-    await vault.set("api", VALUE, ["https://api.example.com"]);
+    await vault.set(OWNER, "api", VALUE, ["https://api.example.com"]);
     const b64 = Buffer.from(hex, "hex").toString("base64");
     expect((await SecretVault.open({ dataDir: dir, secretKey: b64 })).list()).toEqual([{ name: "api", origins: ["https://api.example.com"] }]);
     await expect(SecretVault.open({ dataDir: dir, secretKey: "cd".repeat(32) })).rejects.toMatchObject({ code: "vault_corrupt" });
@@ -84,7 +86,7 @@ describe("SecretVault", () => {
     const destination = new Writable({ write: (chunk, _e, cb) => (lines.push(String(chunk)), cb()) });
     const { logger, addSecret } = createLogger({ level: "info", destination });
     const vault = await SecretVault.open({ dataDir: dir, addSecret });
-    await vault.set("api", VALUE, ["https://api.example.com"]);
+    await vault.set(OWNER, "api", VALUE, ["https://api.example.com"]);
     logger.info({ echoed: `server said ${VALUE}` }, `value ${VALUE}`);
     const reopened = createLogger({ level: "info", destination });
     await SecretVault.open({ dataDir: dir, addSecret: reopened.addSecret });
@@ -95,11 +97,11 @@ describe("SecretVault", () => {
 
   it("scrubs values back into references and lists names without values", async () => {
     const vault = await SecretVault.open({ dataDir: dir });
-    await vault.set("api", VALUE, ["https://api.example.com"]);
+    await vault.set(OWNER, "api", VALUE, ["https://api.example.com"]);
     expect(vault.scrub(`echo: ${VALUE}!`)).toBe("echo: {{secret:api}}!");
     expect(JSON.stringify(vault.list())).not.toContain(VALUE);
-    expect(await vault.delete("api")).toBe(true);
-    expect(await vault.delete("api")).toBe(false);
+    expect(await vault.delete(OWNER, "api")).toBe(true);
+    expect(await vault.delete(OWNER, "api")).toBe(false);
     expect(vault.references("{{secret:a}} and {{secret:b.c}}")).toEqual(["a", "b.c"]);
   });
 });
