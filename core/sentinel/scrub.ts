@@ -100,13 +100,16 @@ export function scrubSecrets(text: string, secrets: readonly (KnownSecret | stri
  * also read URL-decoded once, so an escape the URL parser added does not hide a value.
  */
 export function secretsIn(text: string, secrets: readonly KnownSecret[]): KnownSecret[] {
-  let decoded = text;
-  try {
-    decoded = decodeURIComponent(text.replace(/\+/g, " "));
-  } catch {
-    // not URL-encoded text
+  const readings = [text];
+  for (const variant of [text, text.replace(/\+/g, " ")]) {
+    try {
+      const decoded = decodeURIComponent(variant);
+      if (!readings.includes(decoded)) readings.push(decoded);
+    } catch {
+      // not URL-encoded text
+    }
   }
-  return secrets.filter((s) => s.value.length >= MIN_SECRET_CHARS && encodingsOf(s.value).some((f) => text.includes(f) || decoded.includes(f)));
+  return secrets.filter((s) => s.value.length >= MIN_SECRET_CHARS && encodingsOf(s.value).some((f) => readings.some((r) => r.includes(f))));
 }
 
 /** Deep copy of `value` with {@link scrubSecrets} applied to every string (object keys included). */
@@ -137,7 +140,7 @@ function visit(value: unknown, scrub: (text: string) => string, depth: number): 
  * base64url parts), JWTs, and `Bearer`/`Basic`/`Bot` credentials in Authorization headers.
  */
 export const TOKEN_PATTERNS: readonly RegExp[] = [
-  /\b\d{5,12}:[A-Za-z0-9_-]{35}\b/g,
+  /(?<![0-9])\d{5,12}:[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])/g,
   /\bxox[abposre]-[A-Za-z0-9-]{10,}/g,
   /\bxapp-\d-[A-Za-z0-9-]{10,}/g,
   /\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_-]{16,}/g,

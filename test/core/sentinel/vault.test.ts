@@ -5,7 +5,7 @@ import { Writable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../../core/log.js";
 import { SecretError } from "../../../core/sentinel/errors.js";
-import { SecretVault, parseSecretKey } from "../../../core/sentinel/vault.js";
+import { SHARED_OWNER, SecretVault, parseSecretKey } from "../../../core/sentinel/vault.js";
 
 const OWNER = "person_a";
 
@@ -36,9 +36,10 @@ describe("SecretVault", () => {
     const text = await readFile(join(dir, "vault.json"), "utf8");
     expect(text).not.toContain(VALUE);
     expect(text).not.toContain(Buffer.from(VALUE).toString("base64"));
-    const file = JSON.parse(text) as { secrets: Record<string, { iv: string; data: string }> };
-    expect(file.secrets.a!.iv).not.toBe(file.secrets.b!.iv);
-    expect(file.secrets.a!.data).not.toBe(file.secrets.b!.data);
+    const file = JSON.parse(text) as { secrets: { name: string; iv: string; data: string }[] };
+    const [a, b] = [file.secrets.find((e) => e.name === "a")!, file.secrets.find((e) => e.name === "b")!];
+    expect(a.iv).not.toBe(b.iv);
+    expect(a.data).not.toBe(b.data);
   });
 
   it("substitutes only for bound origins, and says which secret and where (never the value)", async () => {
@@ -64,9 +65,15 @@ describe("SecretVault", () => {
     const vault = await SecretVault.open({ dataDir: dir });
     await vault.set(OWNER, "api", VALUE, ["https://api.example.com"]);
     const path = join(dir, "vault.json");
-    const file = JSON.parse(await readFile(path, "utf8")) as { secrets: { api: { origins: string[] } } };
-    file.secrets.api.origins = ["https://evil.example"];
+    const original = await readFile(path, "utf8");
+    const file = JSON.parse(original) as { secrets: { owner: string; origins: string[] }[] };
+    file.secrets[0]!.origins = ["https://evil.example"];
     await writeFile(path, JSON.stringify(file));
+    await expect(SecretVault.open({ dataDir: dir })).rejects.toMatchObject({ code: "vault_corrupt" });
+    // Moving a secret to another person is refused the same way (the owner is authenticated too).
+    const moved = JSON.parse(original) as { secrets: { owner: string }[] };
+    moved.secrets[0]!.owner = "person_b";
+    await writeFile(path, JSON.stringify(moved));
     await expect(SecretVault.open({ dataDir: dir })).rejects.toMatchObject({ code: "vault_corrupt" });
   });
 
@@ -75,7 +82,7 @@ describe("SecretVault", () => {
     const vault = await SecretVault.open({ dataDir: dir, secretKey: hex });
     await vault.set(OWNER, "api", VALUE, ["https://api.example.com"]);
     const b64 = Buffer.from(hex, "hex").toString("base64");
-    expect((await SecretVault.open({ dataDir: dir, secretKey: b64 })).list()).toEqual([{ name: "api", origins: ["https://api.example.com"] }]);
+    expect((await SecretVault.open({ dataDir: dir, secretKey: b64 })).list()).toEqual([{ owner: OWNER, name: "api", origins: ["https://api.example.com"] }]);
     await expect(SecretVault.open({ dataDir: dir, secretKey: "cd".repeat(32) })).rejects.toMatchObject({ code: "vault_corrupt" });
     expect(() => parseSecretKey("too-short-key-of-thirty-two-chars")).toThrow(SecretError);
     await expect(stat(join(dir, "secret.key"))).rejects.toMatchObject({ code: "ENOENT" });
@@ -103,5 +110,34 @@ describe("SecretVault", () => {
     expect(await vault.delete(OWNER, "api")).toBe(true);
     expect(await vault.delete(OWNER, "api")).toBe(false);
     expect(vault.references("{{secret:a}} and {{secret:b.c}}")).toEqual(["a", "b.c"]);
+  });
+
+  it("keeps secrets per person: another person's secret of the same name is never substituted", async () => {
+    const vault = await SecretVault.open({ dataDir: dir });
+    await vault.set(OWNER, "api", VALUE, ["https://api.example.com"]);
+    await vault.set("person_b", "other", "value-of-person-b", ["https://api.example.com"]);
+    expect(() => vault.substituteSecrets("{{secret:api}}", "https://api.example.com", "person_b")).toThrow(expect.objectContaining({ code: "secret_unknown" }));
+    expect(() => vault.substituteSecrets("{{secret:api}}", "https://api.example.com", SHARED_OWNER)).toThrow(expect.objectContaining({ code: "secret_unknown" }));
+    expect(vault.list("person_b")).toEqual([{ owner: "person_b", name: "other", origins: ["https://api.example.com"] }]);
+    // The outbound check counts every owner's values, in any encoding.
+    expect(vault.unboundIn([`x=${Buffer.from(VALUE).toString("base64")}`], "https://evil.example")).toEqual(["api"]);
+    expect(vault.unboundIn([`x=${encodeURIComponent(VALUE)}`], "https://api.example.com")).toEqual([]);
+  });
+
+  it("reads a version-1 file (one vault per process) as the operator's shared secrets", async () => {
+    const first = await SecretVault.open({ dataDir: dir });
+    await first.set(SHARED_OWNER, "model", VALUE, ["https://api.example.com"]);
+    // Rewrite it in the old format, encrypted the old way.
+    const { createCipheriv, randomBytes } = await import("node:crypto");
+    const key = Buffer.from((await readFile(join(dir, "secret.key"), "utf8")).trim(), "hex");
+    const iv = randomBytes(12);
+    const cipher = createCipheriv("aes-256-gcm", key, iv);
+    cipher.setAAD(Buffer.from(JSON.stringify(["model", ["https://api.example.com"]])));
+    const data = Buffer.concat([cipher.update(VALUE, "utf8"), cipher.final()]);
+    await writeFile(join(dir, "vault.json"), JSON.stringify({ version: 1, secrets: { model: { origins: ["https://api.example.com"], iv: iv.toString("base64"), tag: cipher.getAuthTag().toString("base64"), data: data.toString("base64") } } }));
+    const vault = await SecretVault.open({ dataDir: dir });
+    expect(vault.list()).toEqual([{ owner: SHARED_OWNER, name: "model", origins: ["https://api.example.com"] }]);
+    expect(vault.substituteSecrets("{{secret:model}}", "https://api.example.com", SHARED_OWNER)).toBe(VALUE);
+    expect(JSON.parse(await readFile(join(dir, "vault.json"), "utf8"))).toMatchObject({ version: 2 });
   });
 });
