@@ -148,7 +148,7 @@ export const TOKEN_PATTERNS: readonly RegExp[] = [
   /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g,
   /\b[MNO][A-Za-z\d_-]{23,27}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,40}\b/g,
   /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
-  /\b(Bearer|Basic|Bot|Token)\s+[A-Za-z0-9._~+/=-]{8,}/gi,
+  /\b(Bearer|Basic|Bot|Token)\s+(?=[A-Za-z._~+/=-]*[0-9]|[A-Za-z0-9._~+/=-]{20,})[A-Za-z0-9._~+/=-]{8,}/gi,
 ];
 
 /** Replaces every token-shaped run in `text` with `[redacted]` (Authorization schemes keep their word). */

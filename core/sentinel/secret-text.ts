@@ -7,6 +7,7 @@
  * Tuned for few false positives: ordinary words, numbers, dates, prices, URLs, UUIDs, hashes and
  * camel-case words pass; a password needs the word (password, passcode, PIN, …) right before it.
  */
+import type { InboundEvent } from "../channels/port.js";
 import { TOKEN_PATTERNS } from "./scrub.js";
 
 /** What replaces withheld text. */
@@ -141,4 +142,14 @@ export function looksRandom(run: string, minLength: number): boolean {
   let entropy = 0;
   for (const n of counts.values()) entropy -= (n / run.length) * Math.log2(n / run.length);
   return entropy >= 3.5;
+}
+
+/**
+ * An inbound event with secret-looking text withheld from its text (messages only; presses pass),
+ * and the kinds withheld. Applied before the event is recorded, logged or read by the model.
+ */
+export function screenInbound<E extends InboundEvent>(event: E): { event: E; kinds: SecretTextKind[] } {
+  if (event.kind !== "message") return { event, kinds: [] };
+  const { text, kinds } = withholdSecretText(event.text);
+  return kinds.length === 0 ? { event, kinds } : { event: { ...event, text }, kinds };
 }

@@ -53,7 +53,7 @@ describe("token shapes and the registry", () => {
       "GET https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ/getMe failed",
       "slack error for xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOp",
       "Incorrect API key provided: sk-proj-AbCdEfGhIjKlMnOpQrStUvWx0123",
-      "Authorization: Bearer abc.def-ghi_jkl~mno",
+      "Authorization: Bearer abc.def-ghi_jkl~mno1",
       "github ghp_1234567890abcdefghijABCDEFGHIJ123456",
     ];
     for (const text of cases) {
@@ -71,5 +71,11 @@ describe("token shapes and the registry", () => {
     expect(JSON.stringify(out)).not.toContain("config-token-VALUE-42");
     expect(JSON.stringify(out)).not.toContain(Buffer.from(CANARY).toString("base64"));
     expect(JSON.stringify(out)).not.toContain("xoxb-1234567890");
+  });
+});
+
+describe("token shapes leave prose alone", () => {
+  it.each(["Token validation failed", "Bot responded with an error", "Basic authentication required", "skill-based routing", "meeting at 10:30 with 12345 people"])("%j", (text) => {
+    expect(scrubTokenShapes(text)).toBe(text);
   });
 });
