@@ -46,6 +46,8 @@ import { VisionFallbackModel } from "./core/model/vision-fallback.js";
 import { EgressGuard } from "./core/sentinel/egress.js";
 import { SecretVault } from "./core/sentinel/vault.js";
 import { SecretDesk } from "./core/sentinel/secret-desk.js";
+import { SecretScrubbingModel } from "./core/sentinel/model-guard.js";
+import { scrubSecrets } from "./core/sentinel/scrub.js";
 import { scrubbingStore } from "./core/storage/scrubbing.js";
 import { ChatLog, recordingAdapter } from "./bots/web/chat-log.js";
 import { webApp } from "./bots/web/app.js";
@@ -134,12 +136,14 @@ export async function startApp(
   // Photos, voice notes and files: what the model in use can do is learnt as it goes (see createMedia).
   const media = createMedia(config, dataDir, workspace, model, () => modelEndpoint(config, setup), logger);
   let url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
+  const guardedModel = new SecretScrubbingModel(media.model, (text) => scrubSecrets(text, registry.list()));
   const secrets = new SecretDesk({ vault, store, clock, publicUrl: () => config.PUBLIC_URL ?? url, pokeOutbox: () => familiar.outboxLoop.poke() });
   const familiar = new Familiar({
     store,
     scheduler,
     // The runtime asks for the model at each activation: whatever the setup page chose last.
-    model: () => (model.configured ? media.model : null),
+    // Requests and answers pass the secret scrubber (vault values and configured keys, every encoding).
+    model: () => (model.configured ? guardedModel : null),
     tokens: createTokenCounter(),
     clock,
     logger,

@@ -240,7 +240,7 @@ export class Familiar {
     const identity = await store.persons.findIdentity(event.channel, event.accountId);
     if (!identity) return;
     const what = kinds.map((k) => k.replace(/_/g, " ")).join(", ");
-    const why = `That looked like a ${what}, so I did not keep it or read it.\n`;
+    const why = `Part of that looked like a secret (${what}), so I did not keep it or read it.\n`;
     const text = this.deps.secrets ? this.deps.secrets.offerText(identity.personId, null, why) : `${why}Secrets belong in the vault, not in chat.`;
     await store.outbox.enqueueOutbound({ personId: identity.personId, deliveryKey: `secret-offer:${event.channel}:${event.updateId}`, text, channel: event.channel }, clock.now());
     this.outboxLoop.poke();

@@ -158,7 +158,7 @@ export class Sentinel {
       if (leaked !== null) final = { effect: "deny", ruleId: "secret_unbound_destination", reason: leaked };
     }
     if (final.effect !== "deny") {
-      const substituted = this.substitute(args, input.action, context.personId);
+      const substituted = this.substitute(args, input.action, context.personId, tool.policy?.destinationArgs ?? []);
       if (substituted.ok) runArgs = substituted.value;
       else final = { effect: "deny", ruleId: "secret-binding", reason: substituted.reason };
     }
@@ -290,7 +290,7 @@ export class Sentinel {
   }
 
   /** Secret references go only to destinations they are bound to (every URL target of the call), with the acting person's secrets only. */
-  private substitute(args: unknown, action: ActionDescriptor | null, personId: string): { ok: true; value: unknown } | { ok: false; reason: string } {
+  private substitute(args: unknown, action: ActionDescriptor | null, personId: string, urlArgs: readonly string[]): { ok: true; value: unknown } | { ok: false; reason: string } {
     const vault = this.deps.vault;
     const names = vault?.references(args) ?? referencesWithoutVault(args);
     if (names.length === 0) return { ok: true, value: args };
@@ -302,7 +302,16 @@ export class Sentinel {
     }
     try {
       let value = args;
-      for (const t of urls) value = vault.substituteSecrets(args, new URL(t.href).origin, personId);
+      for (const t of urls) {
+        const origin = new URL(t.href).origin;
+        value = vault.substituteSecrets(args, origin, personId);
+        // Inside a URL argument the value is percent-encoded, so it stays one query value or path part.
+        if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+          const record = value as Record<string, unknown>;
+          const source = args as Record<string, unknown>;
+          for (const key of urlArgs) if (typeof source[key] === "string") record[key] = vault.substituteSecrets(source[key], origin, personId, encodeURIComponent);
+        }
+      }
       return { ok: true, value };
     } catch (error) {
       if (error instanceof SecretError) return { ok: false, reason: error.message };

@@ -195,10 +195,12 @@ export class SecretVault {
    * `owner`'s secret of that name — only when `destinationOrigin` is one of its bound origins. Another
    * person's secret of the same name is never used.
    *
+   * `encode` shapes the value for where it goes (e.g. `encodeURIComponent` inside a URL).
+   *
    * @throws SecretError `secret_unknown` (the owner has no such secret) or `secret_not_bound` (not for
    *   this destination): the caller denies the tool call.
    */
-  substituteSecrets<T>(value: T, destinationOrigin: string | null, owner: string): T {
+  substituteSecrets<T>(value: T, destinationOrigin: string | null, owner: string, encode: (secret: string) => string = (s) => s): T {
     const origin = destinationOrigin === null ? null : originOf(destinationOrigin);
     return visitStrings(value, (s) =>
       s.replace(SECRET_REFERENCE, (_match, name: string) => {
@@ -208,7 +210,7 @@ export class SecretVault {
         if (origin === null || !entry.origins.includes(origin)) {
           throw new SecretError("secret_not_bound", `secret ${name} is not bound to ${destinationOrigin ?? "this destination"}; it may only be sent to ${entry.origins.join(", ") || "no destination"}`, name);
         }
-        return secret;
+        return encode(secret);
       }),
     ) as T;
   }

@@ -99,7 +99,7 @@ describe("SecretVault", () => {
     await SecretVault.open({ dataDir: dir, addSecret: reopened.addSecret });
     reopened.logger.info(`again ${VALUE}`);
     expect(lines.join("")).not.toContain(VALUE);
-    expect(lines.join("")).toContain("[redacted]");
+    expect(lines.join("")).toContain("{{secret:api}}");
   });
 
   it("scrubs values back into references and lists names without values", async () => {
