@@ -84,7 +84,7 @@ export function webApp(deps: WebAppDeps): Router {
   router.use(setupApi({ ...deps.setupApi, setup: deps.setup, logger: deps.logger }));
   if (deps.secrets) {
     router.use(secretsWebApi(deps.secrets));
-    router.use(secretFormRouter(deps.secrets));
+    router.use(secretFormRouter(deps.secrets, deps.publicUrl));
   }
 
   const headers = (res: Response, type: string) =>

@@ -43,19 +43,20 @@ function form(token: string, name: string, origins: string, error: string | null
   );
 }
 
-/** A POST from another site (its Origin names another host) is refused. */
-function sameOrigin(req: Request): boolean {
+/** A POST from another site is refused: its Origin must name this server (its Host, or PUBLIC_URL behind a proxy). */
+function sameOrigin(req: Request, publicUrl: string | null): boolean {
   const origin = req.headers.origin;
   if (origin === undefined || origin === "null") return origin === undefined;
   try {
-    return new URL(origin).host === req.headers.host;
+    const host = new URL(origin).host;
+    return host === req.headers.host || (publicUrl !== null && host === new URL(publicUrl).host);
   } catch {
     return false;
   }
 }
 
 /** The one-time form: `GET /secret/:token` shows it, `POST /secret/:token` (urlencoded) stores. */
-export function secretFormRouter(desk: SecretDesk): Router {
+export function secretFormRouter(desk: SecretDesk, publicUrl: () => string | null = () => null): Router {
   const router = Router();
   router.get("/secret/:token", (req, res) => {
     const token = String(req.params.token);
@@ -65,7 +66,7 @@ export function secretFormRouter(desk: SecretDesk): Router {
   });
   router.post("/secret/:token", express.urlencoded({ extended: false, limit: "64kb" }), async (req, res) => {
     const token = String(req.params.token);
-    if (!sameOrigin(req)) return page(res, 403, "Refused", "<h1>Refused</h1><p>This form can only be sent from its own page.</p>");
+    if (!sameOrigin(req, publicUrl())) return page(res, 403, "Refused", "<h1>Refused</h1><p>This form can only be sent from its own page.</p>");
     const body = formBody.safeParse(req.body);
     if (!body.success) return page(res, 400, "Store a secret", form(token, "", "", "The form was not filled in as expected."));
     const origins = body.data.origins.split(/[\s,]+/).filter((o) => o.length > 0);

@@ -277,6 +277,17 @@ describe("secrets never leak (issue 11: per-person vault, substitution in egress
     await app!.repliesUntil("ana", (x) => x.some((m) => m.text.startsWith("result: HTTP 200")));
     expect(bound.hits.slice(before).map((h) => h.headers.authorization)).toEqual([`Bearer ${CANARY}`]);
     expect(asId("person", String(bob))).not.toBe(ana);
+    // The model asks bob for his own: the link goes to bob, the model never sees it.
+    await app!.say("bob", call("request_secret", { name: "BOB_KEY", reason: "For the weather service." }));
+    const bobs = await app!.repliesUntil("bob", (x) => x.some((m) => m.text.includes("For the weather service.") && /\/secret\/[A-Za-z0-9_-]{20,}/.test(m.text)) && x.some((m) => m.text.startsWith("result:")));
+    expect(bobs.some((m) => m.text.startsWith("result:") && m.text.includes("/secret/"))).toBe(false);
+    const toolTexts = model.requests.flatMap((r) => r.messages.filter((m) => m.role === "tool").map((m) => String(m.content)));
+    expect(toolTexts.some((t) => t.includes("Sent the person a one-time link to store BOB_KEY"))).toBe(true);
+    expect(toolTexts.some((t) => /\/secret\/[A-Za-z0-9_-]{20,}/.test(t))).toBe(false);
+    // A cross-site POST to a form link is refused.
+    const link = /(\/secret\/[A-Za-z0-9_-]+)/.exec(bobs.find((m) => m.text.includes("For the weather service."))!.text)![1]!;
+    const forged = await read(link, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", origin: "http://evil.example" }, body: "name=X&value=abcdefgh&origins=http://evil.example" });
+    expect(forged.status).toBe(403);
     await expectNoLeak();
   }, 90_000);
 
