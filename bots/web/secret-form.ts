@@ -5,12 +5,12 @@
  * no session; a cross-site POST is refused by its Origin. The page is plain HTML with no script, no
  * referrer, no caching and no framing.
  */
+import escapeHtml from "escape-html";
 import express, { Router, type Request, type Response } from "express";
 import { z } from "zod";
 import type { SecretDesk } from "../../core/sentinel/secret-desk.js";
 import { webContext } from "./auth.js";
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
 const formBody = z.object({ name: z.string().max(200).default(""), value: z.string().max(16_384).default(""), origins: z.string().max(50_000).default("") });
 
