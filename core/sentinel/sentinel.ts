@@ -31,7 +31,7 @@ import { EgressDeniedError, EgressFailedError, SecretError } from "./errors.js";
 import { liveGrants, type ActiveGrant } from "./grants.js";
 import { decide, defaultPolicy, type Policy } from "./policy.js";
 import { hostsIn, type SeenContent } from "./provenance.js";
-import { scrubDeep, secretsIn } from "./scrub.js";
+import { SecretGuard } from "./secret-guard.js";
 import { summariseAction, summariseDescribed } from "./summary.js";
 import { SentinelClock, SessionTracker } from "./time.js";
 import type { Decision, DecisionInput } from "./types.js";
@@ -94,8 +94,10 @@ export class Sentinel {
   private readonly ttlMs: number;
   readonly clock: SentinelClock;
   readonly sessions: SessionTracker;
+  private readonly secrets: SecretGuard;
 
   constructor(private readonly deps: SentinelDeps) {
+    this.secrets = new SecretGuard(deps.vault, deps.scrub);
     this.policy = deps.policy ?? defaultPolicy;
     this.ttlMs = deps.approvalTtlMs ?? DAY_MS;
     this.clock = deps.clock ?? new SentinelClock(deps.store, deps.now ?? systemClock.now);
@@ -147,7 +149,7 @@ export class Sentinel {
       checked = await this.check(tool, args, context);
     } catch (error) {
       // A describing tool with nothing to act on (no page open, an unknown element): told as is.
-      if (error instanceof ActionUnavailableError) return { ok: false, code: error.code, error: this.scrubText(error.message) };
+      if (error instanceof ActionUnavailableError) return { ok: false, code: error.code, error: this.secrets.scrubText(error.message) };
       throw error;
     }
     const { decision, input, described } = checked;
@@ -155,11 +157,11 @@ export class Sentinel {
     let runArgs = args;
     if (final.effect !== "deny") {
       // A raw vault value (any encoding) on its way to an origin it is not bound to: denied whatever the grants say.
-      const leaked = this.unboundValues(args, input.action);
+      const leaked = this.secrets.unboundValues(args, input.action);
       if (leaked !== null) final = { effect: "deny", ruleId: "secret_unbound_destination", reason: leaked };
     }
     if (final.effect !== "deny") {
-      const substituted = this.substitute(args, input.action, context.personId, tool.policy?.destinationArgs ?? []);
+      const substituted = this.secrets.substitute(args, input.action, context.personId, tool.policy?.destinationArgs ?? []);
       if (substituted.ok) runArgs = substituted.value;
       else final = { effect: "deny", ruleId: "secret-binding", reason: substituted.reason };
     }
@@ -181,7 +183,7 @@ export class Sentinel {
     } catch (error) {
       result = errorResult(tool, error);
     }
-    const clean = this.scrubResult(result);
+    const clean = this.secrets.scrubResult(result);
     if (!clean.ok && clean.code === "secret_unbound_destination") {
       await this.deps.store.audit.appendAudit({
         personId: context.personId,
@@ -251,8 +253,8 @@ export class Sentinel {
     await this.deps.store.audit.appendAudit({
       personId: context.personId,
       kind: "sentinel.follow_up",
-      summary: this.scrubText(`${decision.effect === "allow" ? "Followed" : "Stopped"} ${followUp.method} ${describeTarget(target)} (${followUp.why}) — ${decision.ruleId}`),
-      data: { tool: tool.name, url: this.scrubText(followUp.url), effect: decision.effect, ruleId: decision.ruleId, grantId: decision.grant?.grant.id ?? null, idempotencyKey: context.idempotencyKey },
+      summary: this.secrets.scrubText(`${decision.effect === "allow" ? "Followed" : "Stopped"} ${followUp.method} ${describeTarget(target)} (${followUp.why}) — ${decision.ruleId}`),
+      data: { tool: tool.name, url: this.secrets.scrubText(followUp.url), effect: decision.effect, ruleId: decision.ruleId, grantId: decision.grant?.grant.id ?? null, idempotencyKey: context.idempotencyKey },
       at: input.now,
     });
     return decision.effect === "allow" ? { allowed: true } : { allowed: false, reason: decision.reason };
@@ -263,61 +265,6 @@ export class Sentinel {
     const session = await this.sessions.refresh(context.personId, now);
     const grants = await liveGrants(this.deps.store, context.personId, { taskId: context.taskId, sessionId: session?.sessionId ?? null, now });
     return { capability: action.capability, access, hardToUndo, action, destinations: action.targets, carriesData: true, grants, taskId: context.taskId, tainted: context.tainted === true, now };
-  }
-
-  /**
-   * The outbound check on the call's arguments: a vault value (of any person, in any encoding) that
-   * would go to a destination it is not bound to. Returns the reason (names only), or null.
-   */
-  private unboundValues(args: unknown, action: ActionDescriptor | null): string | null {
-    const vault = this.deps.vault;
-    if (vault === undefined) return null;
-    const texts: string[] = [];
-    const collect = (v: unknown, depth: number): void => {
-      if (typeof v === "string") texts.push(v);
-      else if (v !== null && typeof v === "object" && depth < 8) for (const x of Object.values(v)) collect(x, depth + 1);
-    };
-    collect(args, 0);
-    if (texts.length === 0) return null;
-    const targets = action?.targets ?? [];
-    const origins = targets.map((t) => (t.kind === "url" ? new URL(t.href).origin : null));
-    // Without a destination (an internal tool such as remember) a raw value is kept out too.
-    if (origins.length === 0) origins.push(null);
-    for (const origin of origins) {
-      const names = origin === null ? vault.known().filter((s) => secretsIn(texts.join("\n"), [s]).length > 0).map((s) => s.name ?? "") : vault.unboundIn(texts, origin);
-      if (names.length > 0) return `the call carries the value of secret ${[...new Set(names)].join(", ")} to ${origin ?? "a place it is not bound to"}, where it is not bound`;
-    }
-    return null;
-  }
-
-  /** Secret references go only to destinations they are bound to (every URL target of the call), with the acting person's secrets only. */
-  private substitute(args: unknown, action: ActionDescriptor | null, personId: string, urlArgs: readonly string[]): { ok: true; value: unknown } | { ok: false; reason: string } {
-    const vault = this.deps.vault;
-    const names = vault?.references(args) ?? referencesWithoutVault(args);
-    if (names.length === 0) return { ok: true, value: args };
-    if (vault === undefined) return { ok: false, reason: `secret references (${names.join(", ")}) but no vault is configured` };
-    const targets = action?.targets ?? [];
-    const urls = targets.filter((t) => t.kind === "url");
-    if (urls.length === 0 || urls.length !== targets.length) {
-      return { ok: false, reason: `secrets (${names.join(", ")}) may only be sent to a bound http(s) destination` };
-    }
-    try {
-      let value = args;
-      for (const t of urls) {
-        const origin = new URL(t.href).origin;
-        value = vault.substituteSecrets(args, origin, personId);
-        // Inside a URL argument the value is percent-encoded, so it stays one query value or path part.
-        if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-          const record = value as Record<string, unknown>;
-          const source = args as Record<string, unknown>;
-          for (const key of urlArgs) if (typeof source[key] === "string") record[key] = vault.substituteSecrets(source[key], origin, personId, encodeURIComponent);
-        }
-      }
-      return { ok: true, value };
-    } catch (error) {
-      if (error instanceof SecretError) return { ok: false, reason: error.message };
-      throw error;
-    }
   }
 
   /** Spends the once-grant an allow relies on; a lost race (already used) re-decides without it. */
@@ -344,7 +291,7 @@ export class Sentinel {
       await store.audit.appendAudit({ personId: context.personId, kind: gate.audit.kind, summary: gate.audit.summary, data: gate.audit.data, at: input.now });
       return gate.result;
     }
-    const scrub = (s: string) => this.scrubText(s);
+    const scrub = (s: string) => this.secrets.scrubText(s);
     const summary = described ? summariseDescribed(described, action, scrub) : summariseAction(policy, args, action, scrub);
     const details = await requestDetails(store, {
       personId: context.personId,
@@ -418,7 +365,7 @@ export class Sentinel {
   private preview(args: unknown): Json {
     const cut = (v: unknown, depth: number): Json => {
       if (typeof v === "string") {
-        const s = this.scrubText(v);
+        const s = this.secrets.scrubText(v);
         return s.length > 300 ? `${s.slice(0, 300)}… (${s.length} characters)` : s;
       }
       if (typeof v === "number" || typeof v === "boolean" || v === null) return v;
@@ -429,39 +376,11 @@ export class Sentinel {
     return cut(args, 0);
   }
 
-  /** Vault values (every encoding) and, when configured, the boundary scrubber. */
-  private scrubText(text: string): string {
-    const vaulted = this.deps.vault ? this.deps.vault.scrub(text) : text;
-    return this.deps.scrub ? this.deps.scrub(vaulted) : vaulted;
-  }
-
-  /**
-   * The whole result as the model, the journal and the audit will see it: content, error, data (e.g.
-   * `data.url`) and the untrusted-source label, every string scrubbed of vault values in every
-   * encoding; errors also of configured tokens and token shapes.
-   */
-  private scrubResult(result: ToolResult): ToolResult {
-    const vault = this.deps.vault;
-    const values = (s: string) => (vault ? vault.scrub(s) : s);
-    if (result.ok) {
-      return {
-        ...result,
-        content: values(result.content),
-        ...(result.data !== undefined && { data: scrubDeep(result.data, (s) => this.scrubText(s)) }),
-        ...(result.untrusted !== undefined && { untrusted: { ...result.untrusted, source: this.scrubText(result.untrusted.source) } }),
-      };
-    }
-    return { ...result, error: this.scrubText(result.error), ...(result.data !== undefined && { data: scrubDeep(result.data, (s) => this.scrubText(s)) }) };
-  }
 }
 
 /** `${activationKey}:${step}:${callIndex}` → `activationKey`. */
 function activationKeyOf(idempotencyKey: string): string {
   return idempotencyKey.replace(/:\d+:\d+$/, "");
-}
-
-function referencesWithoutVault(args: unknown): string[] {
-  return /\{\{secret:[A-Za-z0-9_.-]{1,64}\}\}/.test(JSON.stringify(args) ?? "") ? ["(unknown)"] : [];
 }
 
 function errorResult(tool: ToolDefinition, error: unknown): ToolResult {
