@@ -2,7 +2,7 @@
  * Composition root: the one place that picks adapters from configuration and wires them together.
  * `npm start` runs `main()`; tests call `startApp(config)` in-process.
  */
-import { mkdirSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { MongoClient } from "mongodb";
@@ -82,7 +82,9 @@ export async function startApp(
   const clock = options.clock ?? systemClock;
   const { logger, addSecret, registry } = createLogger({ level: config.LOG_LEVEL, secrets: secretValues(config), ...(options.logDestination && { destination: options.logDestination }) });
   const dataDir = resolve(config.DATA_DIR);
-  mkdirSync(dataDir, { recursive: true });
+  // The conversation, memory and keys live here: readable by this account only.
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  restrictDataDir(dataDir, logger);
 
   let store: Store;
   let scheduler: Scheduler;
@@ -153,6 +155,7 @@ export async function startApp(
     publicUrl: () => config.PUBLIC_URL ?? url,
     singleProcess: store.kind === "sqlite",
     notificationJudgement: config.NOTIFY_MODEL_JUDGEMENT,
+    askedForPerHour: config.NOTIFY_ASKED_FOR_PER_HOUR,
     sentinel: { egress, vault, scrub: registry.scrub },
     secrets,
     allowFrom: config.ALLOW_FROM,
@@ -368,6 +371,8 @@ function createMedia(
 
 /** `npm start`: load settings (exit 2 with every bad key listed), start, stop cleanly on SIGTERM/SIGINT. */
 export async function main(): Promise<void> {
+  // Files Familiar creates (database, vault, workspace, artifacts) are this account's alone.
+  process.umask(0o077);
   let config: Config;
   try {
     config = loadConfig();
@@ -382,7 +387,9 @@ export async function main(): Promise<void> {
   try {
     app = await startApp(config);
   } catch (err) {
-    process.stderr.write(`Familiar failed to start: ${(err as Error).message}\n`);
+    const code = (err as NodeJS.ErrnoException).code;
+    const hint = code === "EADDRINUSE" ? ` Another program (or another Familiar) uses port ${config.PORT}: stop it, or start with another port, e.g. PORT=3001 npm start.` : "";
+    process.stderr.write(`Familiar failed to start: ${(err as Error).message}.${hint}\n`);
     process.exit(1);
   }
   let exiting = false;
@@ -418,4 +425,20 @@ if (process.argv[1] && /[\\/]main\.[jt]s$/.test(process.argv[1]) && import.meta.
     process.stderr.write(`Familiar failed: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   });
+}
+
+/**
+ * Makes DATA_DIR and the database files in it readable by this account only (0700 / 0600): they hold
+ * the conversation, memory and keys. A directory someone else owns (a mounted volume) is left as is
+ * and reported.
+ */
+function restrictDataDir(dataDir: string, logger: Logger): void {
+  try {
+    chmodSync(dataDir, 0o700);
+    for (const name of readdirSync(dataDir)) {
+      if (/\.(db|db-wal|db-shm|json|key)$/.test(name)) chmodSync(join(dataDir, name), 0o600);
+    }
+  } catch (err) {
+    logger.warn({ err, dataDir }, "could not make the data folder private to this account");
+  }
 }
