@@ -66,7 +66,7 @@ export function activityInWords(kind: string, summary: string, data: EventData):
   if (kind === "sentinel.decision") {
     const method = data.get("method");
     const where = data.list("destinations").join(", ");
-    const what = method ? methodPhrase(method, where) : `Use ${data.get("tool") ?? "a tool"}`;
+    const what = method ? methodPhrase(method, where) : `Use ${(data.get("tool") ?? "a tool").replace(/[_.]+/g, " ")}`;
     const effect = data.get("effect");
     const rule = data.get("ruleId");
     return { label, summary: `${tables.decision.get(effect ?? "") ?? asWords(effect ?? "decided", true)}: ${what.charAt(0).toLowerCase()}${what.slice(1)}`, why: rule ? ruleInWords(rule) : data.get("reason") };
