@@ -29,5 +29,8 @@ export const KIND_WORDS: Record<string, string> = {
   "hook.rejected": "Event from a connected service refused",
   "task.skipped": "Task skipped",
   "tool.result": "Tool result",
+  "secret.stored": "Secret saved",
+  "secret.removed": "Secret removed",
+  "sentinel.secret_unbound_destination": "Secret held back (not its site)",
 };
 
