@@ -226,7 +226,7 @@ describe("the web app in real Chromium", () => {
     expect(lines.some((l) => l.includes("Sent in the web chat: “Fetched the deals."))).toBe(true);
     await page.selectOption(".filters select >> nth=0", "sentinel.decision");
     await page.locator(".lines li", { hasText: "because you allowed this before" }).first().waitFor();
-    expect(await page.locator(".lines li", { hasText: "Permission revoked" }).count()).toBe(0);
+    await expect.poll(() => page.locator(".lines li", { hasText: "Permission revoked" }).count(), { timeout: 15_000 }).toBe(0);
     await screenshot(page, "dashboard-activity-desktop");
 
     await page.goto(`${app.url}/dashboard/memory`);
