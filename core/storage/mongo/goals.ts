@@ -33,6 +33,7 @@ export class MongoGoalRepository implements GoalRepository {
       originMessageId: input.originMessageId ?? null,
       checkIn: input.checkIn ?? null,
       notes: input.notes ?? "",
+      taintSource: input.taint?.source ?? null,
       createdAt: now,
       updatedAt: now,
     };
