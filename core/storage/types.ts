@@ -194,7 +194,8 @@ export interface Taint {
 export type NewGoal = Pick<Goal, "personId" | "title"> &
   Partial<Pick<Goal, "description" | "originMessageId" | "checkIn" | "notes" | "taint">>;
 
-export type GoalPatch = Partial<Pick<Goal, "title" | "description" | "status" | "checkIn" | "notes">>;
+/** `taint` can be set (a tainted activation changed the goal) but never cleared by a patch (null leaves it). */
+export type GoalPatch = Partial<Pick<Goal, "title" | "description" | "status" | "checkIn" | "notes" | "taint">>;
 
 /**
  * What a waiting task waits for. `held`: background work the person (`/pause`) or its goal paused;

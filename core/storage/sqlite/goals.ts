@@ -71,6 +71,7 @@ export class SqliteGoalRepository implements GoalRepository {
     if (patch.status !== undefined) set("status", patch.status);
     if (patch.checkIn !== undefined) set("check_in", patch.checkIn === null ? null : jsonText(patch.checkIn));
     if (patch.notes !== undefined) set("notes", patch.notes);
+    if (patch.taint) set("taint_source", patch.taint.source);
     set("updated_at", this.ctx.nowMs());
     return this.ctx.run(() => {
       const row = this.ctx.stmt(`UPDATE goals SET ${sets.join(", ")} WHERE id = ? RETURNING *`).get(...params, id) as Row | undefined;

@@ -61,8 +61,11 @@ export function journalMemoryContract(ctx: ContractContext): void {
       expect((await store.goals.getGoal(goal.id))?.taint).toEqual({ source: "webhook hook_1" });
       expect((await store.goals.updateGoal(goal.id, { notes: "n" })).taint).toEqual({ source: "webhook hook_1" });
       expect(plain.taint).toBeNull();
+      expect((await store.goals.updateGoal(plain.id, { notes: "x", taint: null })).taint).toBeNull();
+      expect((await store.goals.updateGoal(plain.id, { taint: { source: "https://b.example/" } })).taint).toEqual({ source: "https://b.example/" });
+      expect((await store.goals.updateGoal(plain.id, { taint: null })).taint).toEqual({ source: "https://b.example/" });
       expect((await store.goals.listGoals(person.id, {}, { limit: 10 })).items.map((g) => [g.title, g.taint])).toEqual(
-        expect.arrayContaining([["injected", { source: "webhook hook_1" }], ["mine", null]]),
+        expect.arrayContaining([["injected", { source: "webhook hook_1" }], ["mine", { source: "https://b.example/" }]]),
       );
     });
 
