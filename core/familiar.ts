@@ -147,7 +147,8 @@ export class Familiar {
         tokens: deps.tokens,
         budget: deps.contextTokenBudget,
         maxSteps: deps.maxSteps,
-        gate: (inner, activation) => this.sentinel.wrap(inner, { tainted: activation.tainted, sessionId: activation.sessionId }),
+        gate: (inner, activation) =>
+          this.sentinel.wrap(inner, { tainted: activation.tainted, chainDepth: activation.chainDepth, sessionId: activation.sessionId, ...(activation.taintSource !== null && { taintSource: activation.taintSource }) }),
         createHook: (person, task, description) => this.webhooks.create(person, task, description),
         ...(deps.media && { media: deps.media.context }),
       },

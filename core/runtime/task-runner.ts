@@ -13,7 +13,7 @@ import type { ClaimedTask, ConversationMessage, Person, Task, TaskState } from "
 import type { ToolDefinition } from "../tools/tool.js";
 import { failureText, nextOccurrence, nextState } from "./after-activation.js";
 import { newSessionId, runActivation, type ActivationDeps, type ActivationOutcome } from "./activation.js";
-import { parseCheckpoint, runtimeOf, toStored, type RuntimeState, type TaskCheckpoint, type Trigger } from "./checkpoint.js";
+import { inheritedOf, parseCheckpoint, runtimeOf, toStored, type RuntimeState, type TaskCheckpoint, type Trigger } from "./checkpoint.js";
 import type { DueSource } from "./due-loop.js";
 import { resumeDecidedApproval } from "./approvals.js";
 import type { ProactiveFlow } from "./proactive.js";
@@ -143,6 +143,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
           observations,
           view: { horizonSeq: runtime.horizonSeq ?? Number.MAX_SAFE_INTEGER, answer, hideUserFrom: runtime.hideUserFrom ?? null },
           originMessageId: answered?.id ?? null,
+          inherited: inheritedOf(checkpoint, goal),
         },
       );
     } finally {

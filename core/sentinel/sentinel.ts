@@ -22,7 +22,7 @@ import type { Logger } from "../log.js";
 import type { ExecuteTool } from "../harness/types.js";
 import type { Store } from "../storage/ports.js";
 import type { ApprovalRequest, Json } from "../storage/types.js";
-import type { FollowUp, FollowUpVerdict, ToolContext, ToolDefinition, ToolResult } from "../tools/tool.js";
+import type { FollowUp, FollowUpVerdict, PersistencePolicy, ToolContext, ToolDefinition, ToolResult } from "../tools/tool.js";
 import { gateAsk, requestDetails } from "./asking.js";
 import { ActionUnavailableError, type ActionDescription } from "./action.js";
 import { carriesData, classifyTarget, describeAction, describedAction, describeTarget, type ActionDescriptor, type UrlPrecheck } from "./descriptor.js";
@@ -32,7 +32,8 @@ import { decide, defaultPolicy, type Policy } from "./policy.js";
 import { hostsIn, type SeenContent } from "./provenance.js";
 import { summariseAction, summariseDescribed } from "./summary.js";
 import { SentinelClock, SessionTracker } from "./time.js";
-import type { Decision, DecisionInput } from "./types.js";
+import { visible } from "./readable.js";
+import type { Decision, DecisionInput, ToolPolicy } from "./types.js";
 import type { SecretVault } from "./vault.js";
 
 /** The store slice Sentinel uses. */
@@ -62,6 +63,10 @@ export interface SentinelDeps {
 export interface ActivationOptions {
   /** The activation starts tainted (e.g. it resumes a task whose context holds untrusted content). */
   tainted?: boolean;
+  /** Where the starting taint came from (a tainted wake-up, goal, memory item, webhook body). */
+  taintSource?: string;
+  /** Job-chain depth of the activation (0: the person's own messages started it). */
+  chainDepth?: number;
   /** Ignored: sessions are tracked by Sentinel itself (kept so callers need not change). */
   sessionId?: string;
 }
@@ -111,7 +116,9 @@ export class Sentinel {
         if (states.size > TAINT_MEMORY) states.delete(states.keys().next().value!);
       }
       const tainted = options.tainted === true || context.tainted === true || state.tainted;
-      const result = await this.execute(inner, tool, args, { ...context, tainted }, state);
+      const source = state.seen.at(-1)?.source ?? options.taintSource ?? context.taintSource ?? "outside content";
+      const chainDepth = Math.max(options.chainDepth ?? 0, context.chainDepth ?? 0);
+      const result = await this.execute(inner, tool, args, { ...context, tainted, chainDepth, ...(tainted ? { taintSource: source } : {}) }, state);
       if (result.ok && result.untrusted !== undefined) {
         state.tainted = true;
         if (state.seenChars < SEEN_CHARS) {
@@ -187,9 +194,16 @@ export class Sentinel {
     const now = await this.clock.now();
     // A describing tool (the browser) says what the call would do now; others are read from their arguments.
     const described = policy?.describe ? await policy.describe(args, context) : null;
-    const action = described ? describedAction(tool, described, this.deps.egress) : policy ? describeAction(tool, policy, args, this.deps.egress) : null;
+    const persistence = policy === undefined && described === null && tool.persists !== undefined ? persistencePolicy(tool, tool.persists) : null;
+    const action = described
+      ? describedAction(tool, described, this.deps.egress)
+      : policy
+        ? describeAction(tool, policy, args, this.deps.egress)
+        : persistence
+          ? describeAction(tool, persistence, args, this.deps.egress)
+          : null;
     let grants: ActiveGrant[] = [];
-    if (policy) {
+    if (policy || persistence) {
       const session = await this.sessions.refresh(context.personId, now);
       grants = await liveGrants(this.deps.store, context.personId, { taskId: context.taskId, sessionId: session?.sessionId ?? null, now });
     }
@@ -203,6 +217,9 @@ export class Sentinel {
       grants,
       taskId: context.taskId,
       tainted: context.tainted === true,
+      ...(persistence && tool.persists
+        ? { persists: true, createsJob: tool.persists.createsJob(args), chainDepth: context.chainDepth ?? 0, exactOnly: true }
+        : { chainDepth: context.chainDepth ?? 0 }),
       ...(described?.onceOnly ? { exactOnly: true } : {}),
       now,
     };
@@ -278,7 +295,7 @@ export class Sentinel {
   private async ask(tool: ToolDefinition, args: unknown, context: ToolContext, input: DecisionInput, decision: Decision, state: ActivationState, described: ActionDescription | null = null): Promise<ToolResult> {
     const { store } = this.deps;
     const action = input.action;
-    const policy = tool.policy;
+    const policy = tool.policy ?? (tool.persists ? persistencePolicy(tool, tool.persists) : undefined);
     if (action === null || policy === undefined) return { ok: false, code: "denied", error: `${tool.name} cannot be approved (it has no Sentinel policy).` };
     const gate = await gateAsk(store, { personId: context.personId, taskId: context.taskId, action, tool: tool.name, now: input.now });
     if (gate.kind === "answer") {
@@ -287,12 +304,13 @@ export class Sentinel {
     }
     const scrub = (s: string) => (this.deps.vault ? this.deps.vault.scrub(s) : s);
     const summary = described ? summariseDescribed(described, action, scrub) : summariseAction(policy, args, action, scrub);
+    if (input.persists === true) summary.other.unshift(...persistenceNotes(tool, input, context));
     const details = await requestDetails(store, {
       personId: context.personId,
       taskId: context.taskId,
       action,
       summary,
-      onceOnly: described?.onceOnly === true,
+      onceOnly: described?.onceOnly === true || (input.persists === true && !input.tainted),
       ruleId: decision.ruleId,
       reason: decision.reason,
       tainted: input.tainted,
@@ -375,6 +393,29 @@ export class Sentinel {
     if (vault === undefined) return result;
     return result.ok ? { ...result, content: vault.scrub(result.content) } : { ...result, error: vault.scrub(result.error) };
   }
+}
+
+/**
+ * The Sentinel view of an internal tool that persists something: a write with a fixed verb and no
+ * destination, every argument shown on the card. Approvals of it are bound to the exact call.
+ */
+function persistencePolicy(tool: ToolDefinition, persists: PersistencePolicy): ToolPolicy {
+  return { capability: tool.capability, access: "write", method: { fixed: persists.method }, destinationArgs: [], exfiltrationArgs: [] };
+}
+
+/** Lines a persistence card adds: where the taint came from, and the job chain's depth. */
+function persistenceNotes(tool: ToolDefinition, input: DecisionInput, context: ToolContext): { name: string; value: string }[] {
+  const notes: { name: string; value: string }[] = [];
+  if (input.tainted) notes.push({ name: "read before", value: visible(context.taintSource ?? "outside content").text.slice(0, 300) });
+  if (input.createsJob === true) {
+    const depth = input.chainDepth ?? 0;
+    notes.push({
+      name: "job chain",
+      value: depth === 0 ? "a job you start (depth 1)" : `a job scheduled by a job (depth ${depth + 1}; jobs started by jobs need you)`,
+    });
+  }
+  if (tool.persists?.kind === "memory" && input.tainted) notes.push({ name: "kept as", value: "marked as coming from outside content" });
+  return notes;
 }
 
 /** `${activationKey}:${step}:${callIndex}` → `activationKey`. */
