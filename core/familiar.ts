@@ -30,6 +30,7 @@ import type { Policy } from "./sentinel/policy.js";
 import { Sentinel } from "./sentinel/sentinel.js";
 import type { SecretVault } from "./sentinel/vault.js";
 import { SentinelClock, SessionTracker } from "./sentinel/time.js";
+import { allowedLinkHosts, inertLinks } from "./sentinel/inert-links.js";
 import { SentinelViews } from "./sentinel/views.js";
 import type { Store } from "./storage/ports.js";
 import type { ChannelName, ClaimedTask, OutboxMessage, Person } from "./storage/types.js";
@@ -154,7 +155,8 @@ export class Familiar {
       },
       tools: () => this.tools,
       wakeups: this.wakeups,
-      proactive: new ProactiveFlow({ store, notifier: this.notifier }),
+      proactive: new ProactiveFlow({ store, notifier: this.notifier, inertLinks: (person, text) => this.inertLinks(person, text) }),
+      inertLinks: (person, text) => this.inertLinks(person, text),
       outbox,
       poke: pokeTasks,
       typing: (person, channel) => this.startTyping(person.id, channel),
@@ -303,6 +305,21 @@ export class Familiar {
     } while (after);
     if (told > 0) this.outboxLoop.poke();
     return told;
+  }
+
+  /** What a tainted activation says, with links to hosts neither granted nor the person's own made inert (audited). */
+  private async inertLinks(person: Person, text: string): Promise<string> {
+    const { store, clock } = this.deps;
+    const result = inertLinks(text, await allowedLinkHosts(store, person.id, clock.now()));
+    if (result.inert.length > 0) {
+      await store.audit.appendAudit({
+        personId: person.id,
+        kind: "sentinel.inert_links",
+        summary: `Links to ${result.inert.slice(0, 5).join(", ")} in a reply from a tainted activation shown as text`,
+        data: { hosts: result.inert.slice(0, 20) },
+      });
+    }
+    return result.text;
   }
 
   /** Folds older turns into the rolling summary (best effort: a failure only logs). */

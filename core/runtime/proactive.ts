@@ -35,7 +35,14 @@ export interface ProactiveInput {
 }
 
 export class ProactiveFlow {
-  constructor(private readonly deps: { store: Pick<Store, "journal">; notifier: Pick<Notifier, "propose"> }) {}
+  constructor(
+    private readonly deps: {
+      store: Pick<Store, "journal">;
+      notifier: Pick<Notifier, "propose">;
+      /** Makes links in what a tainted activation says inert (issue 11; core/sentinel/inert-links.ts). */
+      inertLinks?: (person: Person, text: string) => Promise<string>;
+    },
+  ) {}
 
   /** Proposes the activation's output (or an asked-for reminder's own note) to the notification filter. */
   async propose(input: ProactiveInput): Promise<void> {
@@ -55,7 +62,9 @@ export class ProactiveFlow {
       goal: input.goal,
     });
     const base = this.deliveryKeyBase(input, dueAt);
-    for (const [i, candidate] of candidates.entries()) {
+    for (const [i, proposed] of candidates.entries()) {
+      const inert = this.deps.inertLinks;
+      const candidate = inert && (input.tainted || proposed.provenance.tainted) ? { ...proposed, text: await inert(input.person, proposed.text) } : proposed;
       await this.deps.notifier.propose({ personId: task.personId, taskId: task.id, deliveryKey: `${base}${i > 0 ? `:${i}` : ""}`, candidate });
     }
   }

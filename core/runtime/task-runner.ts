@@ -41,6 +41,11 @@ export interface TaskRunnerDeps {
   typing?: (person: Person, channel: ConversationMessage["channel"]) => () => void;
   /** Where the setup page is (told when no model is configured). */
   setupUrl?: () => string;
+  /**
+   * Rewrites what a tainted activation says before it is queued, so links and images to hosts
+   * neither granted nor the person's own are inert text (issue 11; core/sentinel/inert-links.ts).
+   */
+  inertLinks?: (person: Person, text: string) => Promise<string>;
   /** After a turn: fold older messages into the rolling summary (best effort). */
   summarize?: (person: Person, keepFromSeq: number) => Promise<void>;
 }
@@ -175,7 +180,8 @@ export class TaskRunner implements DueSource<ClaimedTask> {
     const text = result.kind === "reply" ? result.text : null;
 
     if (answerRange(checkpoint, origin)) {
-      const reply = text ?? failureText(result.kind);
+      const said = text ?? failureText(result.kind);
+      const reply = result.tainted && this.deps.inertLinks ? await this.deps.inertLinks(person, said) : said;
       await store.transaction(async () => {
         await this.say(person, reply, `reply:${key}`, answered?.channel ?? null, task.kind === "turn" ? null : task);
         await store.tasks.saveCheckpoint({ taskId: task.id, owner, cursor: task.cursor, checkpoint: toStored(checkpoint, { runtime: after, input: null }), now: clock.now(), leaseMs });
