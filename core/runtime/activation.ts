@@ -104,7 +104,7 @@ export async function runActivation(deps: ActivationDeps, input: ActivationInput
     return baseExecute(tool, entry.args, { ...toolContext, idempotencyKey: entry.idempotencyKey, signal: AbortSignal.timeout(60_000) });
   }, (entry) => findTool(tools, entry.tool)?.transactional === true && store.supportsTransactions);
   const tainted = context.tainted || rebuilt.tainted || inherited.tainted;
-  const taintSource = tainted ? (inherited.source ?? context.taintSource ?? "outside content") : null;
+  const taintSource = tainted ? (rebuilt.taintSource ?? inherited.source ?? context.taintSource ?? "outside content") : null;
   const gated = deps.gate ? deps.gate(baseExecute, { taskId: task.id, tainted, taintSource, chainDepth, sessionId: runtime.sessionId }) : baseExecute;
   const executeTool = journaled({ store, clock }, gated);
 

@@ -106,10 +106,11 @@ export async function journalHistory(
   prefix: string,
   rerun: (entry: JournalEntry) => Promise<ToolResult>,
   isTransactional: (entry: JournalEntry) => boolean = () => false,
-): Promise<{ messages: ChatMessage[]; tainted: boolean }> {
+): Promise<{ messages: ChatMessage[]; tainted: boolean; taintSource: string | null }> {
   const mine = entries.filter((e) => e.idempotencyKey.startsWith(prefix)).sort((a, b) => a.intentAt.getTime() - b.intentAt.getTime() || a.idempotencyKey.localeCompare(b.idempotencyKey));
   const messages: ChatMessage[] = [];
   let tainted = false;
+  let taintSource: string | null = null;
   for (const e of mine) {
     const id = `j_${e.idempotencyKey.replace(/[^A-Za-z0-9_]/g, "_")}`.slice(0, 64);
     messages.push({ role: "assistant", content: null, tool_calls: [{ id, type: "function", function: { name: e.tool, arguments: JSON.stringify(e.args) } }] });
@@ -118,7 +119,10 @@ export async function journalHistory(
     else if (!e.sideEffect) result = await rerun(e);
     else if (isTransactional(e)) result = { ok: false, code: "not_run", error: notRunOutcome };
     else result = { ok: false, code: "interrupted", error: interruptedOutcome };
-    if (result.ok && result.untrusted) tainted = true;
+    if (result.ok && result.untrusted) {
+      tainted = true;
+      taintSource = result.untrusted.source;
+    }
     const content = result.ok
       ? result.untrusted
         ? wrapUntrusted(result.content, result.untrusted.source)
@@ -126,7 +130,7 @@ export async function journalHistory(
       : JSON.stringify({ error: result.code, message: result.error });
     messages.push({ role: "tool", tool_call_id: id, content });
   }
-  return { messages, tainted };
+  return { messages, tainted, taintSource };
 }
 
 /** Finds a tool by name (for re-running read-only journal entries). */
