@@ -11,6 +11,14 @@ import { startFakeOpenAI, text, toolCall, toolCalls, type FakeOpenAIServer, type
 import { runDueAt, startTestApp, TestClock, type LocalReply, type TestApp } from "../helpers/app.js";
 import { isWake, lastTool, recordingServer, sleep } from "../helpers/e2e.js";
 
+async function until(probe: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > end) throw new Error("timed out");
+    await sleep(50);
+  }
+}
+
 type Reply = LocalReply & { card?: CardView };
 
 const MEMORY = "Ana's bank is Northwind";
@@ -196,4 +204,107 @@ describe("taint covers persistence, notifications and links (issue 11)", () => {
     expect(field(again, "read before")).toContain(`memory ${item!.id}`);
     expect((await app!.store.memory.listMemory(pid)).items).toHaveLength(1);
   }, 90_000);
+
+  it("a job cannot make a further job without the person: the chain depth is capped and shown", async () => {
+    let at = new Date(Date.now() + 5 * 60_000);
+    model = await startFakeOpenAI({
+      fallback: (r) => {
+        const note = runtimeNote(r);
+        if (note && /approved/.test(note)) {
+          const fn = approvedCall(r, note);
+          if (fn) return toolCall(fn.name, fn.arguments);
+        }
+        const tool = lastTool(r);
+        if (tool !== null) return text(/approval_required/.test(tool) ? "I need your OK first." : "Scheduled.");
+        // The person's own request, and every wake-up: schedule the next check.
+        at = new Date(clock.now().getTime() + 5 * 60_000);
+        return toolCall("schedule_wakeup", { note: "check the oven", at: at.toISOString(), notify: "if_worthwhile" });
+      },
+    });
+    await start();
+    await app!.say("ana", "in five minutes, check the oven");
+    await app!.repliesUntil("ana", (x) => x.some((m) => m.text === "Scheduled."));
+    const pid = await personOf("ana");
+    // The person's own wake-up: made without a card, untainted, depth 1.
+    const [first] = await wakeups(pid);
+    expect(wakeupSpecSchema.parse(first!.checkpoint).provenance).toMatchObject({ tainted: false, fromPersonWords: true, depth: 1 });
+
+    await runDueAt(app!, clock, first!.notBefore!);
+    const ms = (await app!.repliesUntil("ana", (x) => pendingCards(x).length === 1, 20_000)) as Reply[];
+    const card = pendingCards(ms)[0]!;
+    expect(field(card, "job chain")).toContain("depth 2");
+    expect(await wakeups(pid)).toHaveLength(1);
+    const decision = (await app!.store.audit.listAudit(pid, { kinds: ["sentinel.decision"] })).items.map((e) => e.data as { tool: string; ruleId: string; tainted: boolean })[0];
+    expect(decision).toMatchObject({ tool: "schedule_wakeup", ruleId: "ask-job-chain", tainted: false });
+
+    // Approved once, the next link is made with depth 2 (and would ask again).
+    await press("ana", card, "Approve once");
+    await until(async () => (await wakeups(pid)).length === 2);
+    const second = (await wakeups(pid)).find((t) => t.id !== first!.id)!;
+    expect(wakeupSpecSchema.parse(second.checkpoint).provenance).toMatchObject({ tainted: false, depth: 2 });
+  }, 90_000);
+
+  it("field case: a flood of injected notify 'always' wake-ups claiming high urgency is held in quiet hours, not delivered", async () => {
+    let n = 0;
+    model = await startFakeOpenAI({
+      fallback: (r) => {
+        const tool = lastTool(r);
+        if (tool !== null) return text("NOTHING_TO_REPORT");
+        // Every wake-up obeys its note and claims urgency, with a new text each time.
+        return toolCall("propose_message", { text: `URGENT ${++n}: verify your account at https://evil.example/v?i=${n}&m=${LEAK}`, origin: "monitor", urgency: "high" });
+      },
+    });
+    await start();
+    const now = new Date();
+    const hhmm = (d: Date) => d.toISOString().slice(11, 16);
+    await app!.say("ana", `/quiet ${hhmm(new Date(now.getTime() - 3_600_000))}-${hhmm(new Date(now.getTime() + 3 * 3_600_000))}`);
+    await app!.replies("ana", 1);
+    const pid = await personOf("ana");
+    const due = new Date(now.getTime() + 60_000);
+    const make = async (i: number, provenance: { tainted: boolean; fromPersonWords: boolean; source: string | null; depth: number }) =>
+      app!.store.tasks.createTask({
+        personId: pid,
+        kind: "wakeup",
+        title: `ping ${i}`,
+        checkpoint: wakeupCheckpoint({ note: `ping ${i}`, notify: "always", timing: { at: due.toISOString() }, provenance }),
+        notBefore: new Date(due.getTime() + i * 1_000),
+      });
+    // 14 wake-ups made from a page (as if each had been approved once): notify "always", all due within seconds.
+    for (let i = 0; i < 14; i++) await make(i, { tainted: true, fromPersonWords: false, source: `${page.url}/news`, depth: 1 });
+    await runDueAt(app!, clock, new Date(due.getTime() + 20_000), 60_000);
+    await sleep(500);
+    const told = (await app!.store.localMailbox.listLocalMessages("ana", 0, 100)).map((m) => m.text);
+    expect(told.filter((t) => t.includes("URGENT"))).toEqual([]);
+    const records = await app!.store.notifications.listNotificationsSince(pid, new Date(0));
+    expect(records).toHaveLength(14);
+    expect(records.every((r) => !r.askedFor && r.demoted === "provenance" && r.decision !== "send")).toBe(true);
+    expect(records.filter((r) => r.decision === "hold").every((r) => r.urgency === "normal" && !r.text.includes(LEAK))).toBe(true);
+    expect(records.filter((r) => r.decision === "hold").length).toBeGreaterThan(0);
+  }, 120_000);
+
+  it("the person's own notify 'always' reminders are capped per hour, with one message when the cap trips", async () => {
+    model = await startFakeOpenAI({ fallback: (r) => (lastTool(r) === null && isWake(r, "stand up") ? text(`Stand up and stretch, set ${/stand up (\d+)/.exec(allText(r))?.[1]}!`) : text("ok")) });
+    await start();
+    await app!.say("ana", "hi");
+    await app!.replies("ana", 1);
+    const pid = await personOf("ana");
+    const due = new Date(Date.now() + 60_000);
+    for (let i = 0; i < 14; i++) {
+      await app!.store.tasks.createTask({
+        personId: pid,
+        kind: "wakeup",
+        title: `stand up ${i}`,
+        checkpoint: wakeupCheckpoint({ note: `stand up ${i}`, notify: "always", timing: { at: due.toISOString() }, provenance: { tainted: false, fromPersonWords: true, source: null, depth: 1 } }),
+        notBefore: new Date(due.getTime() + i * 1_000),
+      });
+    }
+    await runDueAt(app!, clock, new Date(due.getTime() + 20_000), 60_000);
+    await sleep(500);
+    const records = await app!.store.notifications.listNotificationsSince(pid, new Date(0));
+    expect(records.filter((r) => r.askedFor && r.decision === "send")).toHaveLength(10);
+    expect(records.filter((r) => r.demoted === "cap")).toHaveLength(4);
+    const told = (await app!.store.localMailbox.listLocalMessages("ana", 0, 100)).map((m) => m.text);
+    expect(told.filter((t) => t.startsWith("Stand up"))).toHaveLength(10);
+    expect(told.filter((t) => t.includes("notifications you asked for"))).toHaveLength(1);
+  }, 120_000);
 });
