@@ -37,4 +37,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(1))"
 ENTRYPOINT ["/usr/bin/tini", "--"]
 # A small young generation: an agent mostly idles, and this keeps its resident memory low.
-CMD ["node", "--max-semi-space-size=2", "dist/main.js"]
+CMD ["node", "--max-semi-space-size=1", "dist/main.js"]

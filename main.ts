@@ -394,7 +394,8 @@ export async function main(): Promise<void> {
   });
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+// Run when this file is the entry (main.ts, or the bundled dist/main.js) — not when a bundle of another entry inlines it.
+if (process.argv[1] && /[\\/]main\.[jt]s$/.test(process.argv[1]) && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   main().catch((err: unknown) => {
     process.stderr.write(`Familiar failed: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);

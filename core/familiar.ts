@@ -252,6 +252,9 @@ export class Familiar {
       if (tasks + rows > 0) logger.info({ tasks, outbox: rows }, "took over work left by a previous process");
     }
     for (const name of retiredJobNames) await scheduler.cancelAll(name);
+    // A crash between storing an approval request and queueing its card left the task waiting on a card never sent.
+    const pendingApprovals = await this.approvals.recoverCards();
+    if (pendingApprovals > 0) logger.info({ pendingApprovals }, "checked the cards of pending approval requests");
     this.heartbeat.start();
     this.taskLoop.start();
     this.outboxLoop.start();

@@ -55,10 +55,17 @@ const external = [
 
 /** Bundles the server; resolves with the output directory. */
 export async function buildServer() {
-  const outdir = join(here, "..", "dist");
+  return bundleServer([join(here, "..", "main.ts")], join(here, "..", "dist"));
+}
+
+/**
+ * Bundles server entry points (the server, or the soak's worker, which wraps it) into `outdir`
+ * with the server's options; resolves with `outdir`.
+ */
+export async function bundleServer(entryPoints, outdir) {
   await rm(join(outdir, "chunks"), { recursive: true, force: true });
   await build({
-    entryPoints: [join(here, "..", "main.ts")],
+    entryPoints,
     bundle: true,
     splitting: true,
     format: "esm",

@@ -95,7 +95,7 @@ export class ToolDispatcher {
 
   /** A result for a call that will not run because the activation was aborted. */
   interrupted(call: ModelToolCall, position: CallPosition): DispatchedCall {
-    return this.rejected(call, position, "interrupted", "INTERRUPTED", "the activation was stopped before this call ran; it did not run.");
+    return this.rejected(call, position, "interrupted", "interrupted", "the activation was stopped before this call ran; it did not run.");
   }
 
   /** Validates and runs one call; never throws. */
@@ -103,24 +103,24 @@ export class ToolDispatcher {
     const tool = this.byName.get(call.name);
     if (tool === undefined) {
       const available = [...this.chatTools.keys()].filter((name) => !this.disabled.has(name));
-      return this.rejected(call, position, "rejected", "UNKNOWN_TOOL",
+      return this.rejected(call, position, "rejected", "unknown_tool",
         `there is no tool named ${JSON.stringify(call.name)}; nothing ran. ` +
           (available.length > 0 ? `Available tools: ${available.join(", ")}.` : "No tools are available now."));
     }
     if (this.disabled.has(tool.name)) {
-      return this.rejected(call, position, "rejected", "TOOL_DISABLED",
+      return this.rejected(call, position, "rejected", "tool_disabled",
         `${tool.name} is disabled for the rest of this activation after ${this.options.maxInvalidCallsPerTool} invalid calls in a row; it did not run. Do not call it again.`);
     }
 
     const parsed = parseArguments(call.arguments);
     if (!parsed.ok) {
-      return this.invalid(call, position, "INVALID_JSON",
+      return this.invalid(call, position, "invalid_json",
         `the arguments of ${tool.name} are not valid JSON (${parsed.problem}); the tool did not run. Call it again with a JSON object that matches its parameters.`);
     }
     const validated = await tool.parameters.safeParseAsync(parsed.value);
     if (!validated.success) {
       const problems = validated.error.issues.map((i) => `- ${i.path.length > 0 ? i.path.join(".") : "(arguments)"}: ${i.message}`);
-      return this.invalid(call, position, "INVALID_ARGUMENTS",
+      return this.invalid(call, position, "invalid_arguments",
         `the arguments of ${tool.name} do not match its parameters; the tool did not run:\n${problems.join("\n")}\nCall it again with corrected arguments.`);
     }
     this.invalidInARow.delete(tool.name);
@@ -136,7 +136,7 @@ export class ToolDispatcher {
       result = await this.options.executeTool(tool, args, toolContext);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      result = { ok: false, code: "TOOL_THREW", error: `${tool.name} failed: ${message}` };
+      result = { ok: false, code: "tool_threw", error: `${tool.name} failed: ${message}` };
     }
     const base = { ...position, id: call.id, name: call.name, idempotencyKey, rawArguments: call.arguments, args };
     if (!result.ok) {

@@ -1,5 +1,6 @@
 import type { ModelError } from "../errors.js";
 import type { ChatMessage, ModelClient } from "../model/port.js";
+import type { ToolErrorCode } from "../tools/error-codes.js";
 import type { ToolContext, ToolDefinition, ToolResult } from "../tools/tool.js";
 
 /** What the loop knows about the activation; `activationKey` seeds every call's idempotency key. */
@@ -46,14 +47,8 @@ export interface ToolLoopInput {
  */
 export type ToolCallStatus = "ok" | "failed" | "rejected" | "interrupted";
 
-/** Codes the loop itself gives to calls it did not run or that threw (tools add their own codes). */
-export type LoopToolErrorCode =
-  | "INVALID_JSON"
-  | "INVALID_ARGUMENTS"
-  | "UNKNOWN_TOOL"
-  | "TOOL_DISABLED"
-  | "TOOL_THREW"
-  | "INTERRUPTED";
+/** Codes the loop itself gives to calls it did not run or that threw (see core/tools/error-codes.ts). */
+export type { LoopToolErrorCode } from "../tools/error-codes.js";
 
 /** One tool call of the loop, in order, for the caller's journal and audit. */
 export interface ToolCallRecord {
@@ -72,7 +67,7 @@ export interface ToolCallRecord {
   args: unknown;
   status: ToolCallStatus;
   /** Error code (a {@link LoopToolErrorCode} or the tool's own), null on success. */
-  code: string | null;
+  code: ToolErrorCode | null;
   /** The result was untrusted content from outside (it tainted the activation). */
   untrusted: boolean;
 }

@@ -98,7 +98,7 @@ export class Door {
       if ((verb === "add" || verb === "remove") && entry) {
         const target = await this.personOf(entry);
         if (target === null) return { text: `I don't know ${entry} yet: they need to be paired first.` };
-        await this.deps.store.access.setRole(target, verb === "add" ? "admin" : null);
+        await this.deps.store.access.setRole(target, verb === "add" ? "admin" : null, this.deps.clock.now());
         await this.deps.store.audit.appendAudit({ personId: person.id, kind: "access.role", summary: `${verb === "add" ? "Made" : "Removed"} ${entry} ${verb === "add" ? "an admin" : "as admin"}`, data: { entry, verb } });
         return { text: verb === "add" ? `${entry} is now an admin.` : `${entry} is no longer an admin.` };
       }

@@ -49,6 +49,30 @@ export class ApprovalFlow {
     this.deps.outbox.poke();
   };
 
+  /**
+   * Redoes what a crash between storing a request and queueing its card left undone: every pending
+   * request of every person gets its card and its expiry job. Both are idempotent — a card already
+   * queued under the request's delivery key is kept with the buttons it showed (the new tokens are
+   * never recorded), and scheduling an expiry again replaces the job of the same key. Called once at
+   * start; returns how many pending requests were checked.
+   */
+  async recoverCards(): Promise<number> {
+    const { store } = this.deps;
+    let checked = 0;
+    let after: string | undefined;
+    do {
+      const page = await store.persons.listPersons({ limit: 200, ...(after !== undefined && { after }) });
+      for (const person of page.items) {
+        for (const request of await store.approvals.listPendingApprovals(person.id)) {
+          await this.requested(request);
+          checked++;
+        }
+      }
+      after = page.next;
+    } while (after !== undefined);
+    return checked;
+  }
+
   /** Press handler for the inbound flow: null when the button is not an approval button. */
   press = async (press: InboundPress, person: Person | null, _identity: Identity | null): Promise<InboundOutcome | null> => {
     if (!isApprovalButtonId(press.buttonId)) return null;

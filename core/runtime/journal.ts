@@ -5,6 +5,8 @@ import { wrapUntrusted } from "../harness/untrusted.js";
 import type { ChatMessage } from "../model/port.js";
 import type { Store } from "../storage/ports.js";
 import type { Json, JournalEntry } from "../storage/types.js";
+import { z } from "zod";
+import { isToolErrorCode } from "../tools/error-codes.js";
 import type { ToolDefinition, ToolResult } from "../tools/tool.js";
 
 /** What the model is told about a side-effecting call whose outcome was lost in a crash. */
@@ -13,6 +15,9 @@ export const interruptedOutcome =
 
 /** What the model is told about a transactional call whose run was cut short (its writes rolled back). */
 export const notRunOutcome = "not run: the process stopped before this call took effect (nothing was changed). Call it again if it is still needed.";
+
+/** A failed outcome as the journal records it: `{"code":…,"error":…}`. */
+const recordedErrorSchema = z.object({ code: z.string().optional(), error: z.string().optional() });
 
 const defaultExecute: ExecuteTool = (tool, args, context) => tool.execute(args as never, context);
 
@@ -86,12 +91,14 @@ function replay(entry: JournalEntry): ToolResult {
       ...(r?.untrusted ? { untrusted: { source: r.untrusted } } : {}),
     };
   }
+  let recorded: unknown = null;
   try {
-    const e = JSON.parse(outcome.error) as { code?: string; error?: string };
-    return { ok: false, code: e.code ?? "failed", error: e.error ?? outcome.error };
+    recorded = JSON.parse(outcome.error);
   } catch {
-    return { ok: false, code: "failed", error: outcome.error };
+    // An outcome recorded as plain text: kept as the error, code "failed".
   }
+  const e = recordedErrorSchema.safeParse(recorded);
+  return e.success ? { ok: false, code: isToolErrorCode(e.data.code) ? e.data.code : "failed", error: e.data.error ?? outcome.error } : { ok: false, code: "failed", error: outcome.error };
 }
 
 /**

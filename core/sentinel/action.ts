@@ -13,6 +13,7 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { Json } from "../storage/types.js";
+import type { BrowserErrorCode, FileErrorCode } from "../tools/error-codes.js";
 
 /** A purchase a checkout page shows (amounts as the page writes them). */
 export const purchaseSchema = z.object({
@@ -49,7 +50,7 @@ export type ActionDescription = z.infer<typeof actionDescriptionSchema>;
 /** A call a describing tool cannot describe (no page open, unknown element): returned to the model as is. */
 export class ActionUnavailableError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: BrowserErrorCode | FileErrorCode,
     message: string,
   ) {
     super(message);

@@ -18,6 +18,7 @@
  * // one wrapper per activation: it remembers the activation's taint and untrusted content
  * await runToolLoop({ …, executeTool: sentinel.wrap(undefined, { tainted }) });
  */
+import { systemClock } from "../clock.js";
 import type { Logger } from "../log.js";
 import type { ExecuteTool } from "../harness/types.js";
 import type { Store } from "../storage/ports.js";
@@ -51,7 +52,7 @@ export interface SentinelDeps {
   onApprovalRequested?: (request: ApprovalRequest) => void | Promise<void>;
   /** How long an approval request stays answerable, ms (default 24 h). */
   approvalTtlMs?: number;
-  /** Wall clock (default `new Date()`); Sentinel's own time never runs behind what it saw (time.ts). */
+  /** Wall clock (default the system clock); Sentinel's own time never runs behind what it saw (time.ts). */
   now?: () => Date;
   /** Shared session tracker (the approval desk uses the same one); created when absent. */
   sessions?: SessionTracker;
@@ -95,7 +96,7 @@ export class Sentinel {
   constructor(private readonly deps: SentinelDeps) {
     this.policy = deps.policy ?? defaultPolicy;
     this.ttlMs = deps.approvalTtlMs ?? DAY_MS;
-    this.clock = deps.clock ?? new SentinelClock(deps.store, deps.now ?? (() => new Date()));
+    this.clock = deps.clock ?? new SentinelClock(deps.store, deps.now ?? systemClock.now);
     this.sessions = deps.sessions ?? new SessionTracker(deps.store);
   }
 
@@ -432,5 +433,5 @@ function errorResult(tool: ToolDefinition, error: unknown): ToolResult {
     return { ok: false, code: "egress_denied", error: error.message, data: { reason: error.code, url: error.url, address: error.address } };
   }
   if (error instanceof EgressFailedError) return { ok: false, code: error.code, error: error.message };
-  return { ok: false, code: "TOOL_THREW", error: `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}` };
+  return { ok: false, code: "tool_threw", error: `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}` };
 }

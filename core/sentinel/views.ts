@@ -2,6 +2,7 @@
  * What the chat commands (`/grants`, `/revoke`, `/audit`, `/status`) and the HTTP API show about
  * Sentinel: plain data, no formatting for a particular messenger.
  */
+import { systemClock } from "../clock.js";
 import type { GrantId, PersonId } from "../ids.js";
 import type { Store } from "../storage/ports.js";
 import type { Grant, GrantScope } from "../storage/types.js";
@@ -40,7 +41,7 @@ export class SentinelViews {
     private readonly store: ViewStore,
     time?: { clock: SentinelClock; sessions: SessionTracker },
   ) {
-    this.time = time ?? { clock: new SentinelClock(store, () => new Date()), sessions: new SessionTracker(store) };
+    this.time = time ?? { clock: new SentinelClock(store, systemClock.now), sessions: new SessionTracker(store) };
   }
 
   private async clock(): Promise<Date> {

@@ -271,8 +271,8 @@ export interface SentinelStateRepository {
 
 /** Roles and group membership: who may act at the door. */
 export interface AccessRepository {
-  /** Marks the person as an admin (`role`) or removes the role (null). */
-  setRole(personId: PersonId, role: PersonRole | null): Promise<void>;
+  /** Marks the person as an admin (`role`) or removes the role (null); `now` is when (kept for ordering). */
+  setRole(personId: PersonId, role: PersonRole | null, now: Date): Promise<void>;
   /** Persons with a role, oldest first. */
   listRoles(): Promise<{ personId: PersonId; role: PersonRole }[]>;
   /** Adds a member to a group's list; returns false when they were one already. */

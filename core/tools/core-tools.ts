@@ -4,6 +4,7 @@ import { asId, type GoalId, type PersonId } from "../ids.js";
 import { checkinCheckpoint, wakeupCheckpoint, wakeupSpecSchema, type JobProvenance, type WakeupCheckpoint } from "../runtime/checkpoint.js";
 import type { Store } from "../storage/ports.js";
 import type { Goal, Json, Taint, Task } from "../storage/types.js";
+import type { ToolErrorCode } from "./error-codes.js";
 import { defineTool, type ToolContext, type ToolDefinition, type ToolResult } from "./tool.js";
 import { isValidTimeZone, nextCronTime } from "../time/zones.js";
 
@@ -44,7 +45,7 @@ function hasCheckIn(args: unknown): boolean {
 }
 
 const ok = (content: string, data?: Json): ToolResult => ({ ok: true, content, ...(data === undefined ? {} : { data }) });
-const fail = (code: string, error: string): ToolResult => ({ ok: false, code, error });
+const fail = (code: ToolErrorCode, error: string): ToolResult => ({ ok: false, code, error });
 
 function goalView(g: Goal) {
   return { id: g.id, title: g.title, description: g.description, status: g.status, notes: g.notes, checkIn: g.checkIn && { cron: g.checkIn.cron, timezone: g.checkIn.timeZone } };

@@ -3,6 +3,7 @@ import type { PersonId, TaskId } from "../ids.js";
 import type { ActionDescription } from "../sentinel/action.js";
 import type { ToolPolicy } from "../sentinel/types.js";
 import type { Json } from "../storage/types.js";
+import type { ToolErrorCode } from "./error-codes.js";
 
 /**
  * A tool the model can call. Arguments are validated with `parameters` (zod) before `execute` runs;
@@ -115,7 +116,7 @@ export type FollowUpVerdict = { allowed: true } | { allowed: false; reason: stri
  */
 export type ToolResult =
   | { ok: true; content: string; data?: Json; untrusted?: { source: string } }
-  | { ok: false; error: string; code: string; data?: Json };
+  | { ok: false; error: string; code: ToolErrorCode; data?: Json };
 
 /** Helper for defining a tool with argument types inferred from its schema. */
 export function defineTool<S extends z.ZodType>(tool: ToolDefinition<S>): ToolDefinition<S> {

@@ -84,7 +84,7 @@ export interface SpawnedApp {
  */
 export async function spawnApp(mode: AppMode, port: number, env: Record<string, string>, timeoutMs = 60_000): Promise<SpawnedApp> {
   // The compiled mode runs exactly what `npm start` runs (same V8 flags; see package.json).
-  const args = mode === "tsx" ? ["--import", "tsx", "main.ts"] : ["--max-semi-space-size=2", "dist/main.js"];
+  const args = mode === "tsx" ? ["--import", "tsx", "main.ts"] : ["--max-semi-space-size=1", "dist/main.js"];
   const started = performance.now();
   const child = spawn(process.execPath, args, {
     cwd: root,

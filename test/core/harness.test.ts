@@ -174,10 +174,10 @@ describe("runToolLoop", () => {
     expect(result).toMatchObject({ kind: "reply", text: "Sent." });
     expect(executed).toEqual([expect.objectContaining({ tool: "send_email", args: { to: "me@example.com", body: "hi" } })]);
     const error = contentOf(lastMessage(server.requests[1]));
-    expect(error).toContain("INVALID_JSON");
+    expect(error).toContain("invalid_json");
     expect(error).toContain("did not run");
     expect(result.toolCalls.map((c) => [c.status, c.code])).toEqual([
-      ["rejected", "INVALID_JSON"],
+      ["rejected", "invalid_json"],
       ["ok", null],
     ]);
   });
@@ -193,7 +193,7 @@ describe("runToolLoop", () => {
     expect(result.kind).toBe("reply");
     expect(executed.map((e) => e.args)).toEqual([{ to: "me@example.com", body: "5" }]);
     const error = contentOf(lastMessage(server.requests[1]));
-    expect(error).toContain("INVALID_ARGUMENTS");
+    expect(error).toContain("invalid_arguments");
     expect(error).toMatch(/- to: /);
     expect(error).toMatch(/- body: /);
   });
@@ -210,7 +210,7 @@ describe("runToolLoop", () => {
 
     expect(result).toMatchObject({ kind: "reply", text: "I couldn't check the weather." });
     expect(executed).toEqual([]);
-    expect(result.toolCalls.map((c) => c.code)).toEqual(["INVALID_ARGUMENTS", "INVALID_JSON", "TOOL_DISABLED"]);
+    expect(result.toolCalls.map((c) => c.code)).toEqual(["invalid_arguments", "invalid_json", "tool_disabled"]);
     expect(contentOf(lastMessage(server.requests[2]))).toContain("now disabled");
     expect(server.requests[2]!.toolNames).toEqual(["send_email", "fetch_page"]);
     expect(events).toContainEqual({ type: "tool_disabled", name: "get_weather", invalidCalls: 2 });
@@ -220,7 +220,7 @@ describe("runToolLoop", () => {
     server.push(toolCall("launch_rockets", {}), text("I can't do that."));
     const result = await runToolLoop(input());
 
-    expect(result).toMatchObject({ kind: "reply", toolCalls: [expect.objectContaining({ status: "rejected", code: "UNKNOWN_TOOL" })] });
+    expect(result).toMatchObject({ kind: "reply", toolCalls: [expect.objectContaining({ status: "rejected", code: "unknown_tool" })] });
     const error = contentOf(lastMessage(server.requests[1]));
     expect(error).toContain("launch_rockets");
     expect(error).toContain("get_weather, send_email, fetch_page");
@@ -350,7 +350,7 @@ describe("runToolLoop", () => {
       input({
         executeTool: async (tool, _args, context) => {
           seen.push(`${tool.name}@${context.idempotencyKey}`);
-          if (tool.sideEffect) return { ok: false, code: "DENIED", error: "Sentinel: email.send needs approval" };
+          if (tool.sideEffect) return { ok: false, code: "denied", error: "Sentinel: email.send needs approval" };
           throw new Error("weather service down");
         },
       }),
@@ -360,12 +360,12 @@ describe("runToolLoop", () => {
     expect(seen).toEqual(["send_email@act1:1:0", "get_weather@act1:1:1"]);
     expect(executed).toEqual([]);
     const results = server.requests[1]!.messages.filter((m) => m.role === "tool").map(contentOf);
-    expect(results[0]).toBe("Error [DENIED]: Sentinel: email.send needs approval");
-    expect(results[1]).toContain("TOOL_THREW");
+    expect(results[0]).toBe("Error [denied]: Sentinel: email.send needs approval");
+    expect(results[1]).toContain("tool_threw");
     expect(results[1]).toContain("weather service down");
     expect(result.toolCalls.map((c) => [c.status, c.code])).toEqual([
-      ["failed", "DENIED"],
-      ["failed", "TOOL_THREW"],
+      ["failed", "denied"],
+      ["failed", "tool_threw"],
     ]);
   });
 

@@ -140,7 +140,8 @@ describe("proactive messages end to end", () => {
     expect(held).toMatchObject({ decision: "hold", rule: "needs-person", deadline });
     expect(Date.now()).toBeLessThan(end.getTime());
     expect((await app.store.localMailbox.listLocalMessages("ana", 0, 50)).some((m) => m.text.includes("permission slip"))).toBe(false);
-    expect(await app.scheduler.nextRunAt("digest.send", pid)).toEqual(end);
+    // The digest job is scheduled right after the hold is recorded (Agenda may still be loading: jobs/lazy.ts).
+    expect(await waitFor(() => app!.scheduler.nextRunAt("digest.send", pid), (at) => at !== null)).toEqual(end);
 
     const replies = await app.repliesUntil("ana", (ms) => ms.some((m) => m.text.includes("permission slip")), end.getTime() - Date.now() + 30_000);
     const slip = replies.find((m) => m.text.includes("permission slip"))!;

@@ -14,7 +14,7 @@ import { sleep, until, userTexts } from "../helpers/e2e.js";
  */
 
 const BOT_TOKEN = "xoxb-1111-2222-mediabotsecret";
-const SIGNING_SECRET = "media-signing-secret-0123456789abcdef";
+const SIGNING_SECRET = "9f3c1a7e5b2d8c4f6a0e1b3d5f7a9c2e";
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47]), Buffer.from("a chart of Q3 sales")]);
 const AUDIO = Buffer.concat([Buffer.from("webm-clip"), Buffer.alloc(40, 3)]);
 

@@ -15,11 +15,12 @@ export interface ChildApp {
 }
 
 /**
- * Starts `entry` (default main.ts) with `env` and waits until it logs that it is running. The port is
+ * Starts `entry` (default main.ts; a `.js` entry is run by plain node, as built) with `env` and waits until it logs that it is running. The port is
  * chosen by the caller (PORT in env) so a restarted process listens at the same URL.
  */
 export async function startChild(env: Record<string, string>, entry = "main.ts", timeoutMs = 30_000): Promise<ChildApp> {
-  const child = spawn(process.execPath, ["--import", "tsx", entry], {
+  // A built entry (.js) runs as the product does; sources run through tsx.
+  const child = spawn(process.execPath, entry.endsWith(".js") ? ["--max-semi-space-size=1", entry] : ["--import", "tsx", entry], {
     cwd: root,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -1,7 +1,11 @@
 /**
- * `npm run soak -- --minutes N [--seed S]`: the soak (test/soak/soak.ts) for N minutes (default 20),
- * printing progress and one JSON report at the end. Exits 1 when anything was lost, duplicated or late.
+ * `npm run soak -- --minutes N [--seed S] [--source]`: the soak (test/soak/soak.ts) for N minutes
+ * (default 20), printing progress and one JSON report at the end. Exits 1 when anything was lost,
+ * duplicated or late. The worker is the built product (bundled like `npm run build` into
+ * `dist/soak/`, run by plain node); `--source` runs the sources through tsx instead.
  */
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { runSoak } from "./soak.js";
 
 const arg = (name: string, fallback: number): number => {
@@ -13,7 +17,20 @@ const arg = (name: string, fallback: number): number => {
 
 const minutes = arg("minutes", 20);
 const seed = arg("seed", 20261201);
+const root = fileURLToPath(new URL("../..", import.meta.url));
+let workerEntry: string | undefined;
+if (!process.argv.includes("--source")) {
+  // @ts-expect-error the build script is plain JavaScript without type declarations
+  const { bundleServer, buildWebUi } = (await import("../../webui/build.mjs")) as {
+    bundleServer: (entries: string[], outdir: string) => Promise<string>;
+    buildWebUi: () => Promise<void>;
+  };
+  await buildWebUi();
+  await bundleServer([join(root, "test/soak/worker.ts")], join(root, "dist/soak"));
+  workerEntry = "dist/soak/worker.js";
+}
 const report = await runSoak({
+  ...(workerEntry !== undefined && { workerEntry }),
   durationMs: minutes * 60_000,
   seed,
   localUsers: 3,

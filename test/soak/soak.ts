@@ -31,6 +31,8 @@ export interface SoakOptions {
   /** How late a reminder may arrive after its due time and still count as on time, ms. */
   lateBoundMs: number;
   log?: (line: string) => void;
+  /** The worker to run: the sources (default, through tsx) or a built bundle of test/soak/worker.ts. */
+  workerEntry?: string;
 }
 
 export interface SoakReport {
@@ -153,7 +155,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const downtime: [number, number][] = [];
   const start = async () => {
     const t = Date.now();
-    child = await startChild(env, "test/soak/worker.ts", 60_000);
+    child = await startChild(env, options.workerEntry ?? "test/soak/worker.ts", 60_000);
     restarts.push(Date.now() - t);
     downtime.push([t, Date.now()]);
   };

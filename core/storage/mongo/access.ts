@@ -1,5 +1,4 @@
 /** MongoDB implementation of `AccessRepository`: admins (`person_roles`) and group member lists (`group_members`). */
-import type { Clock } from "../../clock.js";
 import { asId, type PersonId } from "../../ids.js";
 import type { AccessRepository } from "../ports.js";
 import type { GroupRef, PersonRole } from "../types.js";
@@ -14,17 +13,14 @@ export class MongoAccessRepository implements AccessRepository {
   private readonly roles;
   private readonly members;
 
-  constructor(
-    db: DbLike,
-    private readonly clockSource: Clock,
-  ) {
+  constructor(db: DbLike) {
     this.roles = openColl<PersonRoleDoc>(db, "personRoles", "person role");
     this.members = openColl<GroupMemberDoc>(db, "groupMembers", "group member");
   }
 
-  async setRole(personId: PersonId, role: PersonRole | null): Promise<void> {
+  async setRole(personId: PersonId, role: PersonRole | null, now: Date): Promise<void> {
     if (role === null) await this.roles.deleteOne({ _id: personId });
-    else await this.roles.updateOne({ _id: personId }, { $set: { role }, $setOnInsert: { createdAt: this.clockSource.now() } }, { upsert: true });
+    else await this.roles.updateOne({ _id: personId }, { $set: { role }, $setOnInsert: { createdAt: now } }, { upsert: true });
   }
 
   async listRoles(): Promise<{ personId: PersonId; role: PersonRole }[]> {

@@ -83,7 +83,7 @@ export class MongoStore implements Store {
     this.grants = new MongoGrantRepository(db, clock);
     this.approvals = new MongoApprovalRepository(db, clock);
     this.sentinel = new MongoSentinelStateRepository(db);
-    this.access = new MongoAccessRepository(db, clock);
+    this.access = new MongoAccessRepository(db);
     this.audit = new MongoAuditRepository(db, clock);
     this.outbox = new MongoOutboxRepository(db, clock);
     this.inbound = new MongoInboundRepository(db);

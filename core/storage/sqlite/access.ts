@@ -7,11 +7,11 @@ import { type Row, type SqliteContext, ms } from "./context.js";
 export class SqliteAccessRepository implements AccessRepository {
   constructor(private readonly ctx: SqliteContext) {}
 
-  setRole(personId: PersonId, role: PersonRole | null): Promise<void> {
+  setRole(personId: PersonId, role: PersonRole | null, now: Date): Promise<void> {
     return this.ctx.run(
       () => {
         if (role === null) this.ctx.stmt("DELETE FROM person_roles WHERE person_id = ?").run(personId);
-        else this.ctx.stmt("INSERT INTO person_roles (person_id, role, created_at) VALUES (?, ?, ?) ON CONFLICT (person_id) DO UPDATE SET role = excluded.role").run(personId, role, Date.now());
+        else this.ctx.stmt("INSERT INTO person_roles (person_id, role, created_at) VALUES (?, ?, ?) ON CONFLICT (person_id) DO UPDATE SET role = excluded.role").run(personId, role, ms(now));
       },
       { references: { entity: "person", id: personId } },
     );

@@ -213,3 +213,61 @@ describe("DueLoop", () => {
     expect(errors.join("")).toContain("store unavailable");
   });
 });
+
+describe("runtime: approvals across a crash", () => {
+  it("a crash between storing an approval request and queueing its card: the card goes out after the restart, once, with its buttons", async () => {
+    const sent: unknown[] = [];
+    const email = defineTool({
+      name: "send_email",
+      description: "Sends an email.",
+      parameters: z.object({ to: z.string(), text: z.string() }),
+      sideEffect: true,
+      capability: "email.send",
+      policy: { capability: "email.send", access: "write", destinationArgs: ["to"], exfiltrationArgs: ["text"] },
+      execute: async (args) => (sent.push(args), { ok: true, content: "sent" }),
+    });
+    const model = new ScriptedModel((messages) => (messages.at(-1)?.role === "tool" ? reply("I asked you first.") : call("send_email", { to: "eve@example.com", text: "hello" })));
+    h = new RuntimeHarness(model, [email]);
+    // The first process dies right after the request is stored: queueing the card never happens.
+    let dieAtCard = true;
+    const first = await h.start({
+      wrapStore: (store) =>
+        new Proxy(store, {
+          get(target, prop, receiver) {
+            const value: unknown = Reflect.get(target, prop, receiver);
+            if (prop !== "outbox") return value;
+            return new Proxy(target.outbox, {
+              get(outbox, name, r) {
+                const fn: unknown = Reflect.get(outbox, name, r);
+                if (name !== "enqueueOutbound" || typeof fn !== "function") return fn;
+                return (input: { deliveryKey: string }, now: Date) => {
+                  if (dieAtCard && input.deliveryKey.startsWith("approval:")) throw new Error("killed before the card was queued");
+                  return Reflect.apply(fn, outbox, [input, now]);
+                };
+              },
+            });
+          },
+        }),
+    });
+    await h.say(first, "ana", "email eve hello");
+    const pid = await personOf(first, "ana");
+    await h.until(first, async () => (await first.store.approvals.listPendingApprovals(pid)).length === 1, "the approval request");
+    await first.kill();
+    dieAtCard = false;
+    expect(first.channel.sent.some((s) => s.key.includes("approval:"))).toBe(false);
+
+    const second = await h.start();
+    const [request] = await second.store.approvals.listPendingApprovals(pid);
+    await h.until(second, () => second.channel.sent.some((s) => s.key.includes(`approval:${request!.id}`)), "the card after the restart");
+    const choices = await second.store.sentinel.listApprovalChoices(request!.id);
+    expect(choices.length).toBeGreaterThan(0);
+    expect(choices.every((c) => c.outboxId !== null)).toBe(true);
+    expect(sent).toEqual([]);
+    // A second restart queues nothing new: the card is sent once.
+    await second.kill();
+    const third = await h.start();
+    await h.settle(third);
+    expect(third.channel.sent.filter((s) => s.key.includes("approval:")).length).toBe(0);
+    expect(await third.store.sentinel.listApprovalChoices(request!.id)).toEqual(choices);
+  });
+});

@@ -255,10 +255,10 @@ export function authorizationContract(ctx: ContractContext): void {
       const a = await makePerson(store);
       const b = await makePerson(store);
       expect(await store.access.listRoles()).toEqual([]);
-      await store.access.setRole(a.id, "admin");
-      await store.access.setRole(a.id, "admin");
+      await store.access.setRole(a.id, "admin", new Date(1_000));
+      await store.access.setRole(a.id, "admin", new Date(1_000));
       expect(await store.access.listRoles()).toEqual([{ personId: a.id, role: "admin" }]);
-      await store.access.setRole(a.id, null);
+      await store.access.setRole(a.id, null, new Date(2_000));
       expect(await store.access.listRoles()).toEqual([]);
 
       const group = { channel: "telegram" as const, groupId: "-1001" };

@@ -1,0 +1,68 @@
+import type { EgressFailureCode, SecretErrorCode } from "../sentinel/errors.js";
+
+/**
+ * Codes the tool loop itself gives to calls it did not run or that threw:
+ * `invalid_json` (arguments not JSON), `invalid_arguments` (schema mismatch), `unknown_tool`,
+ * `tool_disabled` (repeatedly invalid in this activation), `tool_threw`, `interrupted` (the
+ * activation was stopped before the call ran).
+ */
+export type LoopToolErrorCode = "invalid_json" | "invalid_arguments" | "unknown_tool" | "tool_disabled" | "tool_threw" | "interrupted";
+
+/** Codes of the journal on resume: `not_run` (a transactional call cut short, safe to run again), `failed` (an outcome recorded before codes existed). */
+export type JournalErrorCode = "not_run" | "failed";
+
+/**
+ * Sentinel's refusals: `denied` (policy or the person said no), `approval_required` (a card was
+ * sent; data carries the approval id), `approvals_paused` / `approval_deferred` (too many cards
+ * open), `egress_denied` (the egress guard refused the destination), `secret_*` (see SecretErrorCode).
+ */
+export type SentinelErrorCode = "denied" | "approval_required" | "approvals_paused" | "approval_deferred" | "egress_denied";
+
+/** Codes of the workspace jail (sandbox/jail.ts) and file tools. */
+export type FileErrorCode =
+  | "path_outside_workspace"
+  | "not_a_regular_file"
+  | "linked_file"
+  | "not_found"
+  | "too_large"
+  | "quota_exceeded"
+  | "changed_during_access"
+  | "jail_unsupported"
+  | "file_error";
+
+/** Codes of the browser tools (sandbox/browser). */
+export type BrowserErrorCode = "browser_unavailable" | "browser_error" | "no_page" | "unknown_ref" | "page_changed" | "navigation_failed" | "no_download";
+
+/** Codes of the scheduling tools: a schedule that does not parse, or a time already past. */
+export type ScheduleErrorCode = "invalid_schedule" | "in_the_past";
+
+/**
+ * The closed set of error codes a tool result (`{ ok: false, code }`) may carry — what the model
+ * reads in `Error [code]: …`, what the journal and the audit record. Lower-case snake case; a new
+ * failure kind is added here, never invented as a free string.
+ */
+export type ToolErrorCode =
+  | LoopToolErrorCode
+  | JournalErrorCode
+  | SentinelErrorCode
+  | EgressFailureCode
+  | SecretErrorCode
+  | FileErrorCode
+  | BrowserErrorCode
+  | ScheduleErrorCode;
+
+const ALL: Record<ToolErrorCode, true> = {
+  invalid_json: true, invalid_arguments: true, unknown_tool: true, tool_disabled: true, tool_threw: true, interrupted: true,
+  not_run: true, failed: true,
+  denied: true, approval_required: true, approvals_paused: true, approval_deferred: true, egress_denied: true,
+  timeout: true, too_large: true, network: true, aborted: true,
+  secret_unknown: true, secret_not_bound: true, vault_key_invalid: true, vault_corrupt: true,
+  path_outside_workspace: true, not_a_regular_file: true, linked_file: true, not_found: true, quota_exceeded: true, changed_during_access: true, jail_unsupported: true, file_error: true,
+  browser_unavailable: true, browser_error: true, no_page: true, unknown_ref: true, page_changed: true, navigation_failed: true, no_download: true,
+  invalid_schedule: true, in_the_past: true,
+};
+
+/** Whether a string read back (journal row, older data) is one of the codes. */
+export function isToolErrorCode(value: unknown): value is ToolErrorCode {
+  return typeof value === "string" && Object.hasOwn(ALL, value);
+}
