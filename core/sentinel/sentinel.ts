@@ -412,7 +412,7 @@ function persistenceNotes(tool: ToolDefinition, input: DecisionInput, context: T
     const depth = input.chainDepth ?? 0;
     notes.push({
       name: "job chain",
-      value: depth === 0 ? "a job you start (depth 1)" : `a job scheduled by a job (depth ${depth + 1}; jobs started by jobs need you)`,
+      value: depth === 0 ? "a new job from this conversation (depth 1)" : `a job scheduled by a job (depth ${depth + 1}; jobs started by jobs need you)`,
     });
   }
   if (tool.persists?.kind === "memory" && input.tainted) notes.push({ name: "kept as", value: "marked as coming from outside content" });

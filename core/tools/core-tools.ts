@@ -168,7 +168,16 @@ export function coreTools(deps: CoreToolsDeps): ToolDefinition[] {
         const wakeups = tasks.items
           .map((t) => ({ t, spec: wakeupSpecOf(t) }))
           .filter((x) => x.spec)
-          .map(({ t, spec }) => ({ id: t.id, goalId: t.goalId, note: spec!.note, notify: spec!.notify, timing: spec!.timing }));
+          .map(({ t, spec }) => ({
+            id: t.id,
+            goalId: t.goalId,
+            note: spec!.note,
+            notify: spec!.notify,
+            timing: spec!.timing,
+            // Issue 11: made from outside content (its activations start tainted), and its job-chain depth.
+            fromOutside: spec!.provenance?.tainted === true ? (spec!.provenance.source ?? "outside content") : null,
+            depth: spec!.provenance?.depth ?? 1,
+          }));
         const data = { goals: goals.items.map(goalView), wakeups } as unknown as Json;
         return ok(JSON.stringify(data), data);
       },

@@ -184,6 +184,9 @@ describe("taint covers persistence, notifications and links (issue 11)", () => {
     const pid = await personOf("ana");
     const [item] = (await app!.store.memory.listMemory(pid)).items;
     expect(item!.taint).toEqual({ source: `${page.url}/news` });
+    // The person sees it marked, and can delete it themself without a card.
+    await app!.say("ana", "/memory");
+    await app!.repliesUntil("ana", (x) => x.some((m) => m.text.includes(`from outside content (${page.url}/news)`)));
 
     // A new turn reads nothing outside, but the tainted item is in its context: it is tainted, so
     // another write that outlives it asks, and the item is shown marked as untrusted.
