@@ -70,11 +70,13 @@ export class ProactiveFlow {
   }
 
   /** Without a model: an asked-for reminder still arrives, with its own note as the honest content. */
-  async remindWithoutModel(input: Pick<ProactiveInput, "task" | "checkpoint" | "origin" | "key">): Promise<void> {
+  async remindWithoutModel(input: Pick<ProactiveInput, "task" | "checkpoint" | "origin" | "key"> & { person?: Person }): Promise<void> {
     const { task, checkpoint, origin } = input;
     if (checkpoint.kind !== "wakeup" || checkpoint.notify !== "always") return;
     const dueAt = origin.kind === "wakeup" ? new Date(origin.dueAt) : null;
-    const candidate = reminderCandidate(checkpoint, occurrenceKeyOf(task, dueAt), wakeupProvenance(checkpoint, false));
+    const reminder = reminderCandidate(checkpoint, occurrenceKeyOf(task, dueAt), wakeupProvenance(checkpoint, false));
+    // A note made in a tainted activation may carry links out: made inert like anything a tainted activation says.
+    const candidate = reminder.provenance.tainted && this.deps.inertLinks && input.person ? { ...reminder, text: await this.deps.inertLinks(input.person, reminder.text) } : reminder;
     await this.deps.notifier.propose({ personId: task.personId, taskId: task.id, deliveryKey: `${this.deliveryKeyBase(input, dueAt)}:nomodel`, candidate });
   }
 

@@ -242,7 +242,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
       this.deps.outbox.poke();
       return;
     }
-    await this.deps.proactive.remindWithoutModel({ task, checkpoint, origin, key });
+    await this.deps.proactive.remindWithoutModel({ task, checkpoint, origin, key, person });
     const next = nextOccurrence(checkpoint, clock.now());
     await this.release(task, next ? { status: "waiting", wait: { kind: "time", until: next } } : { status: "done", result: null });
   }
