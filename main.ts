@@ -141,6 +141,7 @@ export async function startApp(
     publicUrl: () => config.PUBLIC_URL ?? url,
     singleProcess: store.kind === "sqlite",
     notificationJudgement: config.NOTIFY_MODEL_JUDGEMENT,
+    askedForPerHour: config.NOTIFY_ASKED_FOR_PER_HOUR,
     sentinel: { egress, vault },
     allowFrom: config.ALLOW_FROM,
     owners: config.OWNER,

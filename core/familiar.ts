@@ -69,6 +69,8 @@ export interface FamiliarDeps {
   sentinel: { egress: EgressGuard; vault?: SecretVault; policy?: Policy };
   /** Let the model judge whether a proactive message is worth sending (strict JSON; failures hold). */
   notificationJudgement?: boolean;
+  /** Cap on asked-for notifications per person and rolling hour (default 10; see core/notify). */
+  askedForPerHour?: number;
   /** How long processed platform update ids are kept for redelivery dedupe, ms (default 14 days). */
   inboundRetentionMs?: number;
   /** Where outbound attachments (artifacts) are read from. */
@@ -120,7 +122,7 @@ export class Familiar {
     // The task loop is created below; these flows only need to wake it.
     const pokeTasks = () => this.taskLoop.poke();
 
-    this.notifier = new Notifier({ store, clock, logger, outbox, scheduler, judge: deps.notificationJudgement ? model() : null });
+    this.notifier = new Notifier({ store, clock, logger, outbox, scheduler, judge: deps.notificationJudgement ? model() : null, ...(deps.askedForPerHour !== undefined && { askedForPerHour: deps.askedForPerHour }) });
     // Sentinel's own time (never behind what it saw) and the person's session, shared by the facade and the desk.
     const sentinelTime = { clock: new SentinelClock(store, () => clock.now()), sessions: new SessionTracker(store) };
     this.approvals = new ApprovalFlow({ store, clock, logger, outbox, scheduler, tasks: { poke: pokeTasks }, sentinel: sentinelTime });

@@ -80,6 +80,8 @@ export const configSchema = z
     PUBLIC_URL: optionalUrl,
     /** Let the model judge (strict JSON) whether a proactive message is worth sending; failures hold. */
     NOTIFY_MODEL_JUDGEMENT: bool(false),
+    /** Asked-for ("notify: always") notifications per person and rolling hour before the cap treats further ones as ordinary. */
+    NOTIFY_ASKED_FOR_PER_HOUR: int(10, 1, 1_000),
     /** How long Agenda waits for running jobs on shutdown, ms. */
     SHUTDOWN_DEADLINE_MS: int(10_000, 0, 600_000),
 
@@ -167,6 +169,7 @@ export const settingDocs: Record<keyof Config, { expected: string; secret?: bool
   SHUTDOWN_DEADLINE_MS: { expected: "an integer 0–600000 (milliseconds)" },
   PUBLIC_URL: { expected: "the http(s) base URL outside services reach Familiar at" },
   NOTIFY_MODEL_JUDGEMENT: { expected: "true or false" },
+  NOTIFY_ASKED_FOR_PER_HOUR: { expected: "an integer 1–1000 (notifications per person and hour)" },
   TELEGRAM_BOT_TOKEN: { expected: "a bot token from @BotFather (digits:letters)", secret: true },
   TELEGRAM_API_ROOT: { expected: "an http(s) URL without a trailing slash (a local Bot API server)" },
   TELEGRAM_WEBHOOK_URL: { expected: "the public https URL Telegram posts updates to (needs TELEGRAM_WEBHOOK_SECRET)" },

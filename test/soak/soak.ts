@@ -148,6 +148,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     TELEGRAM_API_ROOT: telegram.apiRoot,
     ALLOW_FROM: telegramIds.map((id) => `telegram:${id}`).join(","),
     WAKEUP_GRACE_MS: "3600000",
+    // Each soak user asks for far more reminders an hour than a person would; the cap on asked-for
+    // notifications (default 10 an hour) is a filter rule, not durability, so it is raised here.
+    NOTIFY_ASKED_FOR_PER_HOUR: "1000",
   };
   let child: ChildApp | null = null;
   const restarts: number[] = [];
