@@ -29,7 +29,7 @@ import { ActionUnavailableError, type ActionDescription } from "./action.js";
 import { carriesData, classifyTarget, describeAction, describedAction, describeTarget, type ActionDescriptor, type UrlPrecheck } from "./descriptor.js";
 import { EgressDeniedError, EgressFailedError, SecretError } from "./errors.js";
 import { liveGrants, type ActiveGrant } from "./grants.js";
-import { decide, defaultPolicy, type Policy } from "./policy.js";
+import { decide, defaultPolicy, MAX_UNASKED_JOB_DEPTH, type Policy } from "./policy.js";
 import { hostsIn, type SeenContent } from "./provenance.js";
 import { summariseAction, summariseDescribed } from "./summary.js";
 import { SentinelClock, SessionTracker } from "./time.js";
@@ -204,9 +204,14 @@ export class Sentinel {
           ? describeAction(tool, persistence, args, this.deps.egress)
           : null;
     let grants: ActiveGrant[] = [];
-    if (policy || persistence) {
+    if (policy) {
       const session = await this.sessions.refresh(context.personId, now);
       grants = await liveGrants(this.deps.store, context.personId, { taskId: context.taskId, sessionId: session?.sessionId ?? null, now });
+    } else if (persistence && tool.persists && (context.tainted === true || (tool.persists.createsJob(args) && (context.chainDepth ?? 0) >= MAX_UNASKED_JOB_DEPTH))) {
+      // Only an exact once-grant can cover a persistence call, so no session is needed. The session
+      // tracker is not asked here: this call runs inside the journal's store transaction, and the
+      // tracker serialises per person with callers outside it (a press, an inbound message).
+      grants = await liveGrants(this.deps.store, context.personId, { taskId: context.taskId, sessionId: null, now });
     }
     const input: DecisionInput = {
       capability: described?.capability ?? policy?.capability ?? tool.capability,
