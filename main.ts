@@ -2,7 +2,7 @@
  * Composition root: the one place that picks adapters from configuration and wires them together.
  * `npm start` runs `main()`; tests call `startApp(config)` in-process.
  */
-import { mkdirSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { MongoClient } from "mongodb";
@@ -45,6 +45,10 @@ import { OpenAITranscriber } from "./core/model/openai-transcriber.js";
 import { VisionFallbackModel } from "./core/model/vision-fallback.js";
 import { EgressGuard } from "./core/sentinel/egress.js";
 import { SecretVault } from "./core/sentinel/vault.js";
+import { SecretDesk } from "./core/sentinel/secret-desk.js";
+import { SecretScrubbingModel } from "./core/sentinel/model-guard.js";
+import { scrubSecrets } from "./core/sentinel/scrub.js";
+import { scrubbingStore } from "./core/storage/scrubbing.js";
 import { ChatLog, recordingAdapter } from "./bots/web/chat-log.js";
 import { webApp } from "./bots/web/app.js";
 import { MessengerSetup } from "./bots/web/messenger-setup.js";
@@ -76,9 +80,11 @@ export async function startApp(
   options: { clock?: Clock; logDestination?: NodeJS.WritableStream; configure?: (familiar: Familiar) => void } = {},
 ): Promise<RunningApp> {
   const clock = options.clock ?? systemClock;
-  const { logger, addSecret } = createLogger({ level: config.LOG_LEVEL, secrets: secretValues(config), ...(options.logDestination && { destination: options.logDestination }) });
+  const { logger, addSecret, registry } = createLogger({ level: config.LOG_LEVEL, secrets: secretValues(config), ...(options.logDestination && { destination: options.logDestination }) });
   const dataDir = resolve(config.DATA_DIR);
-  mkdirSync(dataDir, { recursive: true });
+  // The conversation, memory and keys live here: readable by this account only.
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  restrictDataDir(dataDir, logger);
 
   let store: Store;
   let scheduler: Scheduler;
@@ -102,8 +108,13 @@ export async function startApp(
     });
   }
 
-  const egress = new EgressGuard({ privateHostsAllowed: config.PRIVATE_HOSTS_ALLOWED });
+  // Secrets boundary: audit rows, journal entries and error fields are scrubbed of configured tokens,
+  // vault values (every encoding) and token shapes before they are written (core/storage/scrubbing.ts).
+  store = scrubbingStore(store, registry.scrubDeep);
   const vault = await SecretVault.open({ dataDir, ...(config.FAMILIAR_SECRET_KEY && { secretKey: config.FAMILIAR_SECRET_KEY }), addSecret });
+  // Every hop is checked for vault values going to an origin they are not bound to.
+  const secretCheck = (texts: readonly string[], origin: string) => vault.unboundIn(texts, origin);
+  const egress = new EgressGuard({ privateHostsAllowed: config.PRIVATE_HOSTS_ALLOWED, outboundCheck: secretCheck });
   const setup = await SetupStore.open(dataDir, vault);
 
   // Environment variables win; else the model chosen on the setup page. Switchable: the setup page
@@ -127,11 +138,14 @@ export async function startApp(
   // Photos, voice notes and files: what the model in use can do is learnt as it goes (see createMedia).
   const media = createMedia(config, dataDir, workspace, model, () => modelEndpoint(config, setup), logger);
   let url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
+  const guardedModel = new SecretScrubbingModel(media.model, (text) => scrubSecrets(text, registry.list()));
+  const secrets = new SecretDesk({ vault, store, clock, publicUrl: () => config.PUBLIC_URL ?? url, pokeOutbox: () => familiar.outboxLoop.poke() });
   const familiar = new Familiar({
     store,
     scheduler,
     // The runtime asks for the model at each activation: whatever the setup page chose last.
-    model: () => (model.configured ? media.model : null),
+    // Requests and answers pass the secret scrubber (vault values and configured keys, every encoding).
+    model: () => (model.configured ? guardedModel : null),
     tokens: createTokenCounter(),
     clock,
     logger,
@@ -142,7 +156,8 @@ export async function startApp(
     singleProcess: store.kind === "sqlite",
     notificationJudgement: config.NOTIFY_MODEL_JUDGEMENT,
     askedForPerHour: config.NOTIFY_ASKED_FOR_PER_HOUR,
-    sentinel: { egress, vault },
+    sentinel: { egress, vault, scrub: registry.scrub },
+    secrets,
     allowFrom: config.ALLOW_FROM,
     owners: config.OWNER,
     localChatIsOwner: !config.LOCAL_CHAT_ALLOW_REMOTE,
@@ -150,7 +165,7 @@ export async function startApp(
     media: { intake: media.intake, context: media.context },
   });
   // Chromium starts on the first browser tool call, not here.
-  const browser = new BrowserRuntime({ chromiumPath: config.CHROMIUM_PATH, dataDir, egress, logger, maxContexts: config.BROWSER_MAX_CONTEXTS, idleMs: config.BROWSER_IDLE_MS });
+  const browser = new BrowserRuntime({ chromiumPath: config.CHROMIUM_PATH, dataDir, egress, secretCheck, logger, maxContexts: config.BROWSER_MAX_CONTEXTS, idleMs: config.BROWSER_IDLE_MS });
   familiar.addTools([
     ...webTools(egress),
     ...workspaceTools(dataDir, workspace),
@@ -172,10 +187,14 @@ export async function startApp(
   familiar.addChannel(recordingAdapter(local, chatLog));
   options.configure?.(familiar);
 
-  const http = new HttpServer(logger, [
+  const http = new HttpServer(
+    logger,
+    [
     { name: "store", check: async () => ({ ...(await store.health()) }) },
     { name: "scheduler", check: async () => ({ ok: scheduler.status().running, ...scheduler.status() }) },
-  ]);
+    ],
+    registry.scrubDeep,
+  );
   const sessions = await WebSessions.open(dataDir, clock);
   // Requests refused at the door (bad signature, too large, too deep) go to the audit log.
   const onRefused = (refusal: Refusal) =>
@@ -237,6 +256,7 @@ export async function startApp(
         messengerSetup,
       },
       readme: readReadme,
+      secrets,
     }),
   );
   // The old JSON APIs have no sign-in: they stay on this machine even when the web app is opened up.
@@ -351,6 +371,8 @@ function createMedia(
 
 /** `npm start`: load settings (exit 2 with every bad key listed), start, stop cleanly on SIGTERM/SIGINT. */
 export async function main(): Promise<void> {
+  // Files Familiar creates (database, vault, workspace, artifacts) are this account's alone.
+  process.umask(0o077);
   let config: Config;
   try {
     config = loadConfig();
@@ -365,7 +387,9 @@ export async function main(): Promise<void> {
   try {
     app = await startApp(config);
   } catch (err) {
-    process.stderr.write(`Familiar failed to start: ${(err as Error).message}\n`);
+    const code = (err as NodeJS.ErrnoException).code;
+    const hint = code === "EADDRINUSE" ? ` Another program (or another Familiar) uses port ${config.PORT}: stop it, or start with another port, e.g. PORT=3001 npm start.` : "";
+    process.stderr.write(`Familiar failed to start: ${(err as Error).message}.${hint}\n`);
     process.exit(1);
   }
   let exiting = false;
@@ -401,4 +425,20 @@ if (process.argv[1] && /[\\/]main\.[jt]s$/.test(process.argv[1]) && import.meta.
     process.stderr.write(`Familiar failed: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   });
+}
+
+/**
+ * Makes DATA_DIR and the database files in it readable by this account only (0700 / 0600): they hold
+ * the conversation, memory and keys. A directory someone else owns (a mounted volume) is left as is
+ * and reported.
+ */
+function restrictDataDir(dataDir: string, logger: Logger): void {
+  try {
+    chmodSync(dataDir, 0o700);
+    for (const name of readdirSync(dataDir)) {
+      if (/\.(db|db-wal|db-shm|json|key)$/.test(name)) chmodSync(join(dataDir, name), 0o600);
+    }
+  } catch (err) {
+    logger.warn({ err, dataDir }, "could not make the data folder private to this account");
+  }
 }

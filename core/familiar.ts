@@ -28,6 +28,9 @@ import type { Scheduler } from "./scheduling/scheduler.js";
 import type { EgressGuard } from "./sentinel/egress.js";
 import type { Policy } from "./sentinel/policy.js";
 import { Sentinel } from "./sentinel/sentinel.js";
+import type { SecretDesk } from "./sentinel/secret-desk.js";
+import { screenInbound } from "./sentinel/secret-text.js";
+import { registerSecretCommands, secretTools } from "./sentinel/secret-tools.js";
 import type { SecretVault } from "./sentinel/vault.js";
 import { SentinelClock, SessionTracker } from "./sentinel/time.js";
 import { allowedLinkHosts, inertLinks } from "./sentinel/inert-links.js";
@@ -66,7 +69,9 @@ export interface FamiliarDeps {
   /** The local web chat serves only this machine, so its users count as the owner. */
   localChatIsOwner?: boolean;
   /** Sentinel's parts: every tool call passes its policy, grants and approvals (required in production). */
-  sentinel: { egress: EgressGuard; vault?: SecretVault; policy?: Policy };
+  sentinel: { egress: EgressGuard; vault?: SecretVault; policy?: Policy; scrub?: (text: string) => string };
+  /** The secret desk (one-time links to store a secret): enables `/secret`, `request_secret` and the offer after withheld text. */
+  secrets?: SecretDesk;
   /** Let the model judge whether a proactive message is worth sending (strict JSON; failures hold). */
   notificationJudgement?: boolean;
   /** Cap on asked-for notifications per person and rolling hour (default 10; see core/notify). */
@@ -131,6 +136,7 @@ export class Familiar {
       egress: deps.sentinel.egress,
       ...(deps.sentinel.vault && { vault: deps.sentinel.vault }),
       ...(deps.sentinel.policy && { policy: deps.sentinel.policy }),
+      ...(deps.sentinel.scrub && { scrub: deps.sentinel.scrub }),
       logger,
       onApprovalRequested: this.approvals.requested,
       ...sentinelTime,
@@ -179,6 +185,10 @@ export class Familiar {
       },
     });
     registerSentinelCommands(this.commands, this.views);
+    if (deps.secrets) {
+      registerSecretCommands(this.commands, deps.secrets);
+      this.tools.push(...secretTools({ desk: deps.secrets, store, clock, pokeOutbox: () => outbox.poke() }));
+    }
     const owners = deps.owners?.length ? deps.owners : (deps.allowFrom ?? []).slice(0, 1);
     const door = new Door({ store, clock, owners, localIsOwner: deps.localChatIsOwner ?? true });
     door.registerCommands(this.commands);
@@ -220,7 +230,26 @@ export class Familiar {
   }
 
   /** Entry point for adapters: resolves when the event is durably recorded (acknowledge the platform then). */
-  handleInbound = (event: InboundEvent): Promise<InboundOutcome> => this.inbound.handle(event);
+  handleInbound = async (event: InboundEvent): Promise<InboundOutcome> => {
+    // Secret-looking text (passwords, keys, one-time codes) is withheld before anything keeps or reads it.
+    const screened = screenInbound(event);
+    const outcome = await this.inbound.handle(screened.event);
+    if (screened.kinds.length > 0 && outcome.status === "accepted") await this.offerVault(screened.event, screened.kinds);
+    return outcome;
+  };
+
+  /** After withheld text: tells the person it was not kept and offers the vault's one-time link. */
+  private async offerVault(event: InboundEvent, kinds: readonly string[]): Promise<void> {
+    const { store, clock, logger } = this.deps;
+    logger.info({ channel: event.channel, kinds }, "withheld secret-looking text from an inbound message");
+    const identity = await store.persons.findIdentity(event.channel, event.accountId);
+    if (!identity) return;
+    const what = kinds.map((k) => k.replace(/_/g, " ")).join(", ");
+    const why = `Part of that looked like a secret (${what}), so I did not keep it or read it.\n`;
+    const text = this.deps.secrets ? this.deps.secrets.offerText(identity.personId, null, why) : `${why}Secrets belong in the vault, not in chat.`;
+    await store.outbox.enqueueOutbound({ personId: identity.personId, deliveryKey: `secret-offer:${event.channel}:${event.updateId}`, text, channel: event.channel }, clock.now());
+    this.outboxLoop.poke();
+  }
 
   /** A webhook call (see WebhookEvents.receive). */
   handleHookEvent(hookId: string, secret: string, body: string): Promise<HookEventResult> {

@@ -1,4 +1,5 @@
 import { pino, type Logger } from "pino";
+import { SecretRegistry } from "./sentinel/scrub.js";
 
 export type { Logger } from "pino";
 
@@ -9,9 +10,10 @@ const REDACTED = "[redacted]";
 
 /**
  * Deep-copies `value` with secrets removed: by key (any key matching token/secret/password/…)
- * and by value (any occurrence of a known secret string inside any string).
+ * and by value (any occurrence of a known secret string inside any string — in every encoding, plus
+ * platform token shapes, when `secrets` is a {@link SecretRegistry}).
  */
-export function redact(value: unknown, secrets: readonly string[], depth = 0): unknown {
+export function redact(value: unknown, secrets: readonly string[] | SecretRegistry, depth = 0): unknown {
   if (typeof value === "string") return scrub(value, secrets);
   if (depth > 8 || value === null || typeof value !== "object") return value;
   if (value instanceof Date) return value;
@@ -26,7 +28,8 @@ export function redact(value: unknown, secrets: readonly string[], depth = 0): u
   return out;
 }
 
-function scrub(text: string, secrets: readonly string[]): string {
+function scrub(text: string, secrets: readonly string[] | SecretRegistry): string {
+  if (secrets instanceof SecretRegistry) return secrets.scrub(text);
   let out = text;
   for (const s of secrets) if (s && out.includes(s)) out = out.split(s).join(REDACTED);
   return out;
@@ -35,14 +38,16 @@ function scrub(text: string, secrets: readonly string[]): string {
 /**
  * Creates the structured (pino, JSON lines) logger. Secrets are redacted by key and by value:
  * `secrets` are the current secret values (settings marked secret, vault values), and the list
- * may grow at run time through the returned `addSecret`.
+ * may grow at run time through the returned `addSecret`. The returned `registry` is the process's
+ * one boundary scrubber (scrub.ts): the same values, in every encoding, plus platform token shapes,
+ * used by the logger, the audit and error writes of the store and the HTTP JSON responses.
  */
 export function createLogger(options: {
   level: string;
   secrets?: readonly string[];
   destination?: NodeJS.WritableStream;
-}): { logger: Logger; addSecret: (value: string) => void } {
-  const secrets: string[] = [...(options.secrets ?? [])].filter((s) => s.length >= 6);
+}): { logger: Logger; addSecret: (value: string, name?: string) => void; registry: SecretRegistry } {
+  const secrets = new SecretRegistry((options.secrets ?? []).filter((s) => s.length >= 6));
   const logger = pino(
     {
       level: options.level,
@@ -63,8 +68,7 @@ export function createLogger(options: {
   );
   return {
     logger,
-    addSecret: (value: string) => {
-      if (value.length >= 6 && !secrets.includes(value)) secrets.push(value);
-    },
+    addSecret: (value: string, name?: string) => secrets.add(value, name),
+    registry: secrets,
   };
 }

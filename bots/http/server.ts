@@ -16,12 +16,24 @@ export class HttpServer {
   readonly app: Express;
   private server: Server | null = null;
 
+  /**
+   * @param scrubJson every JSON response body passes through it (scrub.ts `SecretRegistry.scrubDeep`:
+   *   configured tokens, vault values in every encoding, token shapes), so no API returns a secret.
+   */
   constructor(
     private readonly logger: Logger,
     private readonly checks: HealthCheck[],
+    scrubJson?: <T>(body: T) => T,
   ) {
     this.app = express();
     this.app.disable("x-powered-by");
+    if (scrubJson) {
+      this.app.use((_req, res, next) => {
+        const json = res.json.bind(res);
+        res.json = (body?: unknown) => json(scrubJson(body));
+        next();
+      });
+    }
     this.app.set("trust proxy", false);
     // Browsers ask for it on every page; there is none.
     this.app.get("/favicon.ico", (_req, res) => void res.status(204).end());

@@ -10,6 +10,8 @@ import { webAccess } from "./auth.js";
 import { chatApi, type ChatApiDeps } from "./chat-api.js";
 import type { ChatLog } from "./chat-log.js";
 import { dashboardApi, type DashboardApiDeps } from "./dashboard-api.js";
+import { secretFormRouter, secretsWebApi } from "./secret-form.js";
+import type { SecretDesk } from "../../core/sentinel/secret-desk.js";
 import { setupApi, type SetupApiDeps } from "./setup-api.js";
 import type { SetupStore } from "./setup-store.js";
 import type { WebSessions } from "./sessions.js";
@@ -63,6 +65,8 @@ export interface WebAppDeps {
   setupApi: Omit<SetupApiDeps, "setup" | "logger">;
   /** README.md text, served rendered at `/readme` (linked from the setup page). */
   readme: () => string | null;
+  /** The secret desk: `/secret/:token` one-time forms and `/api/web/secrets`. */
+  secrets?: SecretDesk;
 }
 
 /**
@@ -78,6 +82,10 @@ export function webApp(deps: WebAppDeps): Router {
   router.use(dashboardApi({ store: deps.store, familiar: deps.familiar, clock: deps.clock, channelStatus: deps.channelStatus }));
   router.use(chatApi({ store: deps.store, log: deps.chatLog, clock: deps.clock, deliver: deps.deliver, typing: deps.typing }));
   router.use(setupApi({ ...deps.setupApi, setup: deps.setup, logger: deps.logger }));
+  if (deps.secrets) {
+    router.use(secretsWebApi(deps.secrets));
+    router.use(secretFormRouter(deps.secrets, deps.publicUrl));
+  }
 
   const headers = (res: Response, type: string) =>
     res.set({ "Content-Type": type, "Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "Content-Security-Policy": csp });

@@ -1,3 +1,4 @@
+import { withholdSecretText } from "../../core/sentinel/secret-text.js";
 import { chatLogId } from "../../core/channels/chat-log-id.js";
 import type { ChannelAdapter, ChannelTarget, InboundEvent, InboundMessage, InboundOutcome, InboundSink, OutboundContent, OutboundPart, RenderOptions } from "../../core/channels/port.js";
 import { attachmentNoun } from "../../core/context/attachments.js";
@@ -133,7 +134,8 @@ const PENDING_LIMIT = 500;
 /** What the chat log shows of an inbound message: a line per file (`[photo]`, `[file: q3.pdf]`, a sticker's emoji), then the text. */
 function loggedText(event: InboundMessage): string {
   const files = (event.attachments ?? []).map((a) => (a.kind === "sticker" ? (a.emoji ?? "[sticker]") : `[${attachmentNoun[a.kind]}${a.fileName ? `: ${a.fileName}` : ""}]`));
-  return [...files, event.text].filter((line) => line.length > 0).join("\n");
+  // Secret-looking text is withheld here too (the log is written before the core sees the message).
+  return [...files, withholdSecretText(event.text).text].filter((line) => line.length > 0).join("\n");
 }
 
 /**

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { ChannelAdapter, InboundSink } from "../../core/channels/port.js";
 import type { Config } from "../../core/config/schema.js";
 import type { Logger } from "../../core/log.js";
-import type { SecretVault } from "../../core/sentinel/vault.js";
+import { SHARED_OWNER, type SecretVault } from "../../core/sentinel/vault.js";
 import type { WhatsAppChannel } from "../whatsapp/channel.js";
 import type { MessengerStatus } from "./messenger-status.js";
 
@@ -136,8 +136,8 @@ export class MessengerSetup {
     } else {
       for (const s of secrets[channel]) {
         const v = values[s.key];
-        if (v) await this.deps.vault.set(s.name, v, [this.origin(channel)]);
-        else await this.deps.vault.delete(s.name);
+        if (v) await this.deps.vault.set(SHARED_OWNER, s.name, v, [this.origin(channel)]);
+        else await this.deps.vault.delete(SHARED_OWNER, s.name);
       }
     }
     this.deps.status.set(channel, "running");
@@ -156,7 +156,7 @@ export class MessengerSetup {
     const out: Partial<Config> = {};
     for (const s of secrets[channel]) {
       try {
-        out[s.key] = this.deps.vault.substituteSecrets(`{{secret:${s.name}}}`, this.origin(channel));
+        out[s.key] = this.deps.vault.substituteSecrets(`{{secret:${s.name}}}`, this.origin(channel), SHARED_OWNER);
       } catch {
         // not stored
       }

@@ -3,7 +3,7 @@ import { readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { z } from "zod";
-import type { SecretVault } from "../../core/sentinel/vault.js";
+import { SHARED_OWNER, type SecretVault } from "../../core/sentinel/vault.js";
 
 const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number) => Promise<Buffer>;
 
@@ -75,7 +75,7 @@ export class SetupStore {
     const model = this.data.model;
     if (!model?.hasKey) return undefined;
     try {
-      return this.vault.substituteSecrets(`{{secret:${MODEL_KEY_SECRET}}}`, new URL(model.baseURL).origin);
+      return this.vault.substituteSecrets(`{{secret:${MODEL_KEY_SECRET}}}`, new URL(model.baseURL).origin, SHARED_OWNER);
     } catch {
       return undefined;
     }
@@ -83,8 +83,8 @@ export class SetupStore {
 
   /** Stores the model choice; the key (if any) goes to the vault bound to the server's origin. */
   async saveModel(choice: { provider: Provider; baseURL: string; model: string; apiKey?: string }): Promise<void> {
-    if (choice.apiKey) await this.vault.set(MODEL_KEY_SECRET, choice.apiKey, [new URL(choice.baseURL).origin]);
-    else await this.vault.delete(MODEL_KEY_SECRET);
+    if (choice.apiKey) await this.vault.set(SHARED_OWNER, MODEL_KEY_SECRET, choice.apiKey, [new URL(choice.baseURL).origin]);
+    else await this.vault.delete(SHARED_OWNER, MODEL_KEY_SECRET);
     this.data = { ...this.data, model: { provider: choice.provider, baseURL: choice.baseURL, model: choice.model, hasKey: Boolean(choice.apiKey) } };
     await this.save();
   }

@@ -120,6 +120,9 @@ export async function runToolLoop(input: ToolLoopInput): Promise<ToolLoopResult>
     }
 
     const calls = withUniqueIds(response.toolCalls, `${input.context.activationKey}:${step}`);
+    if (calls.length > 1 && input.onToolCalls) {
+      await input.onToolCalls(step, calls.map((c, callIndex) => ({ idempotencyKey: dispatcher.idempotencyKey({ step, callIndex }), name: c.name, rawArguments: c.arguments })));
+    }
     trace.messages.push(assistantToolCallMessage(text, calls));
     await runCalls(calls, step);
   }

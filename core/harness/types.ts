@@ -32,6 +32,13 @@ export interface ToolLoopInput {
   onEvent?: (event: ToolLoopEvent) => void;
   /** Invalid calls of one tool in a row after which it is disabled for the activation (default 3). */
   maxInvalidCallsPerTool?: number;
+  /**
+   * Awaited before the calls of a step with more than one tool call run, with every call of the
+   * step and the idempotency key it will run under: the journal records the plan so that calls a
+   * crash kept from ever starting are reported to the resumed activation as not run, instead of
+   * vanishing from its history. A throw fails the activation before any call runs.
+   */
+  onToolCalls?: (step: number, calls: PlannedToolCall[]) => Promise<void>;
   /** Passed to every model request when set. */
   temperature?: number;
   /** Passed to every model request when set (completion tokens). */
@@ -49,6 +56,15 @@ export type ToolCallStatus = "ok" | "failed" | "rejected" | "interrupted";
 
 /** Codes the loop itself gives to calls it did not run or that threw (see core/tools/error-codes.ts). */
 export type { LoopToolErrorCode } from "../tools/error-codes.js";
+
+/** A tool call the model asked for in a step, before it runs. */
+export interface PlannedToolCall {
+  /** `${activationKey}:${step}:${callIndex}`, the key the call will run under. */
+  idempotencyKey: string;
+  name: string;
+  /** Arguments exactly as the model wrote them. */
+  rawArguments: string;
+}
 
 /** One tool call of the loop, in order, for the caller's journal and audit. */
 export interface ToolCallRecord {

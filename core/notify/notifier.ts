@@ -9,6 +9,7 @@ import type { Button, NotificationRecord, Person } from "../storage/types.js";
 import type { Candidate } from "./candidate.js";
 import { releaseAt, startOfLocalDay } from "./digest-timing.js";
 import { applyRules, stricter, type FilterVerdict, type RuleId } from "./filter.js";
+import { impliedDeadline } from "./deadline-text.js";
 import { judgeCandidate } from "./judge.js";
 import { assessNovelty, duplicateWindowMs, type HeardItem, type SaidItem } from "./novelty.js";
 
@@ -98,8 +99,10 @@ export class Notifier {
       occurrenceTaken,
       monitorBaseline: baseline,
     });
+    // An action whose deadline is only stated in words ("due today") still counts as one (rule 4).
+    const deadline = c.deadline ?? (c.needsAction ? impliedDeadline(c.text, now, person.timeZone) : null);
     const rules = applyRules({
-      candidate: { origin: c.origin, askedFor, urgency: c.urgency, needsAction: c.needsAction, deadline: c.deadline ?? null },
+      candidate: { origin: c.origin, askedFor, urgency: c.urgency, needsAction: c.needsAction, deadline },
       person,
       now,
       novelty,
@@ -140,7 +143,7 @@ export class Notifier {
         needsAction: c.needsAction,
         askedFor,
         demoted,
-        deadline: c.deadline ?? null,
+        deadline,
         occurrenceKey: c.occurrenceKey ?? null,
         monitor: c.monitor ?? null,
         rule,

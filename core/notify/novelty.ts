@@ -1,7 +1,10 @@
 import type { TaskId } from "../ids.js";
 import type { MonitorState, NotificationOrigin, Urgency } from "../storage/types.js";
 import { compareMonitor } from "./monitor-state.js";
-import { analyse, hasRestatementMarker, isChatter, isNoNews, jaccard, similarity, type Analysis, type Fact } from "./text.js";
+import { reportsOnlyTrivialChange, targetsOf } from "./change-text.js";
+import { conceptsOf, differentSubjects, normaliseWords } from "./concepts.js";
+import { saysNothingNew } from "./no-news.js";
+import { analyse, fold, hasRestatementMarker, isChatter, isNoNews, jaccard, similarity, type Analysis, type Fact } from "./text.js";
 
 /**
  * The deterministic novelty stage (rule 1 of the filter): does a candidate carry anything the
@@ -74,6 +77,11 @@ export function assessNovelty(input: NoveltyInput): NoveltyVerdict {
   const isReminder = c.origin === "reminder" || c.askedFor;
   // A reminder's words are what the person asked to hear, and an approval is a request: neither is small talk.
   if (!isReminder && c.origin !== "approval" && isChatter(c.text)) return stale("chatter", "small talk without news");
+  // A sentence saying nothing is new; not for anything that asks the person to act or is urgent.
+  const routine = !isReminder && c.origin !== "approval" && c.origin !== "question" && !c.needsAction && c.urgency !== "high" && c.urgency !== "critical";
+  if (routine && saysNothingNew(c.text)) return stale("empty", "says there is nothing new");
+  const selfTrivial = routine ? reportsOnlyTrivialChange(c.text, trivialNumericChange) : null;
+  if (selfTrivial) return stale("trivial", selfTrivial);
 
   const mine = analyse(c.text);
   if (!isReminder && c.origin !== "approval") {
@@ -92,6 +100,12 @@ export function assessNovelty(input: NoveltyInput): NoveltyVerdict {
   }
   return { novel: true, reason: "new content" };
 }
+
+/** Words that say an event happened once more ("again", "erneut"): a new occurrence, not a repeat. */
+const again = /\b(again|once more|another|erneut|wieder|nochmals|de nuevo|otra vez|encore|de nouveau|novamente|outra vez|di nuovo|ancora una volta)\b/;
+
+/** Words that say a reported state continues. */
+const continuation = /\b(ongoing|still|continues|continuing|persists|persisting|weiterhin|noch immer|immer noch|sigue|continua|toujours|persiste|ainda|ancora)\b/;
 
 const stale = (kind: StaleKind, reason: string): NoveltyVerdict => ({ novel: false, kind, reason });
 
@@ -113,20 +127,32 @@ export function sameContent(text: string, mine: Analysis, earlier: string): { ki
   if (!subset(mine.statuses, theirs.statuses)) return null;
   const ids = identities(mine);
   if (!subset(ids, identities(theirs))) return null;
+  // Different subjects in the same words ("water bill" / "electricity bill"), or the same event happening again, are news.
+  const [myConcepts, theirConcepts] = [conceptsOf(text), conceptsOf(earlier)];
+  if (differentSubjects(myConcepts, theirConcepts)) return null;
+  if (again.test(fold(text)) && !again.test(fold(earlier))) return null;
+  const sameSubjects = myConcepts.size > 0 && subset(myConcepts, theirConcepts) && subset(theirConcepts, myConcepts);
   if (similarity(text, earlier) >= 0.75 && numbers(mine).every((n) => numbers(theirs).includes(n))) return { kind: "duplicate", reason: "near-duplicate of something already said" };
-  const words = jaccard(mine.words, theirs.words);
-  const myNums = numbers(mine);
+  // Synonyms and translations of the lexicon's subjects ("e-mail"/"email"/"correo") count as the same word.
+  const words = jaccard(normaliseWords(mine.words), normaliseWords(theirs.words));
   const theirNums = numbers(theirs);
+  // A target the text names ("your target is $330") is a reference the value moves toward, not a new value.
+  const targets = targetsOf(text);
+  const myNums = numbers(mine).filter((n) => !targets.includes(n) || theirNums.includes(n));
   const numsKnown = myNums.every((n) => theirNums.includes(n));
   const factCount = mine.facts.length;
   if (numsKnown) {
     // Same facts and status: a rewording (words overlap) or a translation (facts identify the incident).
-    if (factCount > 0 && (words >= 0.3 || strong(mine) || factCount >= 2)) return { kind: "duplicate", reason: "the same facts were already said (reworded or in another language)" };
-    if (factCount === 0 && words >= 0.5 && mine.words.size >= 2) return { kind: "duplicate", reason: "reworded duplicate of something already said" };
+    if (factCount > 0 && (words >= 0.3 || strong(mine) || factCount >= 2 || sameSubjects)) return { kind: "duplicate", reason: "the same facts were already said (reworded or in another language)" };
+    // The same incident found again: it says so ("ongoing", "still") with the same status about the same thing.
+    if (continuation.test(fold(text)) && mine.statuses.size > 0 && subset(theirs.statuses, mine.statuses) && words >= 0.3) return { kind: "duplicate", reason: "the same incident, reported again as ongoing" };
+    if (factCount === 0 && words >= 0.5 && mine.words.size + mine.statuses.size >= 2) return { kind: "duplicate", reason: "reworded duplicate of something already said" };
+    // A translation without facts: the same subjects (two or more) and no new status.
+    if (factCount === 0 && sameSubjects && myConcepts.size >= 2) return { kind: "duplicate", reason: "the same subjects and status were already said (in other words or another language)" };
     return null;
   }
   if (words >= 0.3 || strong(mine)) {
-    const change = trivialDrift(theirNums, myNums);
+    const change = trivialDrift(theirNums, myNums, targets);
     if (change) return { kind: "trivial", reason: change };
   }
   return null;
@@ -138,7 +164,7 @@ export function sameContent(text: string, mine: Analysis, earlier: string): { ki
  * the noise), and no move passes another number the earlier text gave (a target). Null when any
  * number is new or moved by more.
  */
-function trivialDrift(before: number[], after: number[]): string | null {
+function trivialDrift(before: number[], after: number[], targets: number[] = []): string | null {
   const moves: string[] = [];
   const aligned = before.length === after.length;
   for (const [i, b] of after.entries()) {
@@ -146,7 +172,7 @@ function trivialDrift(before: number[], after: number[]): string | null {
     // The same sentence shape keeps numbers in place; otherwise compare with the nearest earlier number.
     const a = aligned ? before[i]! : before.reduce<number | null>((best, n) => (best === null || Math.abs(n - b) < Math.abs(best - b) ? n : best), null);
     if (a === null || a === 0 || Math.abs(b - a) / Math.abs(a) >= trivialNumericChange) return null;
-    if (before.some((t) => t !== a && Math.sign(a - t) !== Math.sign(b - t))) return null;
+    if ([...before, ...targets].some((t) => t !== a && Math.sign(a - t) !== Math.sign(b - t))) return null;
     moves.push(`${a} → ${b}`);
   }
   return moves.length ? `trivial change of a status already reported (${moves.join(", ")})` : null;

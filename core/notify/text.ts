@@ -67,13 +67,30 @@ const chatterPhrases = [
   /\b(wie geht'?s|wie geht es dir|wie lauft'?s|wie war (deine|dein) (woche|tag))\b/g,
   /\b(que tal( (tu|va) (semana|dia))?|como (estas|va todo|te va))\b/g,
   /\b(comment (ca va|vas-tu|se passe ta (semaine|journee))|ca va)\b/g,
-  /\b(tudo bem|como vai|como esta (a )?(sua|tua) semana)\b/g,
+  /\b(tudo (bem|certo|bom|tranquilo)( por ai)?|como vai|como esta (a )?(sua|tua) semana)\b/g,
   /\b(come (va|stai)|tutto bene)\b/g,
+  // Wishes, plans and "how did it go" with nothing to tell (issue 12: "how's your week going?").
+  /\bhappy (monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|holidays?)\b/g,
+  /\b(any|got any) (fun |big |nice )?plans (for|this) (the )?(weekend|evening|tonight|today|holidays?)\b/g,
+  /\b(i )?hope (you|the|your|it|everything|all) [a-z' ]{0,40}(went|goes|go|is going|are going|was|were|slept|rested|had|have|are having|enjoy(ed)?|feel(ing)?) ?(well|great|smoothly|fine|ok|okay|nicely|good|fun|a (good|great|nice|lovely) (time|one|day|night|evening|weekend))\b/g,
+  /\bhow did [a-z' ]{1,40} go\b/g,
+  /\b(on|at) your (side|end)\b/g,
+  /\b(i'?ll|i will|i'?m going to) (keep (an eye on|watching|track of|checking)|watch|monitor|let you know|keep you (posted|updated|informed))\b[a-z' ]{0,60}/g,
+  /^\W*(morning|afternoon|evening|mornin')\b/g,
+  /\b(i )?(just )?(wanted|want) to (see|check|ask|know|hear) how (you|things|it|everything)('re| are| is)?( [a-z]+){0,2}\b/g,
+  /\b(i )?hope [a-z' ]{0,50}(off to a (good|great) start|a (good|great|nice|lovely|relaxing) (time|one|day|night|evening|weekend|start))\b/g,
+  /\b(i'?m |i am )?(still )?(here|around|available) (if|whenever|when|in case) you need (me|anything|something|help)( at all)?\b/g,
+  /\bjust a (friendly |quick |little )?reminder that i'?m (here|around)\b/g,
+  /\bthanks? (you )?(so much )?for (letting me know|telling me|the update|sharing( that| this)?|the heads-up)( (about|on|regarding) [a-z' ]{0,40})?\b/g,
+  /\b(wie (lauft|geht|war|ist) (es )?(dein|deine|ihr|ihre|der|die) (tag|woche|wochenende|morgen|abend)( so)?|schones wochenende)\b/g,
+  /\b(buen fin de semana|bon week-end|bom fim de semana|buon fine settimana)\b/g,
   /\b(ich wollte (mich )?nur (kurz )?(melden|nachfragen)|solo (queria|pasaba a) saludar|je voulais (juste )?prendre des nouvelles|so passando para ver|volevo solo salutarti)\b/g,
 ];
 
 /** Words that remain of pleasantries ("…having a great day") without adding anything. */
-const chatterFiller = new Set("day week weekend morning evening today there everyone everybody again going doing having well nice great good fine friend so far bisher heute hasta ahora jusqu'ici ate agora finora".split(" "));
+const chatterFiller = new Set(
+  "day week weekend morning evening today there everyone everybody again going doing having well nice great good fine friend so far bisher heute hasta ahora jusqu'ici ate agora finora friendly daily weekly hourly routine quick status heartbeat check report summary".split(" "),
+);
 
 /** Function words (several languages) that add little on their own. */
 const stopWords = new Set(
@@ -85,13 +102,14 @@ const stopWords = new Set(
     "el la los las un una y o es son fue de del al en con por para que se su sus tu tus mi mis ya aun solo " +
     "le les une et ou est sont etait du au aux avec pour sur ce cet cette je tu il elle nous vous ton ta tes mon ma mes pas encore deja seulement " +
     "o os as um uma e ou sao foi do da dos das no na nos nas com por para seu sua teu tua meu minha nao ainda ja so " +
-    "il lo gli un uno una e o sono era di del della al alla con per su tuo tua mio mia non ancora gia solo"
+    "il lo gli un uno una e o sono era di del della al alla con per su tuo tua mio mia non ancora gia solo " +
+    "votre vos leur leurs des ete son sa ses hat wird wurde wurden ihre ihren deinen deinem deiner einen einem einer ha han sido esta estan estao hanno stato stata"
   ).split(" "),
 );
 
 /** Content words: letters/digits runs, folded, function words removed. */
 export function contentWords(text: string): string[] {
-  return (fold(text).match(/[\p{L}\p{N}']+/gu) ?? []).map((w) => w.replace(/^'+|'+$/g, "")).filter((w) => w.length > 1 && !stopWords.has(w));
+  return (fold(text).match(/[\p{L}\p{N}']+/gu) ?? []).map((w) => w.replace(/'s$/, "").replace(/^'+|'+$/g, "")).filter((w) => w.length > 1 && !stopWords.has(w));
 }
 
 /** True when the text is small talk without information (what is left after pleasantries is tiny). */
@@ -111,7 +129,7 @@ export function isChatter(text: string): boolean {
 
 /** Phrases that only repeat back what the person said. */
 const restatementPhrases =
-  /\b(as|like) you (said|mentioned|told me|asked|noted|wrote)\b|\byou (said|mentioned|told me|wrote|noted) (that|you|your|earlier)\b|\b(just )?to (recap|confirm what you said)\b|\bnoted(:| that| -)|\bi('ve| have) (noted|made a note) that you\b|\bper your (message|note)\b|\bwie du (gesagt|erwahnt) hast\b|\bcomo (dijiste|mencionaste|disseste|mencionaste)\b|\bcomme tu (l'as )?(dit|mentionne)\b|\bcome hai detto\b/;
+  /\b(as|like) you (said|mentioned|told me|asked|noted|wrote)\b|\byou (said|mentioned|told me|wrote|noted) (that|you|your|earlier)\b|\b(just )?to (recap|confirm what you said)\b|\bnoted(:| that| -)|\bi('ve| have) (noted|made a note) that you\b|\bper your (message|note)\b|\bwie du (gesagt|erwahnt) hast\b|\bcomo (dijiste|mencionaste|disseste|mencionaste)\b|\bcomme tu (l'as )?(dit|mentionne)\b|\bcome hai detto\b|\bgot it\b|^\W*noted\b|\bunderstood[,.!]|\bi'?ll (keep (that|this|it) in mind|remember (that|this|it))\b|\bso you('d| would)? (like|want|prefer)\b|\bso you('re| are) [a-z]+ing\b|\b(ich merke es mir|ich merke mir das|lo tendre en cuenta|je m'en souviendrai|vou lembrar disso|me lo ricordero)\b/;
 
 /** True when the text frames itself as a restatement of the person's words ("As you said, …"). */
 export function hasRestatementMarker(text: string): boolean {
@@ -121,14 +139,14 @@ export function hasRestatementMarker(text: string): boolean {
 /** Status words by meaning, across languages: a change of status is news even when numbers match. */
 const statusLexicon: Record<string, RegExp> = {
   cancelled: /\b(cancel+ed|cancel+ation|annulee?s?|annulation|cancelad[oa]s?|cancelacion|storniert|annulliert|abgesagt|gestrichen|ausgefallen|fallt aus|cancellat[oi])\b/,
-  delayed: /\b(delay(ed)?|verspatet|verspatung|retrasad[oa]|retraso|retarde?e?|atrasad[oa]|atraso|in ritardo|ritardo)\b/,
+  delayed: /\b(delay(ed)?|(is|are|running|runs|arrives?|minutes?|mins?|hours?|hrs?) late|verspatet|verspatung|retrasad[oa]|retraso|retarde?e?|atrasad[oa]|atraso|in ritardo|ritardo)\b/,
   rebooked: /\b(rebooked|umgebucht|reprogramad[oa]|reserve a nouveau|remarcad[oa]|riprenotat[oa])\b/,
   gate: /\b(gate|puerta|porte|portao|flugsteig|uscita)\b/,
   boarding: /\b(boarding|einsteigen|embarque|embarquement|imbarco)\b/,
   shipped: /\b(shipped|dispatched|out for delivery|versandt|verschickt|in zustellung|enviad[oa]|en reparto|expedie?e?|en cours de livraison|spedit[oa]|saiu para entrega)\b/,
   delivered: /\b(delivered|zugestellt|geliefert|entregad[oa]|livree?|entregue|consegnat[oa])\b/,
   failed: /\b(fail(ed|ure|s)?|error|fehlgeschlagen|fehler|fall(o|ido)|echou?e?|echec|falhou|falha|non riuscit[oa]|errore)\b/,
-  down: /\b((is|are|went|goes|still) down|down since|outage|offline|unreachable|ausfall|gestort|nicht erreichbar|caid[oa]|caida|sin servicio|panne|hors ligne|fora do ar|interruzione|irraggiungibile)\b/,
+  down: /\b((is|are|went|goes|still|been|now) down|down since|outage|offline|unreachable|ausfall|gestort|nicht erreichbar|caid[oa]|caida|sin servicio|panne|hors ligne|fora do ar|interruzione|irraggiungibile)\b/,
   resolved: /\b(resolved|recovered|fixed|back (up|online)|restored|behoben|wiederhergestellt|resuelt[oa]|restablecid[oa]|resolue?|retabli|resolvid[oa]|restabelecid[oa]|risolt[oa]|ripristinat[oa])\b/,
   approved: /\b(approved|accepted|genehmigt|angenommen|aprobad[oa]|aceptad[oa]|approuvee?|acceptee?|aprovad[oa]|approvat[oa])\b/,
   rejected: /\b(rejected|declined|denied|abgelehnt|rechazad[oa]|denegad[oa]|refusee?|rejeitad[oa]|recusad[oa]|rifiutat[oa]|respint[oa])\b/,
@@ -148,6 +166,9 @@ const statusLexicon: Record<string, RegExp> = {
   tonight: /\b(tonight|heute abend|heute nacht|esta noche|ce soir|hoje a noite|esta noite|stasera|stanotte)\b/,
   reply: /\b(replied|answered|responded|geantwortet|respondi[oó]|contesto|repondu|respondeu|rispost[oa])\b/,
 };
+
+/** Every status word of the lexicon, for removing them from a text's content words. */
+const statusWords = new RegExp(Object.values(statusLexicon).map((r) => r.source).join("|"), "g");
 
 /** The status classes a text mentions (language-independent keys such as `cancelled`, `due`). */
 export function statusesOf(text: string): Set<string> {
@@ -209,6 +230,8 @@ export function analyse(text: string): Analysis {
   };
   take(/https?:\/\/[^\s)>\]]+/g, (m) => ({ kind: "url", value: m[0]!.replace(/[.,;]+$/, "") }));
   take(/[\w.+-]+@[\w-]+\.[\w.-]+/g, (m) => ({ kind: "url", value: m[0]! }));
+  // Host names ("example-shop.com", "blog.example.de") identify a site the way a link does.
+  take(/\b(?:[a-z0-9-]+\.)+[a-z]{2,12}\b(?!\.?\d)/g, (m) => (/[a-z]{2,}\.[a-z]{2,}/.test(m[0]!) ? { kind: "url", value: m[0]! } : null));
   take(/\b(\d{4})-(\d{2})-(\d{2})\b/g, (m) => ({ kind: "date", value: `${m[1]}-${m[2]}-${m[3]}` }));
   // d/m(/y) and d.m.(y): "12/05", "12.05.", "12.05.2026" — never "3.10" (a price), never a month 0 or 13.
   const dayMonth = (m: RegExpExecArray): Fact | null => {
@@ -219,6 +242,11 @@ export function analyse(text: string): Analysis {
   take(/\b(\d{1,2})\.(\d{1,2})\.(\d{2,4})?(?!\d)/g, dayMonth);
   take(/\b(\d{1,2})[:h](\d{2})\s*(am|pm|a\.m\.|p\.m\.)?(?!\d)/g, (m) => ({ kind: "time", value: clock(Number(m[1]), Number(m[2]), m[3]) }));
   take(/\b(\d{1,2})\s*(am|pm|a\.m\.|p\.m\.)(?![a-z])/g, (m) => ({ kind: "time", value: clock(Number(m[1]), 0, m[2]) }));
+  // "#48213", "Nr. 48213": a reference number is an identity, not a quantity that can drift.
+  take(/(?:#|\b(?:no|nr|n°|num)\.?\s*)(\d{3,})\b/g, (m) => ({ kind: "code", value: `#${m[1]}` }));
+  // How long an ongoing outage has lasted ("down for 45 minutes") is not a new fact about it.
+  const statuses = statusesOf(text);
+  if (statuses.has("down")) rest = rest.replace(elapsed, " ");
   take(/\b(?=[a-z0-9-]*\d)(?=[a-z0-9-]*[a-z])[a-z0-9]+(?:-[a-z0-9]+)*\b/g, (m) => {
     const v = m[0]!;
     // "5min", "3x", "2nd", "10kg": a number with a unit is a number, not a code.
@@ -233,8 +261,13 @@ export function analyse(text: string): Analysis {
     const n = parseNumber(m[0]!);
     return n === null ? null : { kind: "num", value: String(n), n };
   });
-  return { facts, words: new Set(contentWords(rest).map(stem)), statuses: statusesOf(text) };
+  // Status words are compared as statuses (language-independent), not again as words.
+  return { facts, words: new Set(contentWords(rest.replace(statusWords, " ")).map(stem)), statuses };
 }
+
+/** An elapsed duration ("for 45 minutes", "seit 2 Stunden", "desde hace 45 minutos"). */
+const elapsed =
+  /\b(for( the (past|last))?|since|seit|desde hace|desde|depuis|ha|da)\s+\d+(?:[.,]\d+)?\s*(minutes?|mins?|hours?|hrs?|h|minuten|stunden|std|minutos|horas|heures|minuti|ore)\b/g;
 
 function clock(h: number, m: number, meridiem: string | undefined): string {
   let hour = h;

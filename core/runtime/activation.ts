@@ -12,7 +12,7 @@ import type { Store } from "../storage/ports.js";
 import type { Goal, Person, Task } from "../storage/types.js";
 import { defineTool, type ToolDefinition } from "../tools/tool.js";
 import type { Inherited, RuntimeState, Trigger } from "./checkpoint.js";
-import { findTool, journalHistory, journaled } from "./journal.js";
+import { findTool, journalHistory, journaled, recordPlan } from "./journal.js";
 
 /** What a task activation asked the runtime to do next (set by the wait tools and Sentinel). */
 export interface ActivationRequests {
@@ -114,6 +114,7 @@ export async function runActivation(deps: ActivationDeps, input: ActivationInput
     tools,
     maxSteps: deps.maxSteps,
     context: { ...toolContext, activationKey },
+    onToolCalls: (step, calls) => recordPlan({ store, clock }, task.id, activationKey, step, calls),
     executeTool: async (tool, args, ctx) => {
       const r = await executeTool(tool, args, { ...ctx, tainted, ...(taintSource !== null && { taintSource }), chainDepth, sessionId: runtime.sessionId });
       if (!r.ok && r.code === "approval_required") {

@@ -1,9 +1,10 @@
 import type { Clock } from "../clock.js";
 import { DuplicateKeyError } from "../errors.js";
-import type { ExecuteTool } from "../harness/types.js";
+import type { ExecuteTool, PlannedToolCall } from "../harness/types.js";
 import { wrapUntrusted } from "../harness/untrusted.js";
 import type { ChatMessage } from "../model/port.js";
 import type { Store } from "../storage/ports.js";
+import type { TaskId } from "../ids.js";
 import type { Json, JournalEntry } from "../storage/types.js";
 import { z } from "zod";
 import { isToolErrorCode } from "../tools/error-codes.js";
@@ -101,12 +102,31 @@ function replay(entry: JournalEntry): ToolResult {
   return e.success ? { ok: false, code: isToolErrorCode(e.data.code) ? e.data.code : "failed", error: e.data.error ?? outcome.error } : { ok: false, code: "failed", error: outcome.error };
 }
 
+/** Tool name of a step's plan row in the journal (not a valid function name, so no tool can have it). */
+export const planTool = "$plan";
+
+const planSchema = z.object({ calls: z.array(z.object({ idempotencyKey: z.string(), name: z.string(), rawArguments: z.string() })) });
+
+/**
+ * Records the calls of a step before any of them runs (see `ToolLoopInput.onToolCalls`): one journal
+ * row under `${activationKey}:${step}:plan`. Recording it twice (a retried step) changes nothing.
+ */
+export async function recordPlan(deps: { store: Pick<Store, "journal">; clock: Clock }, taskId: TaskId, activationKey: string, step: number, calls: PlannedToolCall[]): Promise<void> {
+  try {
+    await deps.store.journal.recordIntent({ taskId, step, idempotencyKey: `${activationKey}:${step}:plan`, tool: planTool, args: { calls: calls.map((c) => ({ ...c })) }, sideEffect: false, intentAt: deps.clock.now() });
+  } catch (err) {
+    if (!(err instanceof DuplicateKeyError)) throw err;
+  }
+}
+
 /**
  * Rebuilds the messages of an interrupted activation from its journal entries (keys starting with
  * `prefix`), so a resumed activation continues where it stopped instead of starting over: each
  * journaled call becomes an assistant tool call followed by its result. Read-only calls without a
  * result are run again (`rerun`); transactional ones (`isTransactional`) are reported as not run
  * (their writes rolled back); other side-effecting ones get the "interrupted, outcome unknown" result.
+ * Calls a step planned (plan rows) that never started — the process died on an earlier call of the
+ * step — are reported as not run, after the step's other calls.
  */
 export async function journalHistory(
   entries: JournalEntry[],
@@ -114,7 +134,28 @@ export async function journalHistory(
   rerun: (entry: JournalEntry) => Promise<ToolResult>,
   isTransactional: (entry: JournalEntry) => boolean = () => false,
 ): Promise<{ messages: ChatMessage[]; tainted: boolean; taintSource: string | null }> {
-  const mine = entries.filter((e) => e.idempotencyKey.startsWith(prefix)).sort((a, b) => a.intentAt.getTime() - b.intentAt.getTime() || a.idempotencyKey.localeCompare(b.idempotencyKey));
+  const own = entries.filter((e) => e.idempotencyKey.startsWith(prefix));
+  const calls = own.filter((e) => e.tool !== planTool);
+  const started = new Set(calls.map((e) => e.idempotencyKey));
+  const neverStarted = new Set<string>();
+  for (const plan of own.filter((e) => e.tool === planTool)) {
+    const parsed = planSchema.safeParse(plan.args);
+    if (!parsed.success) continue;
+    const stepKey = plan.idempotencyKey.slice(0, -"plan".length);
+    const stepAt = Math.max(plan.intentAt.getTime(), ...calls.filter((e) => e.idempotencyKey.startsWith(stepKey)).map((e) => e.intentAt.getTime()));
+    for (const c of parsed.data.calls) {
+      if (started.has(c.idempotencyKey)) continue;
+      let args: Json = c.rawArguments;
+      try {
+        args = JSON.parse(c.rawArguments) as Json;
+      } catch {
+        // Arguments that are not JSON are shown as written.
+      }
+      neverStarted.add(c.idempotencyKey);
+      calls.push({ taskId: plan.taskId, step: plan.step, idempotencyKey: c.idempotencyKey, tool: c.name, args, sideEffect: true, intentAt: new Date(stepAt), outcome: null });
+    }
+  }
+  const mine = calls.sort((a, b) => a.intentAt.getTime() - b.intentAt.getTime() || a.idempotencyKey.localeCompare(b.idempotencyKey, "en", { numeric: true }));
   const messages: ChatMessage[] = [];
   let tainted = false;
   let taintSource: string | null = null;
@@ -122,7 +163,8 @@ export async function journalHistory(
     const id = `j_${e.idempotencyKey.replace(/[^A-Za-z0-9_]/g, "_")}`.slice(0, 64);
     messages.push({ role: "assistant", content: null, tool_calls: [{ id, type: "function", function: { name: e.tool, arguments: JSON.stringify(e.args) } }] });
     let result: ToolResult;
-    if (e.outcome) result = replay(e);
+    if (neverStarted.has(e.idempotencyKey)) result = { ok: false, code: "not_run", error: notRunOutcome };
+    else if (e.outcome) result = replay(e);
     else if (!e.sideEffect) result = await rerun(e);
     else if (isTransactional(e)) result = { ok: false, code: "not_run", error: notRunOutcome };
     else result = { ok: false, code: "interrupted", error: interruptedOutcome };

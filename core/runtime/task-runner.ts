@@ -178,6 +178,10 @@ export class TaskRunner implements DueSource<ClaimedTask> {
     const after: RuntimeState = { ...runtime, open: waitsForApproval, approvalId: requests.approvalId, resumes: waitsForApproval ? runtime.resumes : 0 };
     const next = nextState(checkpoint, outcome, clock.now());
     const text = result.kind === "reply" ? result.text : null;
+    // The person is told plainly; the operator needs the why (the model endpoint failed).
+    if (result.kind === "error") {
+      this.deps.logger.warn({ taskId: task.id, reason: result.error.reason, status: result.error.status, requestId: result.error.requestId, err: result.error }, "the model could not be reached; the person was told");
+    }
 
     if (answerRange(checkpoint, origin)) {
       const said = text ?? failureText(result.kind);

@@ -19,7 +19,7 @@ import { lookup as dnsLookup } from "node:dns/promises";
 import type { LookupAddress } from "node:dns";
 import type { Agent as UndiciAgent } from "undici";
 import { classifyAddress, isIpLiteral } from "./addresses.js";
-import { EgressDeniedError, EgressFailedError } from "./errors.js";
+import { EgressDeniedError, EgressFailedError, SecretError } from "./errors.js";
 
 /** Resolves a hostname to every address it has (like `dns.lookup(host, { all: true })`). */
 export type Resolver = (hostname: string) => Promise<{ address: string; family: number }[]>;
@@ -36,6 +36,13 @@ export interface EgressOptions {
   timeoutMs?: number;
   /** Redirects followed at most (default 5). */
   maxRedirects?: number;
+  /**
+   * The outbound secret check (the vault's `unboundIn`): names of the secrets whose value appears in
+   * `texts` (the hop's URL, header values, body) although `origin` is not bound to them. Any name
+   * stops the hop before it is sent (`secret_unbound_destination`), on the first request and on
+   * every redirect.
+   */
+  outboundCheck?: (texts: readonly string[], origin: string) => string[];
 }
 
 /** A URL that passed the guard, with the address the connection must use. */
@@ -128,8 +135,10 @@ export class EgressGuard {
   readonly maxBytes: number;
   readonly timeoutMs: number;
   readonly maxRedirects: number;
+  private readonly outboundCheck: ((texts: readonly string[], origin: string) => string[]) | undefined;
 
   constructor(options: EgressOptions = {}) {
+    this.outboundCheck = options.outboundCheck;
     this.allowed = new Set((options.privateHostsAllowed ?? []).map((e) => e.toLowerCase()));
     this.resolve = options.resolve ?? defaultResolve;
     this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
@@ -189,6 +198,7 @@ export class EgressGuard {
     let current = raw;
     for (;;) {
       const target = await this.check(current);
+      this.assertNoUnboundSecret(target.url, headers, body);
       const response = await this.exchange(target, { method, headers, body, signal, maxBytes }, timeout);
       const location = response.headers.location;
       if (!REDIRECTS.has(response.status) || location === undefined || init.followRedirects === false) {
@@ -215,6 +225,18 @@ export class EgressGuard {
         headers = {};
       }
       current = next.href;
+    }
+  }
+
+  /**
+   * The outbound check for one hop (see {@link EgressOptions.outboundCheck}).
+   * @throws SecretError `secret_unbound_destination` (names only, never a value)
+   */
+  assertNoUnboundSecret(url: URL, headers: Record<string, string> = {}, body?: string): void {
+    if (this.outboundCheck === undefined) return;
+    const names = this.outboundCheck([url.href, ...Object.keys(headers), ...Object.values(headers), ...(body === undefined ? [] : [body])], url.origin);
+    if (names.length > 0) {
+      throw new SecretError("secret_unbound_destination", `a request to ${url.origin} would carry the value of secret ${names.join(", ")}, which is not bound to that origin; nothing was sent`);
     }
   }
 

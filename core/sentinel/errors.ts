@@ -46,7 +46,11 @@ export class EgressFailedError extends Error {
 }
 
 /** Why the vault refused. */
-export type SecretErrorCode = "secret_unknown" | "secret_not_bound" | "vault_key_invalid" | "vault_corrupt";
+/**
+ * Why the vault refused. `secret_unbound_destination`: a request carried a vault value (in some
+ * encoding) to an origin that secret is not bound to — refused whatever the grants say.
+ */
+export type SecretErrorCode = "secret_unknown" | "secret_not_bound" | "secret_unbound_destination" | "vault_key_invalid" | "vault_corrupt";
 
 /**
  * A vault failure. Messages name the secret and the destination, never the value. `secret_not_bound`

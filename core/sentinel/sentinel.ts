@@ -31,6 +31,7 @@ import { EgressDeniedError, EgressFailedError, SecretError } from "./errors.js";
 import { liveGrants, type ActiveGrant } from "./grants.js";
 import { decide, defaultPolicy, MAX_UNASKED_JOB_DEPTH, type Policy } from "./policy.js";
 import { hostsIn, type SeenContent } from "./provenance.js";
+import { SecretGuard } from "./secret-guard.js";
 import { summariseAction, summariseDescribed } from "./summary.js";
 import { SentinelClock, SessionTracker } from "./time.js";
 import { visible } from "./readable.js";
@@ -46,6 +47,12 @@ export interface SentinelDeps {
   /** The egress guard (its URL precheck classifies destinations before anything runs). */
   egress: UrlPrecheck;
   vault?: SecretVault;
+  /**
+   * The process's boundary scrubber (scrub.ts `SecretRegistry.scrub`: configured tokens, vault values
+   * in every encoding, token shapes), applied to errors and audit rows; the vault's own scrub is
+   * applied either way.
+   */
+  scrub?: (text: string) => string;
   policy?: Policy;
   logger?: Logger;
   /** Called after an approval request is stored: the runtime suspends the task and sends the card. */
@@ -92,8 +99,10 @@ export class Sentinel {
   private readonly ttlMs: number;
   readonly clock: SentinelClock;
   readonly sessions: SessionTracker;
+  private readonly secrets: SecretGuard;
 
   constructor(private readonly deps: SentinelDeps) {
+    this.secrets = new SecretGuard(deps.vault, deps.scrub);
     this.policy = deps.policy ?? defaultPolicy;
     this.ttlMs = deps.approvalTtlMs ?? DAY_MS;
     this.clock = deps.clock ?? new SentinelClock(deps.store, deps.now ?? systemClock.now);
@@ -147,14 +156,19 @@ export class Sentinel {
       checked = await this.check(tool, args, context);
     } catch (error) {
       // A describing tool with nothing to act on (no page open, an unknown element): told as is.
-      if (error instanceof ActionUnavailableError) return { ok: false, code: error.code, error: this.deps.vault ? this.deps.vault.scrub(error.message) : error.message };
+      if (error instanceof ActionUnavailableError) return { ok: false, code: error.code, error: this.secrets.scrubText(error.message) };
       throw error;
     }
     const { decision, input, described } = checked;
     let final = decision;
     let runArgs = args;
     if (final.effect !== "deny") {
-      const substituted = this.substitute(args, input.action);
+      // A raw vault value (any encoding) on its way to an origin it is not bound to: denied whatever the grants say.
+      const leaked = this.secrets.unboundValues(args, input.action);
+      if (leaked !== null) final = { effect: "deny", ruleId: "secret_unbound_destination", reason: leaked };
+    }
+    if (final.effect !== "deny") {
+      const substituted = this.secrets.substitute(args, input.action, context.personId, tool.policy?.destinationArgs ?? []);
       if (substituted.ok) runArgs = substituted.value;
       else final = { effect: "deny", ruleId: "secret-binding", reason: substituted.reason };
     }
@@ -162,6 +176,9 @@ export class Sentinel {
     await this.audit(tool, args, context, input, final);
 
     if (final.effect === "deny") {
+      if (final.ruleId === "secret_unbound_destination") {
+        return { ok: false, code: "secret_unbound_destination", error: `Sentinel denied ${tool.name}: ${final.reason}. It did not run; do not retry it.` };
+      }
       return { ok: false, code: "denied", error: `Sentinel denied ${tool.name}: ${final.reason} (rule ${final.ruleId}). It did not run; do not retry it.` };
     }
     if (final.effect === "ask") return this.ask(tool, args, context, input, final, state, described);
@@ -173,7 +190,16 @@ export class Sentinel {
     } catch (error) {
       result = errorResult(tool, error);
     }
-    const clean = this.scrubResult(result);
+    const clean = this.secrets.scrubResult(result);
+    if (!clean.ok && clean.code === "secret_unbound_destination") {
+      await this.deps.store.audit.appendAudit({
+        personId: context.personId,
+        kind: "sentinel.secret_unbound_destination",
+        summary: `Stopped ${tool.name}: ${clean.error}`,
+        data: { tool: tool.name, idempotencyKey: context.idempotencyKey },
+        at: await this.clock.now(),
+      });
+    }
     if (clean.ok && clean.untrusted !== undefined) {
       // Hosts the content names (not the content's own address, which Sentinel already judged).
       const own = new Set(hostsIn(clean.untrusted.source));
@@ -249,8 +275,8 @@ export class Sentinel {
     await this.deps.store.audit.appendAudit({
       personId: context.personId,
       kind: "sentinel.follow_up",
-      summary: `${decision.effect === "allow" ? "Followed" : "Stopped"} ${followUp.method} ${describeTarget(target)} (${followUp.why}) — ${decision.ruleId}`,
-      data: { tool: tool.name, url: followUp.url, effect: decision.effect, ruleId: decision.ruleId, grantId: decision.grant?.grant.id ?? null, idempotencyKey: context.idempotencyKey },
+      summary: this.secrets.scrubText(`${decision.effect === "allow" ? "Followed" : "Stopped"} ${followUp.method} ${describeTarget(target)} (${followUp.why}) — ${decision.ruleId}`),
+      data: { tool: tool.name, url: this.secrets.scrubText(followUp.url), effect: decision.effect, ruleId: decision.ruleId, grantId: decision.grant?.grant.id ?? null, idempotencyKey: context.idempotencyKey },
       at: input.now,
     });
     return decision.effect === "allow" ? { allowed: true } : { allowed: false, reason: decision.reason };
@@ -261,27 +287,6 @@ export class Sentinel {
     const session = await this.sessions.refresh(context.personId, now);
     const grants = await liveGrants(this.deps.store, context.personId, { taskId: context.taskId, sessionId: session?.sessionId ?? null, now });
     return { capability: action.capability, access, hardToUndo, action, destinations: action.targets, carriesData: true, grants, taskId: context.taskId, tainted: context.tainted === true, now };
-  }
-
-  /** Secret references go only to destinations they are bound to (every URL target of the call). */
-  private substitute(args: unknown, action: ActionDescriptor | null): { ok: true; value: unknown } | { ok: false; reason: string } {
-    const vault = this.deps.vault;
-    const names = vault?.references(args) ?? referencesWithoutVault(args);
-    if (names.length === 0) return { ok: true, value: args };
-    if (vault === undefined) return { ok: false, reason: `secret references (${names.join(", ")}) but no vault is configured` };
-    const targets = action?.targets ?? [];
-    const urls = targets.filter((t) => t.kind === "url");
-    if (urls.length === 0 || urls.length !== targets.length) {
-      return { ok: false, reason: `secrets (${names.join(", ")}) may only be sent to a bound http(s) destination` };
-    }
-    try {
-      let value = args;
-      for (const t of urls) value = vault.substituteSecrets(args, new URL(t.href).origin);
-      return { ok: true, value };
-    } catch (error) {
-      if (error instanceof SecretError) return { ok: false, reason: error.message };
-      throw error;
-    }
   }
 
   /** Spends the once-grant an allow relies on; a lost race (already used) re-decides without it. */
@@ -308,7 +313,7 @@ export class Sentinel {
       await store.audit.appendAudit({ personId: context.personId, kind: gate.audit.kind, summary: gate.audit.summary, data: gate.audit.data, at: input.now });
       return gate.result;
     }
-    const scrub = (s: string) => (this.deps.vault ? this.deps.vault.scrub(s) : s);
+    const scrub = (s: string) => this.secrets.scrubText(s);
     const summary = described ? summariseDescribed(described, action, scrub) : summariseAction(policy, args, action, scrub);
     if (input.persists === true) summary.other.unshift(...persistenceNotes(tool, input, context));
     const details = await requestDetails(store, {
@@ -383,7 +388,7 @@ export class Sentinel {
   private preview(args: unknown): Json {
     const cut = (v: unknown, depth: number): Json => {
       if (typeof v === "string") {
-        const s = this.deps.vault ? this.deps.vault.scrub(v) : v;
+        const s = this.secrets.scrubText(v);
         return s.length > 300 ? `${s.slice(0, 300)}… (${s.length} characters)` : s;
       }
       if (typeof v === "number" || typeof v === "boolean" || v === null) return v;
@@ -394,11 +399,6 @@ export class Sentinel {
     return cut(args, 0);
   }
 
-  private scrubResult(result: ToolResult): ToolResult {
-    const vault = this.deps.vault;
-    if (vault === undefined) return result;
-    return result.ok ? { ...result, content: vault.scrub(result.content) } : { ...result, error: vault.scrub(result.error) };
-  }
 }
 
 /**
@@ -429,11 +429,8 @@ function activationKeyOf(idempotencyKey: string): string {
   return idempotencyKey.replace(/:\d+:\d+$/, "");
 }
 
-function referencesWithoutVault(args: unknown): string[] {
-  return /\{\{secret:[A-Za-z0-9_.-]{1,64}\}\}/.test(JSON.stringify(args) ?? "") ? ["(unknown)"] : [];
-}
-
 function errorResult(tool: ToolDefinition, error: unknown): ToolResult {
+  if (error instanceof SecretError && error.code === "secret_unbound_destination") return { ok: false, code: error.code, error: error.message };
   if (error instanceof EgressDeniedError) {
     return { ok: false, code: "egress_denied", error: error.message, data: { reason: error.code, url: error.url, address: error.address } };
   }

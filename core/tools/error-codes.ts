@@ -56,7 +56,7 @@ const ALL: Record<ToolErrorCode, true> = {
   not_run: true, failed: true,
   denied: true, approval_required: true, approvals_paused: true, approval_deferred: true, egress_denied: true,
   timeout: true, too_large: true, network: true, aborted: true,
-  secret_unknown: true, secret_not_bound: true, vault_key_invalid: true, vault_corrupt: true,
+  secret_unknown: true, secret_not_bound: true, secret_unbound_destination: true, vault_key_invalid: true, vault_corrupt: true,
   path_outside_workspace: true, not_a_regular_file: true, linked_file: true, not_found: true, quota_exceeded: true, changed_during_access: true, jail_unsupported: true, file_error: true,
   browser_unavailable: true, browser_error: true, no_page: true, unknown_ref: true, page_changed: true, navigation_failed: true, no_download: true,
   invalid_schedule: true, in_the_past: true,

@@ -12,6 +12,7 @@
 import { createHash } from "node:crypto";
 import type { BrowserContext, Route } from "playwright-core";
 import type { FormField } from "./page-scripts.js";
+import type { DeniedRequest } from "./proxy.js";
 
 /** A write the page sent or tried to send. */
 export interface ObservedWrite {
@@ -41,6 +42,14 @@ const MAX_OBSERVED = 20;
 
 /** Request interception for one person's context. */
 export class NetworkGuard {
+  /**
+   * @param options.secretCheck the outbound secret check (the vault's `unboundIn`): a request (any
+   *   method — navigation, form post, fetch, image) whose URL, headers or body carry a vault value to
+   *   an origin that secret is not bound to is aborted and reported (`secret_unbound_destination`,
+   *   with the origin only).
+   */
+  constructor(private readonly options: { secretCheck?: (texts: readonly string[], origin: string) => string[]; onDenied?: (denied: DeniedRequest) => void } = {}) {}
+
   private allowed: AllowedWrite | null = null;
   private sent: ObservedWrite[] = [];
   private stopped: ObservedWrite[] = [];
@@ -73,10 +82,30 @@ export class NetworkGuard {
     return out;
   }
 
+  /** The outbound secret check of one request; reports a refusal (origin only, never the URL that holds the value). */
+  private carriesUnboundSecret(url: string, headers: Record<string, string>, body: Buffer | null): boolean {
+    let origin: string;
+    try {
+      origin = new URL(url).origin;
+    } catch {
+      return false;
+    }
+    const texts = [url, ...Object.values(headers), ...(body && body.length > 0 ? [body.toString("utf8")] : [])];
+    const names = this.options.secretCheck!(texts, origin);
+    if (names.length === 0) return false;
+    this.options.onDenied?.({ url: origin, code: "secret_unbound_destination", reason: `the request would carry the value of secret ${names.join(", ")}, which is not bound to ${origin}` });
+    return true;
+  }
+
   private async onRoute(route: Route): Promise<void> {
     const request = route.request();
     const method = request.method().toUpperCase();
     try {
+      if (this.options.secretCheck && this.carriesUnboundSecret(request.url(), await request.allHeaders(), request.postDataBuffer())) {
+        if (request.isNavigationRequest()) await route.fulfill({ status: 204, body: "" });
+        else await route.abort("blockedbyclient");
+        return;
+      }
       if (READS.has(method)) {
         await route.continue();
         return;

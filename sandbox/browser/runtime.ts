@@ -62,6 +62,8 @@ export interface BrowserRuntimeOptions {
   rendererLimit?: number;
   /** Time limit of one navigation or action, ms (default 20 000). */
   actionTimeoutMs?: number;
+  /** The outbound secret check (the vault's `unboundIn`), applied to every request of every page. */
+  secretCheck?: (texts: readonly string[], origin: string) => string[];
 }
 
 /** The browser process died or could not start. */
@@ -273,7 +275,12 @@ export class BrowserRuntime {
     });
     context.setDefaultTimeout(this.actionTimeoutMs);
     context.setDefaultNavigationTimeout(this.actionTimeoutMs);
-    const network = new NetworkGuard();
+    const network = new NetworkGuard({
+      ...(this.options.secretCheck && { secretCheck: this.options.secretCheck }),
+      onDenied: (d) => {
+        if (denied.length < 50) denied.push(d);
+      },
+    });
     await network.install(context);
     let page: Page | null = null;
     const session: PersonBrowser = {

@@ -12,19 +12,19 @@ describe("secret vault admin API", () => {
     const value = "sk-live-very-secret-0123456789";
     const put = (body: unknown) => fetch(`${app.url}/api/secrets`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
-    expect((await put({ name: "BAD NAME", value, origins: ["https://api.example.com"] })).status).toBe(400);
-    const badOrigin = await put({ name: "API", value, origins: ["ftp://files.example.com"] });
+    expect((await put({ owner: "shared", name: "BAD NAME", value, origins: ["https://api.example.com"] })).status).toBe(400);
+    const badOrigin = await put({ owner: "shared", name: "API", value, origins: ["ftp://files.example.com"] });
     expect(badOrigin.status).toBe(400);
     expect(await badOrigin.text()).not.toContain(value);
-    expect((await put({ name: "API", value, origins: ["https://api.example.com/v1/anything"] })).status).toBe(204);
+    expect((await put({ owner: "shared", name: "API", value, origins: ["https://api.example.com/v1/anything"] })).status).toBe(204);
 
     const listed = (await (await fetch(`${app.url}/api/secrets`)).json()) as { items: { name: string; origins: string[] }[] };
-    expect(listed.items).toEqual([{ name: "API", origins: ["https://api.example.com"] }]);
+    expect(listed.items).toEqual([{ owner: "shared", name: "API", origins: ["https://api.example.com"] }]);
     expect(JSON.stringify(listed)).not.toContain(value);
 
     expect(readFileSync(join(app.dataDir, "vault.json"), "utf8")).not.toContain(value);
-    expect((await fetch(`${app.url}/api/secrets/API`, { method: "DELETE" })).status).toBe(204);
-    expect((await fetch(`${app.url}/api/secrets/API`, { method: "DELETE" })).status).toBe(404);
+    expect((await fetch(`${app.url}/api/secrets/shared/API`, { method: "DELETE" })).status).toBe(204);
+    expect((await fetch(`${app.url}/api/secrets/shared/API`, { method: "DELETE" })).status).toBe(404);
     expect(app.logs.join("")).not.toContain(value);
   });
 });

@@ -267,7 +267,8 @@ describe("Slack end to end: the real app, Bolt and WebClient against the fake Sl
     expect(await app.store.persons.findIdentity("slack", "UADA")).toMatchObject({ address: "UADA" });
 
     await say("UADA", "my bank PIN is 4321, keep it between us");
-    await messagesIn("DADA", (ms) => ms.some((m) => shown(m) === "echo: my bank PIN is 4321, keep it between us"));
+    // The PIN itself is withheld (issue 11); the vault offer goes to the DM too, never the channel.
+    await messagesIn("DADA", (ms) => ms.some((m) => shown(m) === "echo: my bank PIN is [secret-looking text withheld], keep it between us") && ms.some((m) => shown(m).includes("one-time link")));
     expect((await mention("UBOB", "who are you?")).status).toBe(200);
     await messagesIn("DBOB", (ms) => ms.some((m) => /pairing code is [A-Z0-9]{8}/.test(shown(m))));
     await sleep(300);

@@ -10,10 +10,19 @@ import { evaluateSet, figures, parseEvalSet } from "./notify-eval.js";
  */
 const set = readFileSync(join(import.meta.dirname, "notify-set.jsonl"), "utf8");
 
-describe("notification filter on the labelled set (rules only)", () => {
-  it("keeps precision of send ≥ 0.95 and must-send recall = 1.0", async () => {
-    const { lines, errors } = parseEvalSet(set);
+/**
+ * Also held to the floor: `notify-blind.jsonl`, written from the issue text alone before its author
+ * read the filter (an outsider's wording, as the independent check uses), and `notify-probes.jsonl`,
+ * phrasings written afterwards to probe the deterministic checks (both directions: must drop, must
+ * not drop).
+ */
+const floorSets = ["notify-set.jsonl", "notify-blind.jsonl", "notify-probes.jsonl"];
+
+describe("notification filter on the labelled sets (rules only)", () => {
+  it.each(floorSets)("keeps precision of send ≥ 0.95 and must-send recall = 1.0 on %s", async (file) => {
+    const { lines, errors } = parseEvalSet(readFileSync(join(import.meta.dirname, file), "utf8"));
     expect(errors).toEqual([]);
+    expect(lines.length).toBeGreaterThan(50);
     const results = await evaluateSet(lines, null);
     const f = figures(results);
     const misses = results.filter((r) => r.got !== r.expected).map((r) => `${r.id}: expected ${r.expected}, got ${r.got} (${r.rule})`);

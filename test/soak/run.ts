@@ -1,6 +1,6 @@
 /**
- * `npm run soak -- --minutes N [--seed S] [--source]`: the soak (test/soak/soak.ts) for N minutes
- * (default 20), printing progress and one JSON report at the end. Exits 1 when anything was lost,
+ * `npm run soak -- --minutes N [--seed S] [--kill-gap MS] [--source]`: the soak (test/soak/soak.ts) for N
+ * minutes (default 20; kills at random gaps up to MS apart, default 5000), printing progress and one JSON report at the end. Exits 1 when anything was lost,
  * duplicated or late. The worker is the built product (bundled like `npm run build` into
  * `dist/soak/`, run by plain node); `--source` runs the sources through tsx instead.
  */
@@ -36,7 +36,7 @@ const report = await runSoak({
   localUsers: 3,
   telegramUsers: 3,
   messageGapMs: [800, 4_000],
-  killGapMs: [500, 5_000],
+  killGapMs: [Math.min(500, arg("kill-gap", 5_000) / 2), arg("kill-gap", 5_000)],
   lateBoundMs: 15_000,
   log: (line) => process.stderr.write(`${line}\n`),
 });

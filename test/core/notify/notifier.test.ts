@@ -168,6 +168,32 @@ describe("Notifier", () => {
   });
 });
 
+describe("Notifier: a deadline stated only in words", () => {
+  it("counts 'due today' / 'due tomorrow' as an action deadline (rule 4) and releases a night-held one before it", async () => {
+    await store.persons.updatePerson(person.id, { proactivity: "low", digestTime: "18:00" });
+    const n = notifier();
+    // 12:00 local, proactivity low: an action due today is sent, a plain update is held.
+    const bill = await n.propose({ personId: person.id, taskId: null, deliveryKey: "w1", candidate: candidate("Your electricity bill (€84.20) is due today.", { origin: "monitor", needsAction: true }) });
+    expect(bill).toMatchObject({ decision: "send", rule: "needs-person" });
+    const later = await n.propose({ personId: person.id, taskId: null, deliveryKey: "w2", candidate: candidate("Your car insurance renewal is due on December 20.", { origin: "monitor", needsAction: true }) });
+    expect(later.decision).toBe("hold");
+    // Without needsAction the words set no deadline.
+    const info = await n.propose({ personId: person.id, taskId: null, deliveryKey: "w3", candidate: candidate("The gym is closed today.", { origin: "monitor" }) });
+    expect(info.decision).toBe("hold");
+    // 01:00 local: held (the deadline is after quiet hours end), stored with the deadline, released at 07:00 rather than 18:00.
+    now = new Date("2026-05-12T23:00:00Z");
+    const slip = await n.propose({ personId: person.id, taskId: null, deliveryKey: "w4", candidate: candidate("Mia's permission slip is due today at 10:00 — it needs your signature.", { origin: "monitor", needsAction: true }) });
+    expect(slip).toMatchObject({ decision: "hold", rule: "needs-person" });
+    expect(slip.record?.deadline).toEqual(new Date("2026-05-13T08:00:00Z"));
+    // Before quiet hours end: sent through them.
+    const early = await n.propose({ personId: person.id, taskId: null, deliveryKey: "w5", candidate: candidate("Confirm the airport taxi by 05:30 or it is released.", { origin: "monitor", needsAction: true }) });
+    expect(early).toMatchObject({ decision: "send", rule: "needs-person" });
+    now = new Date("2026-05-13T05:00:00Z");
+    expect(await n.sendDigest(person.id)).toBeGreaterThan(0);
+    expect((await outbox()).some((t) => t.includes("Mia's permission slip is due today at 10:00"))).toBe(true);
+  });
+});
+
 describe("release timing", () => {
   const berlin = { timeZone: "Europe/Berlin", quietHours: { from: "22:00", to: "07:00" }, digestTime: null };
   it("sends the digest when quiet hours end, or at the /digest time if set", () => {

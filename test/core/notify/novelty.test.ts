@@ -92,3 +92,56 @@ describe("deterministic novelty (rule 1)", () => {
     expect(assess("Reminder: drink water", { candidate, said: [said(20, "Reminder: drink water")] }).novel).toBe(true);
   });
 });
+
+describe("deterministic novelty beyond the project's own wording (blind set, issue 12)", () => {
+  it("drops a translation without numbers or codes, but not a message about a different subject", () => {
+    expect(assess("Die Stromrechnung ist heute fällig.", { said: [said(60, "Your electricity bill is due today.")] })).toMatchObject({ novel: false, kind: "duplicate" });
+    expect(assess("Dein Vermieter hat auf deine E-Mail wegen der Kaution geantwortet.", { said: [said(90, "Your landlord replied to your email about the deposit.")] }).novel).toBe(false);
+    expect(assess("Your water bill is due today.", { said: [said(60, "Your electricity bill is due today.")] }).novel).toBe(true);
+    expect(assess("The landlord replied again about the deposit.", { said: [said(60, "Your landlord replied to your email about the deposit.")] }).novel).toBe(true);
+  });
+
+  it("drops a one-subject translation with the same status, but not another status", () => {
+    expect(assess("Ihr Paket wurde zugestellt.", { said: [said(30, "Your package has been delivered.")] }).novel).toBe(false);
+    expect(assess("Ihr Paket wurde verschickt.", { said: [said(30, "Your package has been delivered.")] }).novel).toBe(true);
+  });
+
+  it("drops a French translation sharing only a number and names", () => {
+    expect(assess("Votre colis Zalando a été livré à la Packstation 112.", { said: [said(120, "Your Zalando parcel was delivered to Packstation 112.")] }).novel).toBe(false);
+    expect(assess("Votre colis Zalando est en cours de livraison vers la Packstation 112.", { said: [said(120, "Your Zalando parcel was delivered to Packstation 112.")] }).novel).toBe(true);
+  });
+
+  it("treats a reference number as an identity, never as a value that drifts", () => {
+    expect(assess("Your Amazon order #4412 has been delivered.", { said: [said(60, "Your Amazon order #4413 has been delivered.")] }).novel).toBe(true);
+    expect(assess("Estado del pedido #48213: En proceso", { said: [said(100, "Order #48213 status: Processing")] }).novel).toBe(false);
+  });
+
+  it("drops an incident reported again as ongoing, but not a different one", () => {
+    const down = said(50, "Nubank app is down for many users (outage).");
+    expect(assess("The Nubank app outage is ongoing.", { said: [down] })).toMatchObject({ novel: false, kind: "duplicate" });
+    expect(assess("The Itaú app outage is ongoing.", { said: [down] }).novel).toBe(true);
+    expect(assess("The Nubank app is working again.", { said: [down] }).novel).toBe(true);
+  });
+
+  it("drops the same outage found again with its duration, and keeps its recovery", () => {
+    const down = said(30, "Uptime alert: example-shop.com is DOWN (HTTP 503).");
+    expect(assess("example-shop.com has now been down for 45 minutes (HTTP 503).", { said: [down] })).toMatchObject({ novel: false });
+    expect(assess("example-shop.com is back up after 1 h 10 min.", { said: [down] }).novel).toBe(true);
+    expect(assess("blog.example.de has now been down for 45 minutes (HTTP 503).", { said: [down] }).novel).toBe(true);
+  });
+
+  it("drops a trivial move toward a target the new text names, with or without an earlier report", () => {
+    expect(assess("AirPods Pro now $248.50 — your target is $230.", { said: [said(300, "AirPods Pro are $249.00 at Amazon.")] })).toMatchObject({ novel: false, kind: "trivial" });
+    expect(assess("Price drop: Nintendo Switch OLED went from $349.99 to $349.49 — your target is $300.")).toMatchObject({ novel: false, kind: "trivial" });
+    expect(assess("AirPods Pro now $228.50 — below your $230 target.", { said: [said(300, "AirPods Pro are $231.00 at Amazon.")] }).novel).toBe(true);
+    // Not for something that needs the person to act.
+    expect(assess("Your rent rose 0.5% from €950 to €954.75; confirm the new standing order.", { candidate: { needsAction: true } }).novel).toBe(true);
+  });
+
+  it("drops routine no-news sentences and acknowledgements, never a question or an action", () => {
+    expect(assess("Heartbeat: all 4 monitors ran, nothing new.", { candidate: { origin: "heartbeat" } })).toMatchObject({ novel: false, kind: "empty" });
+    expect(assess("Got it — you're vegetarian, I'll keep that in mind.")).toMatchObject({ novel: false, kind: "restatement" });
+    expect(assess("No change in your visa status — should I ask the embassy?", { candidate: { origin: "question", needsAction: true } }).novel).toBe(true);
+    expect(assess("No new emails from the school; sign the trip form today.", { candidate: { needsAction: true } }).novel).toBe(true);
+  });
+});

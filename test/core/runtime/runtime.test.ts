@@ -214,6 +214,55 @@ describe("DueLoop", () => {
   });
 });
 
+describe("runtime: a step with several tool calls across a crash", () => {
+  it("calls a crash kept from starting are reported as not run (and made again), the one cut short as unknown; none runs twice", async () => {
+    const started: string[] = [];
+    let stall: (() => void) | null = null;
+    const pay = defineTool({
+      name: "pay",
+      description: "pays",
+      parameters: z.object({ label: z.string() }),
+      sideEffect: true,
+      capability: "test.pay",
+      async execute(args) {
+        started.push(args.label);
+        // The first payment never returns in the first process: it is killed meanwhile.
+        if (args.label === "#a" && stall === null) await new Promise<void>((r) => (stall = r));
+        return { ok: true, content: `paid ${args.label}` };
+      },
+    }) as unknown as ToolDefinition;
+    const model = new ScriptedModel((messages) => {
+      const last = messages.at(-1);
+      if (last?.role === "tool") {
+        // After the resume: make again what did not run; then sum up.
+        const results = messages.slice(messages.findLastIndex((m) => m.role !== "tool") + 1).map((m) => String(m.content));
+        const notRun = messages
+          .filter((m) => m.role === "tool" && String(m.content).includes("not run"))
+          .map((m) => (m.role === "tool" ? m.tool_call_id : ""))
+          .flatMap((id) => messages.flatMap((m) => (m.role === "assistant" && m.tool_calls ? m.tool_calls : [])).filter((c) => c.id === id))
+          .filter((c) => c.type === "function" && !messages.some((m) => m.role === "tool" && String(m.content) === `paid ${(JSON.parse(c.function.arguments) as { label: string }).label}`));
+        if (notRun.length > 0 && notRun[0]!.type === "function") return call("pay", JSON.parse(notRun[0]!.function.arguments) as Record<string, unknown>);
+        return reply(`done: ${results.join(" | ")}`);
+      }
+      return { content: null, toolCalls: ["#a", "#b", "#c"].map((label, i) => ({ id: `c${i}`, name: "pay", arguments: JSON.stringify({ label }) })), finishReason: "tool_calls", usage: null };
+    });
+    h = new RuntimeHarness(model, [pay]);
+    const first = await h.start();
+    await h.say(first, "ana", "pay #a #b #c");
+    await h.until(first, () => started.includes("#a"), "the first payment to start");
+    await first.kill();
+    const second = await h.start();
+    await h.settle(second);
+    // #a may or may not have happened (the person is told), #b and #c never started and were made again, once each.
+    expect(started.filter((l) => l === "#b")).toEqual(["#b"]);
+    expect(started.filter((l) => l === "#c")).toEqual(["#c"]);
+    expect(started.filter((l) => l === "#a")).toEqual(["#a"]);
+    const resumed = model.requests.find((r) => r.messages.some((m) => m.role === "tool" && String(m.content).includes("not run")));
+    expect(resumed).toBeDefined();
+    expect(resumed!.messages.filter((m) => m.role === "tool").map((m) => (JSON.parse(String(m.content)) as { error: string }).error)).toEqual(["interrupted", "not_run", "not_run"]);
+  });
+});
+
 describe("runtime: approvals across a crash", () => {
   it("a crash between storing an approval request and queueing its card: the card goes out after the restart, once, with its buttons", async () => {
     const sent: unknown[] = [];

@@ -2,6 +2,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { classifyAddress } from "../../../core/sentinel/addresses.js";
 import { EgressGuard, precheckUrl, type Resolver } from "../../../core/sentinel/egress.js";
 import { EgressDeniedError, EgressFailedError } from "../../../core/sentinel/errors.js";
+import { secretsIn } from "../../../core/sentinel/scrub.js";
 import { startServer, type TestServer } from "./helpers.js";
 
 // The guard loads undici on its first request; load it before the 500 ms limits below apply.
@@ -205,6 +206,41 @@ describe("EgressGuard over real HTTP", () => {
     const withBody = await g.request(`http://public.test:${server.port}/away-307`, { method: "POST", body: "private data", beforeCrossOrigin: async () => "follow" });
     expect(withBody).toMatchObject({ status: 307, stopped: { reason: "would_carry_body" } });
     expect(other.received).toHaveLength(1);
+  });
+
+  it("outbound check: a vault value (any encoding) is never sent to an unbound origin, also on a redirect hop", async () => {
+    const value = "vault-VALUE/42+x";
+    const boundOrigin = `http://public.test:${server.port}`;
+    const check = (texts: readonly string[], origin: string) => (origin === boundOrigin ? [] : secretsIn(texts.join("\n"), [{ name: "API", value }]).map((s) => s.name!));
+    const g = new EgressGuard({ privateHostsAllowed: [`public.test:${server.port}`, `other.test:${other.port}`], resolve: async () => [{ address: "127.0.0.1", family: 4 }], timeoutMs: 3_000, outboundCheck: check });
+    // To the bound origin: sent.
+    const ok = await g.request(`${boundOrigin}/hello`, { headers: { authorization: `Bearer ${value}` } });
+    expect(ok.status).toBe(200);
+    // To another origin, in the body, a header or the URL, plain or encoded: refused before connecting.
+    for (const init of [
+      { url: `http://other.test:${other.port}/x`, body: Buffer.from(value).toString("base64"), method: "POST" },
+      { url: `http://other.test:${other.port}/x`, headers: { "x-k": Buffer.from(value).toString("hex") } },
+      { url: `http://other.test:${other.port}/x?k=${encodeURIComponent(value)}` },
+    ]) {
+      await expect(g.request(init.url, { ...(init.method && { method: init.method }), ...(init.body && { body: init.body }), ...(init.headers && { headers: init.headers }) })).rejects.toMatchObject({ code: "secret_unbound_destination" });
+    }
+    expect(other.received).toHaveLength(0);
+  });
+
+  it("a redirect from the bound site that would carry the value to another host is stopped; headers never cross", async () => {
+    const value = "vault-VALUE/42+x";
+    const boundOrigin = `http://public.test:${server.port}`;
+    const echo = await startServer((req, res) => res.writeHead(302, { location: `http://other.test:${other.port}/landing?stolen=${encodeURIComponent(new URL(req.path, "http://x").searchParams.get("k") ?? "")}` }).end());
+    try {
+      const echoOrigin = `http://public.test:${echo.port}`;
+      const check = (texts: readonly string[], origin: string) => (origin === echoOrigin || origin === boundOrigin ? [] : secretsIn(texts.join("\n"), [{ name: "API", value }]).map((s) => s.name!));
+      const g = new EgressGuard({ privateHostsAllowed: [`public.test:${echo.port}`, `other.test:${other.port}`], resolve: async () => [{ address: "127.0.0.1", family: 4 }], timeoutMs: 3_000, outboundCheck: check });
+      await expect(g.request(`${echoOrigin}/go?k=${encodeURIComponent(value)}`, { beforeCrossOrigin: async () => "follow" })).rejects.toMatchObject({ code: "secret_unbound_destination" });
+      expect(echo.received).toHaveLength(1);
+      expect(other.received).toHaveLength(0);
+    } finally {
+      await echo.close();
+    }
   });
 
   it("enforces the byte and time limits", async () => {

