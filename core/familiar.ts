@@ -33,6 +33,7 @@ import { screenInbound } from "./sentinel/secret-text.js";
 import { registerSecretCommands, secretTools } from "./sentinel/secret-tools.js";
 import type { SecretVault } from "./sentinel/vault.js";
 import { SentinelClock, SessionTracker } from "./sentinel/time.js";
+import { allowedLinkHosts, inertLinks } from "./sentinel/inert-links.js";
 import { SentinelViews } from "./sentinel/views.js";
 import type { Store } from "./storage/ports.js";
 import type { ChannelName, ClaimedTask, OutboxMessage, Person } from "./storage/types.js";
@@ -155,13 +156,15 @@ export class Familiar {
         tokens: deps.tokens,
         budget: deps.contextTokenBudget,
         maxSteps: deps.maxSteps,
-        gate: (inner, activation) => this.sentinel.wrap(inner, { tainted: activation.tainted, sessionId: activation.sessionId }),
+        gate: (inner, activation) =>
+          this.sentinel.wrap(inner, { tainted: activation.tainted, chainDepth: activation.chainDepth, sessionId: activation.sessionId, ...(activation.taintSource !== null && { taintSource: activation.taintSource }) }),
         createHook: (person, task, description) => this.webhooks.create(person, task, description),
         ...(deps.media && { media: deps.media.context }),
       },
       tools: () => this.tools,
       wakeups: this.wakeups,
-      proactive: new ProactiveFlow({ store, notifier: this.notifier }),
+      proactive: new ProactiveFlow({ store, notifier: this.notifier, inertLinks: (person, text) => this.inertLinks(person, text) }),
+      inertLinks: (person, text) => this.inertLinks(person, text),
       outbox,
       poke: pokeTasks,
       typing: (person, channel) => this.startTyping(person.id, channel),
@@ -336,6 +339,21 @@ export class Familiar {
     } while (after);
     if (told > 0) this.outboxLoop.poke();
     return told;
+  }
+
+  /** What a tainted activation says, with links to hosts neither granted nor the person's own made inert (audited). */
+  private async inertLinks(person: Person, text: string): Promise<string> {
+    const { store, clock } = this.deps;
+    const result = inertLinks(text, await allowedLinkHosts(store, person.id, clock.now()));
+    if (result.inert.length > 0) {
+      await store.audit.appendAudit({
+        personId: person.id,
+        kind: "sentinel.inert_links",
+        summary: `Links to ${result.inert.slice(0, 5).join(", ")} in a reply from a tainted activation shown as text`,
+        data: { hosts: result.inert.slice(0, 20) },
+      });
+    }
+    return result.text;
   }
 
   /** Folds older turns into the rolling summary (best effort: a failure only logs). */

@@ -207,7 +207,7 @@ export class DiscordChannel implements ChannelAdapter {
     if (parts.length > 1) throw new DeliveryError(`Discord: the edited text of message ${id} needs ${parts.length} messages`, "payload_rejected");
     const channel = await this.sendable(target.address);
     try {
-      await channel.messages.edit(id, { content: parts[0] ?? "", components: buttonRows(content.buttons), allowedMentions: { parse: [] } });
+      await channel.messages.edit(id, { content: parts[0] ?? "", components: buttonRows(content.buttons), allowedMentions: { parse: [] }, flags: MessageFlags.SuppressEmbeds });
     } catch (err) {
       throw toDeliveryError(err, `edit message ${id} in channel ${target.address}`);
     }

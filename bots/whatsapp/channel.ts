@@ -200,7 +200,7 @@ export class WhatsAppChannel implements ChannelAdapter {
     if (lastText && text && text.length <= WHATSAPP_MESSAGE_LIMIT) {
       try {
         const message = await client.getMessageById(lastText);
-        edited = Boolean(message && (await message.edit(text)));
+        edited = Boolean(message && (await message.edit(text, { linkPreview: false })));
       } catch (err) {
         this.options.logger.warn({ err, messageId: lastText }, "whatsapp: edit failed; sending the outcome as a reply");
       }
@@ -428,7 +428,7 @@ export class WhatsAppChannel implements ChannelAdapter {
     try {
       const outcome = await sink(event);
       if (event.kind === "press" && outcome.notice && this.client) {
-        await this.client.sendMessage(event.address, outcome.notice, event.messageRef ? { quotedMessageId: event.messageRef } : {});
+        await this.client.sendMessage(event.address, outcome.notice, { linkPreview: false, ...(event.messageRef ? { quotedMessageId: event.messageRef } : {}) });
       }
     } catch (err) {
       this.options.logger.error({ err, updateId: event.updateId }, "whatsapp: inbound event not recorded or notice not sent");

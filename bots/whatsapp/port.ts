@@ -42,7 +42,7 @@ export interface WaMessage {
   mentionedIds: string[];
   getContact(): Promise<{ pushname?: string; name?: string }>;
   /** WhatsApp lets a sender edit a message for 15 minutes; resolves null when the edit did not apply. */
-  edit(content: string): Promise<unknown>;
+  edit(content: string, options?: { linkPreview?: boolean }): Promise<unknown>;
 }
 
 /** A poll vote event (whatsapp-web.js `PollVote`): fired on every change, un-selecting included. */

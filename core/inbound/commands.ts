@@ -78,13 +78,13 @@ export function registerCoreCommands(registry: CommandRegistry, deps: { store: S
       const now = clock.now();
       const live = page.items.filter((m) => !m.expiresAt || m.expiresAt > now);
       if (live.length === 0) return { text: "I don't remember anything about you yet." };
-      const lines = live.map((m) => `• \`${m.id}\` (${m.kind}) ${m.text}`);
+      const lines = live.map((m) => `• \`${m.id}\` (${m.kind}) ${m.text}${m.taint ? ` — ⚠️ from outside content (${m.taint.source})` : ""}`);
       return { text: `What I remember:\n${lines.join("\n")}\n\nDelete with /memory delete <id>, edit with /memory edit <id> <text>.` };
     },
   );
   registry.register("goals", "list your goals", async ({ person }) => {
     const page = await store.goals.listGoals(person.id, { status: ["active", "paused"] }, { limit: 50 });
     if (page.items.length === 0) return { text: "No goals yet. Tell me what you'd like me to keep an eye on." };
-    return { text: page.items.map((g) => `• \`${g.id}\` ${g.title} (${g.status})`).join("\n") };
+    return { text: page.items.map((g) => `• \`${g.id}\` ${g.title} (${g.status})${g.taint ? ` — ⚠️ from outside content (${g.taint.source})` : ""}`).join("\n") };
   });
 }

@@ -58,7 +58,7 @@ export class Notifier {
     const now = clock.now();
     // Untrusted content cannot force its way through quiet hours or "proactivity off": a critical
     // claim from a tainted activation counts as high.
-    const c: Candidate = input.candidate.urgency === "critical" && input.candidate.provenance.tainted ? { ...input.candidate, urgency: "high" } : input.candidate;
+    let c: Candidate = input.candidate.urgency === "critical" && input.candidate.provenance.tainted ? { ...input.candidate, urgency: "high" } : input.candidate;
     const person = await store.persons.getPerson(input.personId);
     if (!person) return { decision: "drop", rule: "no-new-content", reasons: ["unknown person"], record: null };
 
@@ -77,6 +77,10 @@ export class Notifier {
     const capped = claimed && trusted && askedLastHour >= (this.deps.askedForPerHour ?? defaultAskedForPerHour);
     const demoted = !claimed ? null : !trusted ? ("provenance" as const) : capped ? ("cap" as const) : null;
     const askedFor = claimed && demoted === null;
+    // A tainted "always" cannot claim urgency either: quiet hours and the daily budget apply to it as
+    // to any ordinary update (field case: injected reminders delivered in quiet hours).
+    const urgencyCapped = demoted === "provenance" && c.provenance.tainted && (c.urgency === "high" || c.urgency === "critical");
+    if (urgencyCapped) c = { ...c, urgency: "normal" };
 
     const said: SaidItem[] = [
       ...records.filter((r) => r.decision !== "drop").map((r) => ({ at: r.at, text: r.text, taskId: r.taskId, occurrenceKey: r.occurrenceKey })),
@@ -105,7 +109,8 @@ export class Notifier {
       sentToday,
     });
     const reasons = [...rules.reasons];
-    if (c !== input.candidate) reasons.push("critical from a tainted activation: treated as high");
+    if (input.candidate.urgency === "critical" && input.candidate.provenance.tainted && !urgencyCapped) reasons.push("critical from a tainted activation: treated as high");
+    if (urgencyCapped) reasons.push(`${input.candidate.urgency} urgency claimed with a notify 'always' that is not the person's: treated as normal`);
     if (demoted === "provenance") reasons.push("notify 'always' does not trace to the person's own words in an untainted activation: treated as if worthwhile");
     if (demoted === "cap") reasons.push(`over the cap of ${this.deps.askedForPerHour ?? defaultAskedForPerHour} asked-for notifications per hour: treated as if worthwhile`);
 

@@ -11,7 +11,7 @@ import type { ModelClient } from "../model/port.js";
 import type { Store } from "../storage/ports.js";
 import type { Goal, Person, Task } from "../storage/types.js";
 import { defineTool, type ToolDefinition } from "../tools/tool.js";
-import type { RuntimeState, Trigger } from "./checkpoint.js";
+import type { Inherited, RuntimeState, Trigger } from "./checkpoint.js";
 import { findTool, journalHistory, journaled, recordPlan } from "./journal.js";
 
 /** What a task activation asked the runtime to do next (set by the wait tools and Sentinel). */
@@ -34,7 +34,7 @@ export interface ActivationDeps {
   /** Tools every activation has. */
   tools: ToolDefinition[];
   /** Wraps each call (Sentinel); the journal wraps outside it. Gets the activation's starting taint. */
-  gate?: (inner: ExecuteTool, activation: { taskId: string; tainted: boolean; sessionId: string }) => ExecuteTool;
+  gate?: (inner: ExecuteTool, activation: { taskId: string; tainted: boolean; taintSource: string | null; chainDepth: number; sessionId: string }) => ExecuteTool;
   /** Creates a hook for `wait_for_event` and tells the person its URL and secret (never the model). */
   createHook?: (person: Person, task: Task, description: string) => Promise<HookId>;
   /** Shows the person's photos to a model that can see them. */
@@ -60,6 +60,8 @@ export interface ActivationInput {
   observations: UntrustedContent[];
   view: ConversationView;
   originMessageId: string | null;
+  /** What the activation inherits from its task (issue 11): starting taint and job-chain depth. Absent: untainted, depth 0. */
+  inherited?: Inherited;
 }
 
 /**
@@ -91,7 +93,9 @@ export async function runActivation(deps: ActivationDeps, input: ActivationInput
     ...(deps.media && { media: deps.media }),
   });
 
-  const toolContext = { personId: person.id, taskId: task.id, originMessageId: input.originMessageId, now: clock.now() };
+  const inherited = input.inherited ?? { tainted: false, source: null, depth: 0 };
+  const chainDepth = inherited.depth;
+  const toolContext = { personId: person.id, taskId: task.id, originMessageId: input.originMessageId, now: clock.now(), chainDepth };
   const baseExecute: ExecuteTool = (tool, args, ctx) => tool.execute(args as never, ctx);
   const history = runtime.resumes > 0 || runtime.round > 0 ? await store.journal.listJournal(task.id) : [];
   const rebuilt = await journalHistory(history, prefix, async (entry) => {
@@ -99,8 +103,9 @@ export async function runActivation(deps: ActivationDeps, input: ActivationInput
     if (!tool) return { ok: false, code: "unknown_tool", error: `no tool ${entry.tool}` };
     return baseExecute(tool, entry.args, { ...toolContext, idempotencyKey: entry.idempotencyKey, signal: AbortSignal.timeout(60_000) });
   }, (entry) => findTool(tools, entry.tool)?.transactional === true && store.supportsTransactions);
-  const tainted = context.tainted || rebuilt.tainted;
-  const gated = deps.gate ? deps.gate(baseExecute, { taskId: task.id, tainted, sessionId: runtime.sessionId }) : baseExecute;
+  const tainted = context.tainted || rebuilt.tainted || inherited.tainted;
+  const taintSource = tainted ? (rebuilt.taintSource ?? inherited.source ?? context.taintSource ?? "outside content") : null;
+  const gated = deps.gate ? deps.gate(baseExecute, { taskId: task.id, tainted, taintSource, chainDepth, sessionId: runtime.sessionId }) : baseExecute;
   const executeTool = journaled({ store, clock }, gated);
 
   const result = await runToolLoop({
@@ -111,7 +116,7 @@ export async function runActivation(deps: ActivationDeps, input: ActivationInput
     context: { ...toolContext, activationKey },
     onToolCalls: (step, calls) => recordPlan({ store, clock }, task.id, activationKey, step, calls),
     executeTool: async (tool, args, ctx) => {
-      const r = await executeTool(tool, args, { ...ctx, tainted, sessionId: runtime.sessionId });
+      const r = await executeTool(tool, args, { ...ctx, tainted, ...(taintSource !== null && { taintSource }), chainDepth, sessionId: runtime.sessionId });
       if (!r.ok && r.code === "approval_required") {
         const id = approvalIdOf(r.data);
         if (id) requests.approvalId = id;
@@ -159,6 +164,7 @@ function activationTools(deps: ActivationDeps, input: { task: Task; person: Pers
         parameters: z.object({ description: z.string().min(1).max(500) }),
         sideEffect: true,
         capability: "hooks.create",
+        persists: { kind: "webhook", method: "CREATE WEBHOOK", createsJob: () => false },
         async execute(args) {
           const hookId = await createHook(input.person, input.task, args.description);
           requests.waitForEvent = { hookId };

@@ -62,11 +62,21 @@ export type RuntimeState = z.infer<typeof runtimeSchema>;
 const common = { runtime: runtimeSchema.optional(), input: triggerSchema.nullish() };
 
 /**
- * Where a wake-up came from: scheduled in an activation the person's own messages started
- * (`fromPersonWords`), and whether that activation was tainted. Its `notify: always` counts only from
- * the person's words, untainted (core/notify/producers.ts). Absent on older wake-ups.
+ * Where a job (a wake-up, a goal's check-in) came from: scheduled in an activation the person's own
+ * messages started (`fromPersonWords`), and whether that activation was tainted (`source`: the
+ * untrusted content it had read). Its `notify: always` counts only from the person's words,
+ * untainted (core/notify/producers.ts); an activation it starts begins tainted when it was made
+ * tainted (issue 11). `depth` is its job-chain depth: 1 when the person's own activation made it,
+ * n + 1 when an activation of a depth-n job did. Absent on older jobs (then: untainted, depth 1);
+ * `source` and `depth` are absent on wake-ups made before they existed.
  */
-export const provenanceSchema = z.object({ tainted: z.boolean(), fromPersonWords: z.boolean() });
+export const provenanceSchema = z.object({
+  tainted: z.boolean(),
+  fromPersonWords: z.boolean(),
+  source: z.string().max(2_000).nullish(),
+  depth: z.number().int().min(1).optional(),
+});
+export type JobProvenance = z.infer<typeof provenanceSchema>;
 
 export const turnSpecSchema = z.object({ fromSeq: z.number().int().min(0), toSeq: z.number().int().min(0), ...common });
 export const wakeupSpecSchema = z.object({
@@ -76,7 +86,7 @@ export const wakeupSpecSchema = z.object({
   provenance: provenanceSchema.optional(),
   ...common,
 });
-export const checkinSpecSchema = z.object({ cron: z.string(), timeZone: timeZone, ...common });
+export const checkinSpecSchema = z.object({ cron: z.string(), timeZone: timeZone, provenance: provenanceSchema.optional(), ...common });
 
 export type TurnCheckpoint = z.infer<typeof turnSpecSchema>;
 export type WakeupCheckpoint = z.infer<typeof wakeupSpecSchema>;
@@ -87,6 +97,25 @@ export type TaskCheckpoint =
   | ({ kind: "turn" } & TurnCheckpoint)
   | ({ kind: "wakeup" } & WakeupCheckpoint)
   | ({ kind: "checkin" } & CheckinCheckpoint);
+
+/** What an activation inherits from its task: starting taint (and its source) and job-chain depth. */
+export interface Inherited {
+  tainted: boolean;
+  source: string | null;
+  depth: number;
+}
+
+/**
+ * What an activation of a task starts with (issue 11): a turn is the person's own (depth 0); a
+ * wake-up or check-in has the depth and taint it was made with, and is tainted too when its goal is.
+ */
+export function inheritedOf(checkpoint: TaskCheckpoint, goal: { taint: { source: string } | null } | null): Inherited {
+  if (checkpoint.kind === "turn") return { tainted: false, source: null, depth: 0 };
+  const p = checkpoint.provenance;
+  const own = p?.tainted === true ? (p.source ?? "outside content") : null;
+  const source = own ?? (goal?.taint ? `goal made from ${goal.taint.source}` : null);
+  return { tainted: source !== null, source, depth: p?.depth ?? 1 };
+}
 
 /** Thrown when a stored checkpoint does not match its kind's schema (the task cannot run safely). */
 export class CheckpointError extends Error {

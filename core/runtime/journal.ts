@@ -133,7 +133,7 @@ export async function journalHistory(
   prefix: string,
   rerun: (entry: JournalEntry) => Promise<ToolResult>,
   isTransactional: (entry: JournalEntry) => boolean = () => false,
-): Promise<{ messages: ChatMessage[]; tainted: boolean }> {
+): Promise<{ messages: ChatMessage[]; tainted: boolean; taintSource: string | null }> {
   const own = entries.filter((e) => e.idempotencyKey.startsWith(prefix));
   const calls = own.filter((e) => e.tool !== planTool);
   const started = new Set(calls.map((e) => e.idempotencyKey));
@@ -158,24 +158,46 @@ export async function journalHistory(
   const mine = calls.sort((a, b) => a.intentAt.getTime() - b.intentAt.getTime() || a.idempotencyKey.localeCompare(b.idempotencyKey, "en", { numeric: true }));
   const messages: ChatMessage[] = [];
   let tainted = false;
+  let taintSource: string | null = null;
+  // The calls of one step (same `${activationKey}:${step}:` key prefix) are one assistant message
+  // with several tool calls, followed by their results — as the model made them.
+  const stepOfKey = (key: string): string => key.slice(0, key.lastIndexOf(":") + 1);
+  let openStep: string | null = null;
+  let results: ChatMessage[] = [];
+  const flush = () => {
+    messages.push(...results);
+    results = [];
+  };
   for (const e of mine) {
     const id = `j_${e.idempotencyKey.replace(/[^A-Za-z0-9_]/g, "_")}`.slice(0, 64);
-    messages.push({ role: "assistant", content: null, tool_calls: [{ id, type: "function", function: { name: e.tool, arguments: JSON.stringify(e.args) } }] });
+    const call = { id, type: "function" as const, function: { name: e.tool, arguments: JSON.stringify(e.args) } };
+    const last = messages.at(-1);
+    if (openStep === stepOfKey(e.idempotencyKey) && last?.role === "assistant" && last.tool_calls) {
+      last.tool_calls.push(call);
+    } else {
+      flush();
+      messages.push({ role: "assistant", content: null, tool_calls: [call] });
+      openStep = stepOfKey(e.idempotencyKey);
+    }
     let result: ToolResult;
     if (neverStarted.has(e.idempotencyKey)) result = { ok: false, code: "not_run", error: notRunOutcome };
     else if (e.outcome) result = replay(e);
     else if (!e.sideEffect) result = await rerun(e);
     else if (isTransactional(e)) result = { ok: false, code: "not_run", error: notRunOutcome };
     else result = { ok: false, code: "interrupted", error: interruptedOutcome };
-    if (result.ok && result.untrusted) tainted = true;
+    if (result.ok && result.untrusted) {
+      tainted = true;
+      taintSource = result.untrusted.source;
+    }
     const content = result.ok
       ? result.untrusted
         ? wrapUntrusted(result.content, result.untrusted.source)
         : result.content
       : JSON.stringify({ error: result.code, message: result.error });
-    messages.push({ role: "tool", tool_call_id: id, content });
+    results.push({ role: "tool", tool_call_id: id, content });
   }
-  return { messages, tainted };
+  flush();
+  return { messages, tainted, taintSource };
 }
 
 /** Finds a tool by name (for re-running read-only journal entries). */

@@ -35,7 +35,14 @@ export interface ProactiveInput {
 }
 
 export class ProactiveFlow {
-  constructor(private readonly deps: { store: Pick<Store, "journal">; notifier: Pick<Notifier, "propose"> }) {}
+  constructor(
+    private readonly deps: {
+      store: Pick<Store, "journal">;
+      notifier: Pick<Notifier, "propose">;
+      /** Makes links in what a tainted activation says inert (issue 11; core/sentinel/inert-links.ts). */
+      inertLinks?: (person: Person, text: string) => Promise<string>;
+    },
+  ) {}
 
   /** Proposes the activation's output (or an asked-for reminder's own note) to the notification filter. */
   async propose(input: ProactiveInput): Promise<void> {
@@ -55,17 +62,21 @@ export class ProactiveFlow {
       goal: input.goal,
     });
     const base = this.deliveryKeyBase(input, dueAt);
-    for (const [i, candidate] of candidates.entries()) {
+    for (const [i, proposed] of candidates.entries()) {
+      const inert = this.deps.inertLinks;
+      const candidate = inert && (input.tainted || proposed.provenance.tainted) ? { ...proposed, text: await inert(input.person, proposed.text) } : proposed;
       await this.deps.notifier.propose({ personId: task.personId, taskId: task.id, deliveryKey: `${base}${i > 0 ? `:${i}` : ""}`, candidate });
     }
   }
 
   /** Without a model: an asked-for reminder still arrives, with its own note as the honest content. */
-  async remindWithoutModel(input: Pick<ProactiveInput, "task" | "checkpoint" | "origin" | "key">): Promise<void> {
+  async remindWithoutModel(input: Pick<ProactiveInput, "task" | "checkpoint" | "origin" | "key"> & { person?: Person }): Promise<void> {
     const { task, checkpoint, origin } = input;
     if (checkpoint.kind !== "wakeup" || checkpoint.notify !== "always") return;
     const dueAt = origin.kind === "wakeup" ? new Date(origin.dueAt) : null;
-    const candidate = reminderCandidate(checkpoint, occurrenceKeyOf(task, dueAt), wakeupProvenance(checkpoint, false));
+    const reminder = reminderCandidate(checkpoint, occurrenceKeyOf(task, dueAt), wakeupProvenance(checkpoint, false));
+    // A note made in a tainted activation may carry links out: made inert like anything a tainted activation says.
+    const candidate = reminder.provenance.tainted && this.deps.inertLinks && input.person ? { ...reminder, text: await this.deps.inertLinks(input.person, reminder.text) } : reminder;
     await this.deps.notifier.propose({ personId: task.personId, taskId: task.id, deliveryKey: `${this.deliveryKeyBase(input, dueAt)}:nomodel`, candidate });
   }
 

@@ -13,7 +13,7 @@ import type { ClaimedTask, ConversationMessage, Person, Task, TaskState } from "
 import type { ToolDefinition } from "../tools/tool.js";
 import { failureText, nextOccurrence, nextState } from "./after-activation.js";
 import { newSessionId, runActivation, type ActivationDeps, type ActivationOutcome } from "./activation.js";
-import { parseCheckpoint, runtimeOf, toStored, type RuntimeState, type TaskCheckpoint, type Trigger } from "./checkpoint.js";
+import { inheritedOf, parseCheckpoint, runtimeOf, toStored, type RuntimeState, type TaskCheckpoint, type Trigger } from "./checkpoint.js";
 import type { DueSource } from "./due-loop.js";
 import { resumeDecidedApproval } from "./approvals.js";
 import type { ProactiveFlow } from "./proactive.js";
@@ -41,6 +41,11 @@ export interface TaskRunnerDeps {
   typing?: (person: Person, channel: ConversationMessage["channel"]) => () => void;
   /** Where the setup page is (told when no model is configured). */
   setupUrl?: () => string;
+  /**
+   * Rewrites what a tainted activation says before it is queued, so links and images to hosts
+   * neither granted nor the person's own are inert text (issue 11; core/sentinel/inert-links.ts).
+   */
+  inertLinks?: (person: Person, text: string) => Promise<string>;
   /** After a turn: fold older messages into the rolling summary (best effort). */
   summarize?: (person: Person, keepFromSeq: number) => Promise<void>;
 }
@@ -143,6 +148,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
           observations,
           view: { horizonSeq: runtime.horizonSeq ?? Number.MAX_SAFE_INTEGER, answer, hideUserFrom: runtime.hideUserFrom ?? null },
           originMessageId: answered?.id ?? null,
+          inherited: inheritedOf(checkpoint, goal),
         },
       );
     } finally {
@@ -178,7 +184,8 @@ export class TaskRunner implements DueSource<ClaimedTask> {
     }
 
     if (answerRange(checkpoint, origin)) {
-      const reply = text ?? failureText(result.kind);
+      const said = text ?? failureText(result.kind);
+      const reply = result.tainted && this.deps.inertLinks ? await this.deps.inertLinks(person, said) : said;
       await store.transaction(async () => {
         await this.say(person, reply, `reply:${key}`, answered?.channel ?? null, task.kind === "turn" ? null : task);
         await store.tasks.saveCheckpoint({ taskId: task.id, owner, cursor: task.cursor, checkpoint: toStored(checkpoint, { runtime: after, input: null }), now: clock.now(), leaseMs });
@@ -239,7 +246,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
       this.deps.outbox.poke();
       return;
     }
-    await this.deps.proactive.remindWithoutModel({ task, checkpoint, origin, key });
+    await this.deps.proactive.remindWithoutModel({ task, checkpoint, origin, key, person });
     const next = nextOccurrence(checkpoint, clock.now());
     await this.release(task, next ? { status: "waiting", wait: { kind: "time", until: next } } : { status: "done", result: null });
   }

@@ -36,3 +36,5 @@ export { cardViewSchema, parseCardView, renderCardMarkdown, type CardView, type 
 export { parseApprovalDetails, type ApprovalDetails, type Provenance } from "./request.js";
 export { neutralise, collapseRuns, decodeBody, decodeLayers, visible } from "./readable.js";
 export { SentinelViews, type GrantView, type AuditLine, type ViewStore } from "./views.js";
+export { inertLinks, allowedLinkHosts, type LinkAllowed, type InertResult } from "./inert-links.js";
+export { MAX_UNASKED_JOB_DEPTH } from "./policy.js";

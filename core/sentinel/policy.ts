@@ -10,6 +10,13 @@ import type { Decision, DecisionInput, Effect } from "./types.js";
 
 const kinds = ["url", "file", "recipient", "blocked", "other", "none"] as const;
 
+/**
+ * Job-chain depth from which making a further job asks: jobs the person's own activations make have
+ * depth 1; an activation such a job starts (depth 1) cannot make another one (depth 2) without the
+ * person, and so on for every deeper link.
+ */
+export const MAX_UNASKED_JOB_DEPTH = 1;
+
 /** One rule: when every condition in `match` holds (absent ones are "any"), it proposes `effect`. */
 export const policyRuleSchema = z
   .object({
@@ -28,6 +35,12 @@ export const policyRuleSchema = z
         carriesData: z.boolean().optional(),
         /** Some destination is of one of these kinds (`none`: the call has no destination). */
         destination: z.array(z.enum(kinds)).min(1).optional(),
+        /** The call's effect outlives the activation (memory, goals, wake-ups, webhooks). */
+        persists: z.boolean().optional(),
+        /** The call makes a job (a wake-up, a recurring check-in). */
+        createsJob: z.boolean().optional(),
+        /** The activation making the call is at least this many jobs deep (0: the person's own). */
+        chainDepthAtLeast: z.number().int().min(0).optional(),
       })
       .strict(),
   })
@@ -54,8 +67,27 @@ export const defaultPolicy: Policy = policySchema.parse([
     match: { destination: ["blocked"] },
   },
   {
+    id: "ask-tainted-persistence",
+    description:
+      "Untrusted content is in this activation: anything that outlives it (a memory item, a goal, a wake-up, a webhook) asks the person, and carries the taint if approved.",
+    effect: "ask",
+    match: { persists: true, tainted: true, granted: false },
+  },
+  {
+    id: "ask-job-chain",
+    description: `A job started this activation: a further job (a wake-up, a recurring check-in) needs the person (job chains deeper than ${MAX_UNASKED_JOB_DEPTH} ask).`,
+    effect: "ask",
+    match: { createsJob: true, chainDepthAtLeast: MAX_UNASKED_JOB_DEPTH, granted: false },
+  },
+  {
+    id: "allow-granted-persistence",
+    description: "A write that outlives the activation, approved by the person for exactly this call.",
+    effect: "allow",
+    match: { persists: true, granted: true },
+  },
+  {
     id: "allow-internal",
-    description: "Internal tools (goals, memory, wake-ups) act inside Familiar only; they run and are audited.",
+    description: "Internal tools (goals, memory, wake-ups) act inside Familiar only; outside the cases above they run and are audited.",
     effect: "allow",
     match: { access: ["internal"] },
   },
@@ -110,6 +142,9 @@ function ruleMatches(rule: PolicyRule, input: DecisionInput, granted: boolean): 
   if (m.granted !== undefined && m.granted !== granted) return false;
   if (m.hardToUndo !== undefined && m.hardToUndo !== input.hardToUndo) return false;
   if (m.carriesData !== undefined && m.carriesData !== input.carriesData) return false;
+  if (m.persists !== undefined && m.persists !== (input.persists === true)) return false;
+  if (m.createsJob !== undefined && m.createsJob !== (input.createsJob === true)) return false;
+  if (m.chainDepthAtLeast !== undefined && (input.chainDepth ?? 0) < m.chainDepthAtLeast) return false;
   if (m.destination !== undefined) {
     const present = input.destinations.length === 0 ? ["none"] : input.destinations.map((d) => d.kind);
     if (!present.some((k) => m.destination!.includes(k as (typeof kinds)[number]))) return false;

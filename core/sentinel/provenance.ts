@@ -97,8 +97,14 @@ export async function provenanceOf(
       hereSource = inActivation?.source ?? sighting?.source ?? null;
       firstSeenUntrusted = true;
     } else {
-      const memory = await store.memory.searchMemory(personId, needle, { limit: 5, now });
-      here = memory.some((m) => m.text.toLowerCase().includes(needle)) ? "memory" : "familiar";
+      const memory = (await store.memory.searchMemory(personId, needle, { limit: 5, now })).filter((m) => m.text.toLowerCase().includes(needle));
+      // A memory item made from outside content is outside content (issue 11), not the person's memory.
+      const tainted = memory.find((m) => m.taint !== null);
+      if (tainted) {
+        here = "untrusted";
+        hereSource = tainted.taint!.source;
+        firstSeenUntrusted = true;
+      } else here = memory.length > 0 ? "memory" : "familiar";
     }
     if (rank[here] > rank[kind]) {
       kind = here;

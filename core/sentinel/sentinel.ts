@@ -23,18 +23,19 @@ import type { Logger } from "../log.js";
 import type { ExecuteTool } from "../harness/types.js";
 import type { Store } from "../storage/ports.js";
 import type { ApprovalRequest, Json } from "../storage/types.js";
-import type { FollowUp, FollowUpVerdict, ToolContext, ToolDefinition, ToolResult } from "../tools/tool.js";
+import type { FollowUp, FollowUpVerdict, PersistencePolicy, ToolContext, ToolDefinition, ToolResult } from "../tools/tool.js";
 import { gateAsk, requestDetails } from "./asking.js";
 import { ActionUnavailableError, type ActionDescription } from "./action.js";
 import { carriesData, classifyTarget, describeAction, describedAction, describeTarget, type ActionDescriptor, type UrlPrecheck } from "./descriptor.js";
 import { EgressDeniedError, EgressFailedError, SecretError } from "./errors.js";
 import { liveGrants, type ActiveGrant } from "./grants.js";
-import { decide, defaultPolicy, type Policy } from "./policy.js";
+import { decide, defaultPolicy, MAX_UNASKED_JOB_DEPTH, type Policy } from "./policy.js";
 import { hostsIn, type SeenContent } from "./provenance.js";
 import { SecretGuard } from "./secret-guard.js";
 import { summariseAction, summariseDescribed } from "./summary.js";
 import { SentinelClock, SessionTracker } from "./time.js";
-import type { Decision, DecisionInput } from "./types.js";
+import { visible } from "./readable.js";
+import type { Decision, DecisionInput, ToolPolicy } from "./types.js";
 import type { SecretVault } from "./vault.js";
 
 /** The store slice Sentinel uses. */
@@ -70,6 +71,10 @@ export interface SentinelDeps {
 export interface ActivationOptions {
   /** The activation starts tainted (e.g. it resumes a task whose context holds untrusted content). */
   tainted?: boolean;
+  /** Where the starting taint came from (a tainted wake-up, goal, memory item, webhook body). */
+  taintSource?: string;
+  /** Job-chain depth of the activation (0: the person's own messages started it). */
+  chainDepth?: number;
   /** Ignored: sessions are tracked by Sentinel itself (kept so callers need not change). */
   sessionId?: string;
 }
@@ -121,7 +126,9 @@ export class Sentinel {
         if (states.size > TAINT_MEMORY) states.delete(states.keys().next().value!);
       }
       const tainted = options.tainted === true || context.tainted === true || state.tainted;
-      const result = await this.execute(inner, tool, args, { ...context, tainted }, state);
+      const source = state.seen.at(-1)?.source ?? options.taintSource ?? context.taintSource ?? "outside content";
+      const chainDepth = Math.max(options.chainDepth ?? 0, context.chainDepth ?? 0);
+      const result = await this.execute(inner, tool, args, { ...context, tainted, chainDepth, ...(tainted ? { taintSource: source } : {}) }, state);
       if (result.ok && result.untrusted !== undefined) {
         state.tainted = true;
         if (state.seenChars < SEEN_CHARS) {
@@ -214,11 +221,23 @@ export class Sentinel {
     const now = await this.clock.now();
     // A describing tool (the browser) says what the call would do now; others are read from their arguments.
     const described = policy?.describe ? await policy.describe(args, context) : null;
-    const action = described ? describedAction(tool, described, this.deps.egress) : policy ? describeAction(tool, policy, args, this.deps.egress) : null;
+    const persistence = policy === undefined && described === null && tool.persists !== undefined ? persistencePolicy(tool, tool.persists) : null;
+    const action = described
+      ? describedAction(tool, described, this.deps.egress)
+      : policy
+        ? describeAction(tool, policy, args, this.deps.egress)
+        : persistence
+          ? describeAction(tool, persistence, args, this.deps.egress)
+          : null;
     let grants: ActiveGrant[] = [];
     if (policy) {
       const session = await this.sessions.refresh(context.personId, now);
       grants = await liveGrants(this.deps.store, context.personId, { taskId: context.taskId, sessionId: session?.sessionId ?? null, now });
+    } else if (persistence && tool.persists && (context.tainted === true || (tool.persists.createsJob(args) && (context.chainDepth ?? 0) >= MAX_UNASKED_JOB_DEPTH))) {
+      // Only an exact once-grant can cover a persistence call, so no session is needed. The session
+      // tracker is not asked here: this call runs inside the journal's store transaction, and the
+      // tracker serialises per person with callers outside it (a press, an inbound message).
+      grants = await liveGrants(this.deps.store, context.personId, { taskId: context.taskId, sessionId: null, now });
     }
     const input: DecisionInput = {
       capability: described?.capability ?? policy?.capability ?? tool.capability,
@@ -230,6 +249,9 @@ export class Sentinel {
       grants,
       taskId: context.taskId,
       tainted: context.tainted === true,
+      ...(persistence && tool.persists
+        ? { persists: true, createsJob: tool.persists.createsJob(args), chainDepth: context.chainDepth ?? 0, exactOnly: true }
+        : { chainDepth: context.chainDepth ?? 0 }),
       ...(described?.onceOnly ? { exactOnly: true } : {}),
       now,
     };
@@ -284,7 +306,7 @@ export class Sentinel {
   private async ask(tool: ToolDefinition, args: unknown, context: ToolContext, input: DecisionInput, decision: Decision, state: ActivationState, described: ActionDescription | null = null): Promise<ToolResult> {
     const { store } = this.deps;
     const action = input.action;
-    const policy = tool.policy;
+    const policy = tool.policy ?? (tool.persists ? persistencePolicy(tool, tool.persists) : undefined);
     if (action === null || policy === undefined) return { ok: false, code: "denied", error: `${tool.name} cannot be approved (it has no Sentinel policy).` };
     const gate = await gateAsk(store, { personId: context.personId, taskId: context.taskId, action, tool: tool.name, now: input.now });
     if (gate.kind === "answer") {
@@ -293,12 +315,13 @@ export class Sentinel {
     }
     const scrub = (s: string) => this.secrets.scrubText(s);
     const summary = described ? summariseDescribed(described, action, scrub) : summariseAction(policy, args, action, scrub);
+    if (input.persists === true) summary.other.unshift(...persistenceNotes(tool, input, context));
     const details = await requestDetails(store, {
       personId: context.personId,
       taskId: context.taskId,
       action,
       summary,
-      onceOnly: described?.onceOnly === true,
+      onceOnly: described?.onceOnly === true || (input.persists === true && !input.tainted),
       ruleId: decision.ruleId,
       reason: decision.reason,
       tainted: input.tainted,
@@ -376,6 +399,29 @@ export class Sentinel {
     return cut(args, 0);
   }
 
+}
+
+/**
+ * The Sentinel view of an internal tool that persists something: a write with a fixed verb and no
+ * destination, every argument shown on the card. Approvals of it are bound to the exact call.
+ */
+function persistencePolicy(tool: ToolDefinition, persists: PersistencePolicy): ToolPolicy {
+  return { capability: tool.capability, access: "write", method: { fixed: persists.method }, destinationArgs: [], exfiltrationArgs: [] };
+}
+
+/** Lines a persistence card adds: where the taint came from, and the job chain's depth. */
+function persistenceNotes(tool: ToolDefinition, input: DecisionInput, context: ToolContext): { name: string; value: string }[] {
+  const notes: { name: string; value: string }[] = [];
+  if (input.tainted) notes.push({ name: "read before", value: visible(context.taintSource ?? "outside content").text.slice(0, 300) });
+  if (input.createsJob === true) {
+    const depth = input.chainDepth ?? 0;
+    notes.push({
+      name: "job chain",
+      value: depth === 0 ? "a new job from this conversation (depth 1)" : `a job scheduled by a job (depth ${depth + 1}; jobs started by jobs need you)`,
+    });
+  }
+  if (tool.persists?.kind === "memory" && input.tainted) notes.push({ name: "kept as", value: "marked as coming from outside content" });
+  return notes;
 }
 
 /** `${activationKey}:${step}:${callIndex}` → `activationKey`. */

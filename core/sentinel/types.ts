@@ -80,6 +80,12 @@ export interface DecisionInput {
   taskId: string | null;
   /** Untrusted content entered this activation's context before this call. */
   tainted: boolean;
+  /** The call's effect outlives the activation (an internal tool with a `persists` declaration). Absent: false. */
+  persists?: boolean;
+  /** The call makes a job (a wake-up, a recurring check-in) that starts activations of its own. Absent: false. */
+  createsJob?: boolean;
+  /** Job-chain depth of the activation making the call (0: started by the person's messages). Absent: 0. */
+  chainDepth?: number;
   /** Only a grant bound to this very action (an "Approve once") covers the call, whatever else exists (purchases). */
   exactOnly?: boolean;
   /** Sentinel's time (never earlier than any time it saw before: see `SentinelClock`). */

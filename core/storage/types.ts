@@ -175,14 +175,27 @@ export interface Goal {
   originMessageId: MessageId | null;
   checkIn: CheckInSchedule | null;
   notes: string;
+  /** Made in a tainted activation (see {@link Taint}); null when it came from the person's own words. */
+  taint: Taint | null;
   createdAt: Date;
   updatedAt: Date;
 }
 
-export type NewGoal = Pick<Goal, "personId" | "title"> &
-  Partial<Pick<Goal, "description" | "originMessageId" | "checkIn" | "notes">>;
+/**
+ * Issue 11: an item made in an activation that had read untrusted content (a web page, a fetched
+ * result, an email, a file from outside, a webhook payload) carries that taint and its source, so an
+ * activation that later runs from it (or shows it to the model) starts tainted.
+ */
+export interface Taint {
+  /** The untrusted source that tainted the activation which made the item, e.g. a page URL or `webhook hook_…`. */
+  source: string;
+}
 
-export type GoalPatch = Partial<Pick<Goal, "title" | "description" | "status" | "checkIn" | "notes">>;
+export type NewGoal = Pick<Goal, "personId" | "title"> &
+  Partial<Pick<Goal, "description" | "originMessageId" | "checkIn" | "notes" | "taint">>;
+
+/** `taint` can be set (a tainted activation changed the goal) but never cleared by a patch (null leaves it). */
+export type GoalPatch = Partial<Pick<Goal, "title" | "description" | "status" | "checkIn" | "notes" | "taint">>;
 
 /**
  * What a waiting task waits for. `held`: background work the person (`/pause`) or its goal paused;
@@ -300,12 +313,14 @@ export interface MemoryItem {
   /** 0–1: how sure Familiar is. */
   confidence: number;
   expiresAt: Date | null;
+  /** Learned in a tainted activation (see {@link Taint}): shown to the model marked, and taints the activation. */
+  taint: Taint | null;
   createdAt: Date;
   updatedAt: Date;
 }
 
 export type NewMemoryItem = Pick<MemoryItem, "personId" | "kind" | "text"> &
-  Partial<Pick<MemoryItem, "provenance" | "confidence" | "expiresAt">>;
+  Partial<Pick<MemoryItem, "provenance" | "confidence" | "expiresAt" | "taint">>;
 
 export type MemoryPatch = Partial<Pick<MemoryItem, "kind" | "text" | "confidence" | "expiresAt">>;
 

@@ -1,11 +1,11 @@
 import { z } from "zod";
 import type { Clock } from "../clock.js";
 import { asId, type GoalId, type PersonId } from "../ids.js";
-import { checkinCheckpoint, wakeupCheckpoint, wakeupSpecSchema, type WakeupCheckpoint } from "../runtime/checkpoint.js";
+import { checkinCheckpoint, wakeupCheckpoint, wakeupSpecSchema, type JobProvenance, type WakeupCheckpoint } from "../runtime/checkpoint.js";
 import type { Store } from "../storage/ports.js";
-import type { Goal, Json, Task } from "../storage/types.js";
+import type { Goal, Json, Taint, Task } from "../storage/types.js";
 import type { ToolErrorCode } from "./error-codes.js";
-import { defineTool, type ToolDefinition, type ToolResult } from "./tool.js";
+import { defineTool, type ToolContext, type ToolDefinition, type ToolResult } from "./tool.js";
 import { isValidTimeZone, nextCronTime } from "../time/zones.js";
 
 const timeZone = z.string().refine(isValidTimeZone, "an IANA time zone such as Europe/Berlin");
@@ -28,6 +28,22 @@ export interface CoreToolsDeps {
   releaseHeld: (personId: PersonId, goalId: GoalId) => Promise<number>;
 }
 
+/** The taint a persistence tool stores with what it makes (null: the activation read nothing untrusted). */
+function taintOf(ctx: ToolContext): Taint | null {
+  return ctx.tainted === true ? { source: ctx.taintSource ?? "outside content" } : null;
+}
+
+/** The provenance of a job made by this call: its taint, whether the person's words started it, its chain depth. */
+function jobProvenance(ctx: ToolContext): JobProvenance {
+  const tainted = ctx.tainted === true;
+  return { tainted, fromPersonWords: ctx.originMessageId !== null && !tainted, source: tainted ? (ctx.taintSource ?? "outside content") : null, depth: (ctx.chainDepth ?? 0) + 1 };
+}
+
+/** A create/update_goal call that sets a recurring check-in (a job). */
+function hasCheckIn(args: unknown): boolean {
+  return typeof args === "object" && args !== null && "checkIn" in args && args.checkIn != null;
+}
+
 const ok = (content: string, data?: Json): ToolResult => ({ ok: true, content, ...(data === undefined ? {} : { data }) });
 const fail = (code: ToolErrorCode, error: string): ToolResult => ({ ok: false, code, error });
 
@@ -48,7 +64,7 @@ export function coreTools(deps: CoreToolsDeps): ToolDefinition[] {
    * occurrence of its cron in the goal's time zone (the task row holds the next time). Changing the
    * schedule replaces the task; ending the goal cancels it; pausing holds it until the goal resumes.
    */
-  async function scheduleCheckIn(goal: Goal, changed: boolean): Promise<void> {
+  async function scheduleCheckIn(goal: Goal, changed: boolean, ctx: ToolContext): Promise<void> {
     const now = clock.now();
     const ending = goal.status === "done" || goal.status === "abandoned";
     if (!changed && !ending) return;
@@ -63,7 +79,7 @@ export function coreTools(deps: CoreToolsDeps): ToolDefinition[] {
       goalId: goal.id,
       kind: "checkin",
       title: `check-in: ${goal.title}`,
-      checkpoint: checkinCheckpoint({ cron: goal.checkIn.cron, timeZone: goal.checkIn.timeZone }),
+      checkpoint: checkinCheckpoint({ cron: goal.checkIn.cron, timeZone: goal.checkIn.timeZone, provenance: jobProvenance(ctx) }),
       notBefore: first,
     });
     deps.poke();
@@ -86,6 +102,7 @@ export function coreTools(deps: CoreToolsDeps): ToolDefinition[] {
       sideEffect: true,
       transactional: true,
       capability: "goals.write",
+      persists: { kind: "goal", method: "CREATE GOAL", createsJob: (args) => hasCheckIn(args) },
       async execute(args, ctx) {
         const goal = await store.goals.createGoal({
           personId: ctx.personId,
@@ -93,9 +110,10 @@ export function coreTools(deps: CoreToolsDeps): ToolDefinition[] {
           description: args.description ?? "",
           originMessageId: ctx.originMessageId ? asId("message", ctx.originMessageId) : null,
           checkIn: args.checkIn ? { cron: args.checkIn.cron, timeZone: args.checkIn.timezone } : null,
+          taint: taintOf(ctx),
         });
         try {
-          await scheduleCheckIn(goal, true);
+          await scheduleCheckIn(goal, true, ctx);
         } catch (err) {
           await store.goals.updateGoal(goal.id, { checkIn: null });
           return fail("invalid_schedule", `goal ${goal.id} created without check-in: ${(err as Error).message}`);
@@ -117,6 +135,7 @@ export function coreTools(deps: CoreToolsDeps): ToolDefinition[] {
       sideEffect: true,
       transactional: true,
       capability: "goals.write",
+      persists: { kind: "goal", method: "CHANGE GOAL", createsJob: (args) => hasCheckIn(args) },
       async execute(args, ctx) {
         const goal = await ownGoal(ctx.personId, args.goalId);
         if (!goal) return fail("not_found", `no goal ${args.goalId}`);
@@ -126,9 +145,10 @@ export function coreTools(deps: CoreToolsDeps): ToolDefinition[] {
           ...(args.notes !== undefined && { notes: args.notes }),
           ...(args.status !== undefined && { status: args.status }),
           ...(args.checkIn !== undefined && { checkIn: args.checkIn && { cron: args.checkIn.cron, timeZone: args.checkIn.timezone } }),
+          ...(ctx.tainted === true && { taint: taintOf(ctx) }),
         });
         try {
-          await scheduleCheckIn(updated, args.checkIn !== undefined);
+          await scheduleCheckIn(updated, args.checkIn !== undefined, ctx);
         } catch (err) {
           return fail("invalid_schedule", `goal updated, but its check-in could not be scheduled: ${(err as Error).message}`);
         }
@@ -148,7 +168,16 @@ export function coreTools(deps: CoreToolsDeps): ToolDefinition[] {
         const wakeups = tasks.items
           .map((t) => ({ t, spec: wakeupSpecOf(t) }))
           .filter((x) => x.spec)
-          .map(({ t, spec }) => ({ id: t.id, goalId: t.goalId, note: spec!.note, notify: spec!.notify, timing: spec!.timing }));
+          .map(({ t, spec }) => ({
+            id: t.id,
+            goalId: t.goalId,
+            note: spec!.note,
+            notify: spec!.notify,
+            timing: spec!.timing,
+            // Issue 11: made from outside content (its activations start tainted), and its job-chain depth.
+            fromOutside: spec!.provenance?.tainted === true ? (spec!.provenance.source ?? "outside content") : null,
+            depth: spec!.provenance?.depth ?? 1,
+          }));
         const data = { goals: goals.items.map(goalView), wakeups } as unknown as Json;
         return ok(JSON.stringify(data), data);
       },
@@ -171,6 +200,7 @@ export function coreTools(deps: CoreToolsDeps): ToolDefinition[] {
       sideEffect: true,
       transactional: true,
       capability: "wakeups.write",
+      persists: { kind: "wakeup", method: "SCHEDULE", createsJob: () => true },
       async execute(args, ctx) {
         if (args.goalId && !(await ownGoal(ctx.personId, args.goalId))) return fail("not_found", `no goal ${args.goalId}`);
         const now = clock.now();
@@ -192,7 +222,7 @@ export function coreTools(deps: CoreToolsDeps): ToolDefinition[] {
             note: args.note,
             notify: args.notify,
             timing: args.at !== undefined ? { at: args.at } : { cron: args.cron!, timezone: args.timezone! },
-            provenance: { tainted: ctx.tainted === true, fromPersonWords: ctx.originMessageId !== null && ctx.tainted !== true },
+            provenance: jobProvenance(ctx),
           }),
           notBefore: firstAt,
         });
@@ -207,6 +237,7 @@ export function coreTools(deps: CoreToolsDeps): ToolDefinition[] {
       sideEffect: true,
       transactional: true,
       capability: "wakeups.write",
+      persists: { kind: "wakeup", method: "CANCEL", createsJob: () => false },
       async execute(args, ctx) {
         const task = await store.tasks.getTask(asId("task", args.wakeupId));
         if (!task || task.personId !== ctx.personId || task.kind !== "wakeup") return fail("not_found", `no wake-up ${args.wakeupId}`);
@@ -228,6 +259,7 @@ export function coreTools(deps: CoreToolsDeps): ToolDefinition[] {
       sideEffect: true,
       transactional: true,
       capability: "memory.write",
+      persists: { kind: "memory", method: "REMEMBER", createsJob: () => false },
       async execute(args, ctx) {
         const origin = ctx.originMessageId ? await store.conversation.getMessage(asId("message", ctx.originMessageId)) : null;
         const item = await store.memory.addMemory({
@@ -237,6 +269,7 @@ export function coreTools(deps: CoreToolsDeps): ToolDefinition[] {
           confidence: args.confidence,
           expiresAt: args.expiresAt ? new Date(args.expiresAt) : null,
           provenance: { messageId: origin?.id ?? null, channel: origin?.channel ?? null, note: null },
+          taint: taintOf(ctx),
         });
         return ok(`remembered ${item.id}`, { memoryId: item.id });
       },
@@ -248,6 +281,7 @@ export function coreTools(deps: CoreToolsDeps): ToolDefinition[] {
       sideEffect: true,
       transactional: true,
       capability: "memory.write",
+      persists: { kind: "memory", method: "FORGET", createsJob: () => false },
       async execute(args, ctx) {
         const removed = await store.memory.deleteMemory(ctx.personId, asId("memory", args.memoryId));
         return removed ? ok(`forgot ${args.memoryId}`) : fail("not_found", `no memory item ${args.memoryId}`);

@@ -30,6 +30,12 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    */
   policy?: ToolPolicy;
   /**
+   * For internal tools whose effect outlives the activation (memory items, goals, wake-ups,
+   * webhooks): Sentinel asks the person before such a call runs in a tainted activation, and before a
+   * job-creating call runs in an activation a job started (issue 11; see `PersistencePolicy`).
+   */
+  persists?: PersistencePolicy;
+  /**
    * Whether the tool is offered to the model for this person right now (default: always). For tool
    * groups that only make sense in a state — the browser's page tools while the person's browser is
    * open — so every plain turn does not pay their schemas' tokens. Synchronous and cheap (in-memory);
@@ -37,6 +43,19 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    */
   offered?: (personId: PersonId) => boolean;
   execute(args: z.infer<S>, context: ToolContext): Promise<ToolResult>;
+}
+
+/** What an internal tool leaves behind, as Sentinel judges it (see `ToolDefinition.persists`). */
+export interface PersistencePolicy {
+  /** What outlives the activation: a memory item, a goal, a wake-up (one-off or recurring), a webhook. */
+  kind: "memory" | "goal" | "wakeup" | "webhook";
+  /** The verb shown on the card, in capitals: `REMEMBER`, `FORGET`, `CREATE GOAL`, `SCHEDULE`, … */
+  method: string;
+  /**
+   * True when this call makes a job: something that starts activations of its own later (a wake-up,
+   * a goal's recurring check-in). Such calls from an activation a job started need the person.
+   */
+  createsJob: (args: unknown) => boolean;
 }
 
 /** What a tool may know about the activation that called it. */
@@ -52,6 +71,17 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Untrusted content already entered this activation (Sentinel also tracks it per activation itself). */
   tainted?: boolean;
+  /**
+   * Where the taint came from (the latest untrusted source: a page URL, `webhook hook_…`, or the
+   * tainted wake-up, goal or memory item the activation started from). Set when `tainted` is.
+   * Persistence tools store it with what they make.
+   */
+  taintSource?: string;
+  /**
+   * How many jobs deep this activation is: 0 for an activation the person's own messages started,
+   * n for one a job (wake-up, goal check-in) of depth n started. A job made here gets depth + 1.
+   */
+  chainDepth?: number;
   /** The chain of activations this call belongs to (informational: Sentinel tracks sessions itself). */
   sessionId?: string;
   /**

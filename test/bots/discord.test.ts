@@ -157,6 +157,8 @@ describe("Discord channel over the real discord.js against a local fake", () => 
     await until(() => slow.resolved.includes(first), 10_000);
     await channel.edit(target, card.platformIds, { text: "Book the table for Friday? — **Approved once**", buttons: [] });
     expect(fake.messages.get(cardId)).toMatchObject({ content: "Book the table for Friday? — **Approved once**", components: [] });
+    // Link previews stay off on the card when it is sent and when it is edited (SuppressEmbeds = 1 << 2).
+    expect(fake.messages.get(cardId)!.flags & 4).toBe(4);
 
     const second = fake.pressButton(ada, cardId, "apr:7:once");
     await until(() => fake.followUps.length === 1, 12_000);

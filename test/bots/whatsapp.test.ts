@@ -206,7 +206,7 @@ describe("WhatsApp channel through the client port", () => {
     expect(events[1]).toMatchObject({ kind: "message", text: "7" });
 
     await channel.edit(target, card.platformIds, { text: "Book it? — *Denied*", buttons: [] });
-    expect(client.edits).toEqual([{ id: card.platformIds[0], content: "Book it? — _Denied_" }]);
+    expect(client.edits).toEqual([{ id: card.platformIds[0], content: "Book it? — _Denied_", options: { linkPreview: false } }]);
     client.receive(ADA, "1");
     await tick();
     expect(events[2]).toMatchObject({ kind: "message", text: "1" });

@@ -375,14 +375,14 @@ export class FakeDiscord {
       if (method === "POST" && c === "typing") return { status: 204 };
       if (c === "messages") {
         if (dmUser && this.blocked.has(dmUser.id)) return err(403, 50007, "Cannot send messages to this user");
-        const m = body as { content?: string; components?: { components?: unknown[] }[] };
+        const m = body as { content?: string; flags?: number; components?: { components?: unknown[] }[] };
         const invalid = invalidPayload(m);
         if (invalid) return { status: 400, body: { code: 50035, message: "Invalid Form Body", errors: invalid } };
         if (method === "POST" && !d) {
           if (!m.content && (m.components?.length ?? 0) === 0 && uploaded.length === 0) return err(400, 50006, "Cannot send an empty message");
           // Discord: at most 10 files per message, 10 MiB each for bots without boosts.
           if (uploaded.length > 10 || uploaded.some((f) => f.bytes.length > 10 * 1024 * 1024)) return err(413, 40005, "Request entity too large");
-          const stored: StoredMessage = { id: snowflake(), channel_id: b, content: m.content ?? "", components: m.components ?? [], flags: 0, edits: 0, attachments: uploaded };
+          const stored: StoredMessage = { id: snowflake(), channel_id: b, content: m.content ?? "", components: m.components ?? [], flags: m.flags ?? 0, edits: 0, attachments: uploaded };
           this.messages.set(stored.id, stored);
           return { status: 200, body: { ...this.messageBase(stored.id, b, this.bot, stored.content), components: stored.components } };
         }
@@ -391,6 +391,7 @@ export class FakeDiscord {
           if (!stored || stored.channel_id !== b) return err(404, 10008, "Unknown Message");
           if (m.content !== undefined) stored.content = m.content;
           if (m.components !== undefined) stored.components = m.components;
+          if (m.flags !== undefined) stored.flags = m.flags;
           stored.edits += 1;
           return { status: 200, body: { ...this.messageBase(stored.id, b, this.bot, stored.content), components: stored.components, edited_timestamp: new Date().toISOString() } };
         }

@@ -37,7 +37,7 @@ const nextId = (chat: string): string => `true_${chat}_3EB0${(++counter).toStrin
 export class FakeWhatsAppClient extends EventEmitter implements WhatsAppClientPort {
   info = { wid: { _serialized: OWN_ID } };
   readonly sent: SentRecord[] = [];
-  readonly edits: { id: string; content: string }[] = [];
+  readonly edits: { id: string; content: string; options?: { linkPreview?: boolean } }[] = [];
   readonly typing: string[] = [];
   initialized = false;
   destroyed = false;
@@ -175,9 +175,9 @@ export class FakeWhatsAppClient extends EventEmitter implements WhatsAppClientPo
       downloadMedia: async () => undefined,
       mentionedIds: m.mentionedIds ?? [],
       getContact: async () => ({ pushname: m.pushname ?? "Ada" }),
-      edit: async (content: string) => {
+      edit: async (content: string, options?: { linkPreview?: boolean }) => {
         if (!this.editable) return null;
-        this.edits.push({ id: m.id, content });
+        this.edits.push({ id: m.id, content, ...(options && { options }) });
         return {};
       },
     };

@@ -111,6 +111,7 @@ export function toGoal(d: GoalDoc): Goal {
     originMessageId: optionalId("message", d.originMessageId),
     checkIn: d.checkIn === null ? null : { cron: d.checkIn.cron, timeZone: d.checkIn.timeZone },
     notes: d.notes,
+    taint: typeof d.taintSource === "string" ? { source: d.taintSource } : null,
     createdAt: d.createdAt,
     updatedAt: d.updatedAt,
   };
@@ -204,6 +205,7 @@ export function toMemory(d: MemoryDoc): MemoryItem {
     },
     confidence: d.confidence,
     expiresAt: d.expiresAt,
+    taint: typeof d.taintSource === "string" ? { source: d.taintSource } : null,
     createdAt: d.createdAt,
     updatedAt: d.updatedAt,
   };

@@ -136,6 +136,8 @@ export interface GoalDoc {
   originMessageId: string | null;
   checkIn: CheckInSchedule | null;
   notes: string;
+  /** Source of the untrusted content that tainted the activation which made it (absent on older documents). */
+  taintSource?: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -187,6 +189,8 @@ export interface MemoryDoc {
   provenance: { messageId: string | null; channel: ChannelName | null; note: string | null };
   confidence: number;
   expiresAt: Date | null;
+  /** Source of the untrusted content that tainted the activation which made it (absent on older documents). */
+  taintSource?: string | null;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -33,6 +33,7 @@ export class MongoGoalRepository implements GoalRepository {
       originMessageId: input.originMessageId ?? null,
       checkIn: input.checkIn ?? null,
       notes: input.notes ?? "",
+      taintSource: input.taint?.source ?? null,
       createdAt: now,
       updatedAt: now,
     };
@@ -46,7 +47,8 @@ export class MongoGoalRepository implements GoalRepository {
   }
 
   async updateGoal(id: GoalId, patch: GoalPatch): Promise<Goal> {
-    const doc = await this.goals.findOneAndUpdate({ _id: id }, setPatch({ ...patch }, this.clock.now()));
+    const { taint, ...rest } = patch;
+    const doc = await this.goals.findOneAndUpdate({ _id: id }, setPatch({ ...rest, ...(taint ? { taintSource: taint.source } : {}) }, this.clock.now()));
     if (doc === null) throw new NotFoundError("goal", id);
     return toGoal(doc);
   }

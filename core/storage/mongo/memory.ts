@@ -42,6 +42,7 @@ export class MongoMemoryRepository implements MemoryRepository {
       },
       confidence: input.confidence ?? defaultConfidence,
       expiresAt: input.expiresAt ?? null,
+      taintSource: input.taint?.source ?? null,
       createdAt: now,
       updatedAt: now,
     };

@@ -15,6 +15,7 @@ function toGoal(row: Row): Goal {
     originMessageId: row.origin_message_id === null ? null : asId("message", row.origin_message_id as string),
     checkIn: row.check_in === null ? null : parseJson<CheckInSchedule>(row.check_in),
     notes: row.notes as string,
+    taint: typeof row.taint_source === "string" ? { source: row.taint_source } : null,
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   };
@@ -31,8 +32,8 @@ export class SqliteGoalRepository implements GoalRepository {
         toGoal(
           this.ctx
             .stmt(
-              `INSERT INTO goals (id, person_id, title, description, status, origin_message_id, check_in, notes, created_at, updated_at)
-               VALUES (?, ?, ?, ?, 'active', ?, ?, ?, ?, ?) RETURNING *`,
+              `INSERT INTO goals (id, person_id, title, description, status, origin_message_id, check_in, notes, taint_source, created_at, updated_at)
+               VALUES (?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?) RETURNING *`,
             )
             .get(
               newId("goal"),
@@ -42,6 +43,7 @@ export class SqliteGoalRepository implements GoalRepository {
               input.originMessageId ?? null,
               input.checkIn ? jsonText(input.checkIn) : null,
               input.notes ?? "",
+              input.taint?.source ?? null,
               now,
               now,
             ) as Row,
@@ -69,6 +71,7 @@ export class SqliteGoalRepository implements GoalRepository {
     if (patch.status !== undefined) set("status", patch.status);
     if (patch.checkIn !== undefined) set("check_in", patch.checkIn === null ? null : jsonText(patch.checkIn));
     if (patch.notes !== undefined) set("notes", patch.notes);
+    if (patch.taint) set("taint_source", patch.taint.source);
     set("updated_at", this.ctx.nowMs());
     return this.ctx.run(() => {
       const row = this.ctx.stmt(`UPDATE goals SET ${sets.join(", ")} WHERE id = ? RETURNING *`).get(...params, id) as Row | undefined;

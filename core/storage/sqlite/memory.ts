@@ -23,6 +23,7 @@ function toItem(row: Row): MemoryItem {
     },
     confidence: row.confidence as number,
     expiresAt: toDateOrNull(row.expires_at),
+    taint: typeof row.taint_source === "string" ? { source: row.taint_source } : null,
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   };
@@ -52,8 +53,8 @@ export class SqliteMemoryRepository implements MemoryRepository {
         toItem(
           this.ctx
             .stmt(
-              `INSERT INTO memory (id, person_id, kind, text, provenance_message_id, provenance_channel, provenance_note, confidence, expires_at, created_at, updated_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+              `INSERT INTO memory (id, person_id, kind, text, provenance_message_id, provenance_channel, provenance_note, confidence, expires_at, taint_source, created_at, updated_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
             )
             .get(
               newId("memory"),
@@ -65,6 +66,7 @@ export class SqliteMemoryRepository implements MemoryRepository {
               input.provenance?.note ?? null,
               input.confidence ?? defaultConfidence,
               msOrNull(input.expiresAt),
+              input.taint?.source ?? null,
               now,
               now,
             ) as Row,

@@ -158,6 +158,15 @@ export const migrations: readonly Migration[] = [
     },
   },
   {
+    version: 55,
+    name: "taint of memory items and goals (issue 11)",
+    up(db) {
+      // The untrusted source of the tainted activation that made the item; NULL: the person's own.
+      db.exec(`ALTER TABLE memory ADD COLUMN taint_source TEXT;
+      ALTER TABLE goals ADD COLUMN taint_source TEXT;`);
+    },
+  },
+  {
     version: 60,
     name: "attachments of conversation messages",
     up(db) {

@@ -78,6 +78,13 @@ describe("Notifier", () => {
       expect(v).toMatchObject({ decision: "hold", rule: "hold" });
       expect(v.record).toMatchObject({ askedFor: false, demoted: "provenance" });
     }
+    // Nor can a tainted "always" claim urgency to get through quiet hours.
+    const claims = { high: "Your parcel 88123 is waiting at the depot on Elm Street", critical: "Account locked: verify your bank login at secure-check.example" };
+    for (const urgency of ["high", "critical"] as const) {
+      const v = await n.propose({ personId: person.id, taskId: null, deliveryKey: `u-${urgency}`, candidate: candidate(claims[urgency], { origin: "reminder", notify: "always", urgency, provenance: { tainted: true, fromPersonWords: false } }) });
+      expect(v).toMatchObject({ decision: "hold", rule: "hold" });
+      expect(v.reasons.join(" ")).toContain("treated as normal");
+    }
   });
 
   it("caps asked-for notifications per hour and tells the person exactly once when it trips", async () => {

@@ -85,8 +85,10 @@ describe("tool-call journal: exactly-once side effects", () => {
     expect(results[1]).toContain("interrupted, outcome unknown");
     expect(results[2]).toMatch(/<untrusted source="https:\/\/example.com">\nfresh page\n<\/untrusted>/);
     expect(rebuilt.tainted).toBe(true);
-    // Every tool call message is followed by its result.
-    expect(rebuilt.messages.map((m) => m.role)).toEqual(["assistant", "tool", "assistant", "tool", "assistant", "tool"]);
+    // One assistant message per step with all of its calls, followed by their results in order.
+    expect(rebuilt.messages.map((m) => m.role)).toEqual(["assistant", "tool", "assistant", "tool", "tool"]);
+    const step2 = rebuilt.messages[2];
+    expect(step2?.role === "assistant" ? step2.tool_calls?.map((c) => (c.type === "function" ? c.function.name : "")) : null).toEqual(["pay", "look"]);
     // Other activations' entries are not replayed.
     expect((await journalHistory(entries, `${task.id}:a1`, async () => ({ ok: true, content: "" }))).messages).toEqual([]);
   });

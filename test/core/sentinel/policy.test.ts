@@ -70,6 +70,23 @@ describe("default rules, each on both sides", () => {
     expect(decide(input({ action: write, carriesData: false }))).toMatchObject({ effect: "ask", ruleId: "ask-write" });
   });
 
+  it("ask-tainted-persistence, ask-job-chain, allow-granted-persistence: writes that outlive a tainted activation, or jobs made by jobs, ask; an exact once-grant lets exactly that call run", () => {
+    const remember = action({ tool: "remember", capability: "memory.write", access: "write", method: "REMEMBER", targets: [] });
+    const internal = { capability: "memory.write", access: "internal" as const, destinations: [], carriesData: false, action: remember, exactOnly: true };
+    expect(decide(input({ ...internal, persists: true, tainted: false }))).toMatchObject({ effect: "allow", ruleId: "allow-internal" });
+    expect(decide(input({ ...internal, persists: true, tainted: true }))).toMatchObject({ effect: "ask", ruleId: "ask-tainted-persistence" });
+    const once = granted(remember, { kind: "once" });
+    expect(decide(input({ ...internal, persists: true, tainted: true, grants: [once] }))).toMatchObject({ effect: "allow", ruleId: "allow-granted-persistence", grant: once });
+    const schedule = action({ tool: "schedule_wakeup", capability: "wakeups.write", access: "write", method: "SCHEDULE", targets: [] });
+    const job = { ...internal, capability: "wakeups.write", action: schedule, persists: true, createsJob: true };
+    expect(decide(input({ ...job, chainDepth: 0 }))).toMatchObject({ effect: "allow", ruleId: "allow-internal" });
+    expect(decide(input({ ...job, chainDepth: 1 }))).toMatchObject({ effect: "ask", ruleId: "ask-job-chain" });
+    expect(decide(input({ ...job, chainDepth: 3, tainted: true }))).toMatchObject({ effect: "ask" });
+    expect(decide(input({ ...job, createsJob: false, chainDepth: 2 }))).toMatchObject({ effect: "allow", ruleId: "allow-internal" });
+    // A wider grant never covers an exact-only call.
+    expect(decide(input({ ...job, chainDepth: 1, grants: [granted(schedule)] }))).toMatchObject({ effect: "ask", ruleId: "ask-job-chain" });
+  });
+
   it("ask-tainted-egress: tainted + ungranted destination asks even for a read; a read covered by a grant runs", () => {
     const g = granted(action());
     expect(decide(input({ tainted: true, action: action({ targets: [outside] }), grants: [g] }))).toMatchObject({ effect: "ask", ruleId: "ask-tainted-egress" });

