@@ -32,5 +32,6 @@ export const KIND_WORDS: Record<string, string> = {
   "secret.stored": "Secret saved",
   "secret.removed": "Secret removed",
   "sentinel.secret_unbound_destination": "Secret held back (not its site)",
+  "sentinel.inert_links": "Links shown as plain text",
 };
 
