@@ -24,6 +24,7 @@ export function notifyTools(deps: { store: Pick<Store, "notifications"> }): Tool
         "In background work (a wake-up or check-in), propose a message to the person and say what it is. The notification filter decides whether it is sent now, held for the digest, or dropped (repeats, small talk and unchanged status are dropped). Use once per distinct message; then end with NOTHING_TO_REPORT. In a conversation, just answer instead.",
       parameters: proposalSchema,
       sideEffect: false,
+      backgroundOnly: true,
       capability: "notify.propose",
       async execute(args) {
         return {
@@ -38,6 +39,7 @@ export function notifyTools(deps: { store: Pick<Store, "notifications"> }): Tool
         "When watching something (a price, a status, a page), report what you checked and the values you saw, with the same `subject` every time. Code compares them with the last report the person received: an unchanged state or a change below `thresholds` (absolute, per field; default 1%) is never sent; crossing a `targets` level always counts.",
       parameters: monitorStateSchema,
       sideEffect: false,
+      backgroundOnly: true,
       capability: "notify.monitor",
       async execute(args, ctx) {
         const last = await deps.store.notifications.lastMonitorReport(ctx.personId, args.subject);

@@ -74,7 +74,8 @@ export async function runActivation(deps: ActivationDeps, input: ActivationInput
   const { store, clock } = deps;
   const { task, person, runtime } = input;
   const requests: ActivationRequests = { waitForReply: null, waitForEvent: null, approvalId: null };
-  const tools = [...deps.tools, ...activationTools(deps, input, requests)];
+  // A turn's text is its answer: the tools that propose background messages are not offered to it.
+  const tools = [...deps.tools.filter((t) => !(t.backgroundOnly && task.kind === "turn")), ...activationTools(deps, input, requests)];
   const prefix = `${task.id}:a${runtime.activation}`;
   const activationKey = `${prefix}r${runtime.resumes}`;
 

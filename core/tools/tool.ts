@@ -42,6 +42,12 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * asked before every model request. A call to a registered tool that is not offered still runs.
    */
   offered?: (personId: PersonId) => boolean;
+  /**
+   * Offered only to background activations (wake-ups, check-ins, events), never to a turn answering
+   * the person, whose text is the answer: the notification tools (`propose_message`,
+   * `report_monitor_state`). Saves their schemas' tokens on every conversation turn.
+   */
+  backgroundOnly?: boolean;
   execute(args: z.infer<S>, context: ToolContext): Promise<ToolResult>;
 }
 
