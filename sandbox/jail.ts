@@ -22,6 +22,7 @@ import { randomBytes } from "node:crypto";
 import { constants, existsSync, lstatSync, renameSync, type Stats } from "node:fs";
 import { lstat, mkdir, open, readdir, rename, unlink, type FileHandle } from "node:fs/promises";
 import { posix } from "node:path";
+import type { JailErrorCode } from "../core/tools/error-codes.js";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY, O_NONBLOCK } = constants;
 const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
@@ -32,15 +33,7 @@ export const jailSupported: boolean = process.platform === "linux" && existsSync
 /** A path or file the jail refuses. `code` says why. */
 export class JailError extends Error {
   constructor(
-    readonly code:
-      | "path_outside_workspace"
-      | "not_a_regular_file"
-      | "linked_file"
-      | "not_found"
-      | "too_large"
-      | "quota_exceeded"
-      | "changed_during_access"
-      | "jail_unsupported",
+    readonly code: JailErrorCode,
     message: string,
   ) {
     super(message);

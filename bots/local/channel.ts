@@ -16,6 +16,7 @@ import { cardViewSchema } from "../../core/sentinel/card-view.js";
 import { systemClock, type Clock } from "../../core/clock.js";
 import type { LocalMailboxRepository } from "../../core/storage/ports.js";
 import type { LocalMessage } from "../../core/storage/types.js";
+import { KeyedWaiters, type ActivityWait } from "../shared/waiters.js";
 
 const localPartBody = z.object({ text: z.string(), buttons: z.array(z.object({ id: z.string(), label: z.string() })), card: cardViewSchema.nullable().optional() });
 
@@ -32,10 +33,7 @@ export interface LocalChannelOptions {
 }
 
 /** A pending long-poll: resolves on the next activity of one user; `cancel` detaches it. */
-export interface ActivityWait {
-  readonly activity: Promise<void>;
-  cancel(): void;
-}
+export type { ActivityWait } from "../shared/waiters.js";
 
 /** Thrown by `LocalChannel.deliver` when no sink is attached yet (before `start` or after `stop`). */
 export class LocalChannelNotStartedError extends Error {
@@ -67,7 +65,7 @@ export class LocalChannel implements ChannelAdapter {
   /** user → epoch ms until which the typing indicator shows. */
   private readonly typingUntil = new Map<string, number>();
   /** user → callbacks of pending long-polls. */
-  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly waiters = new KeyedWaiters();
 
   constructor(
     private readonly mailbox: LocalMailboxRepository,
@@ -87,7 +85,7 @@ export class LocalChannel implements ChannelAdapter {
   async stop(): Promise<void> {
     this.sink = null;
     this.typingUntil.clear();
-    for (const user of [...this.waiters.keys()]) this.notify(user);
+    this.waiters.notifyAll();
   }
 
   /** Sending again with the same key finds the first copy in the mailbox. */
@@ -197,31 +195,11 @@ export class LocalChannel implements ChannelAdapter {
    * the wait; always `cancel` when done (it is safe after the activity fired).
    */
   waitForActivity(user: string): ActivityWait {
-    let set = this.waiters.get(user);
-    if (!set) {
-      set = new Set();
-      this.waiters.set(user, set);
-    }
-    const waiters = set;
-    let fire!: () => void;
-    const activity = new Promise<void>((resolve) => {
-      fire = resolve;
-    });
-    const callback = (): void => fire();
-    waiters.add(callback);
-    return {
-      activity,
-      cancel: () => {
-        waiters.delete(callback);
-        if (waiters.size === 0 && this.waiters.get(user) === waiters) this.waiters.delete(user);
-      },
-    };
+    return this.waiters.wait(user);
   }
 
   private notify(user: string): void {
-    const set = this.waiters.get(user);
-    if (!set) return;
-    this.waiters.delete(user);
-    for (const callback of set) callback();
+    this.waiters.notify(user);
   }
+
 }

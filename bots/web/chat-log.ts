@@ -1,5 +1,6 @@
 import { withholdSecretText } from "../../core/sentinel/secret-text.js";
 import { chatLogId } from "../../core/channels/chat-log-id.js";
+import { KeyedWaiters, type ActivityWait } from "../shared/waiters.js";
 import type { ChannelAdapter, ChannelTarget, InboundEvent, InboundMessage, InboundOutcome, InboundSink, OutboundContent, OutboundPart, RenderOptions } from "../../core/channels/port.js";
 import { attachmentNoun } from "../../core/context/attachments.js";
 import type { Clock } from "../../core/clock.js";
@@ -15,10 +16,7 @@ export function chatLogKey(personId: PersonId): string {
 }
 
 /** One pending long-poll on a person's log. */
-export interface LogWait {
-  readonly activity: Promise<void>;
-  cancel(): void;
-}
+export type LogWait = ActivityWait;
 
 /**
  * Each person's whole conversation as the web chat shows it: both sides, from every channel, kept on
@@ -31,7 +29,7 @@ export interface LogWait {
  * same thing twice (a redelivered update, a re-sent message) stores it once.
  */
 export class ChatLog {
-  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly waiters = new KeyedWaiters();
 
   constructor(
     private readonly store: Pick<Store, "localMailbox" | "persons">,
@@ -77,30 +75,12 @@ export class ChatLog {
 
   /** Subscribes to the next change of the person's log; subscribe before reading, always cancel. */
   waitForActivity(personId: PersonId): LogWait {
-    const key = chatLogKey(personId);
-    let set = this.waiters.get(key);
-    if (!set) {
-      set = new Set();
-      this.waiters.set(key, set);
-    }
-    const waiters = set;
-    let fire!: () => void;
-    const activity = new Promise<void>((resolve) => (fire = resolve));
-    const callback = (): void => fire();
-    waiters.add(callback);
-    return {
-      activity,
-      cancel: () => {
-        waiters.delete(callback);
-        if (waiters.size === 0 && this.waiters.get(key) === waiters) this.waiters.delete(key);
-      },
-    };
+    return this.waiters.wait(chatLogKey(personId));
   }
 
   /** Wakes every long-poll (on shutdown). */
   releaseAll(): void {
-    for (const set of this.waiters.values()) for (const callback of set) callback();
-    this.waiters.clear();
+    this.waiters.notifyAll();
   }
 
   /** The person an account on a channel belongs to, or null. */
@@ -120,12 +100,9 @@ export class ChatLog {
   }
 
   private notify(personId: PersonId): void {
-    const key = chatLogKey(personId);
-    const set = this.waiters.get(key);
-    if (!set) return;
-    this.waiters.delete(key);
-    for (const callback of set) callback();
+    this.waiters.notify(chatLogKey(personId));
   }
+
 }
 
 /** Messages rendered but not yet logged, per adapter; bounded so undeliverable ones cannot pile up. */

@@ -18,8 +18,8 @@ export type JournalErrorCode = "not_run" | "failed";
  */
 export type SentinelErrorCode = "denied" | "approval_required" | "approvals_paused" | "approval_deferred" | "egress_denied";
 
-/** Codes of the workspace jail (sandbox/jail.ts) and file tools. */
-export type FileErrorCode =
+/** Why the workspace jail (sandbox/jail.ts) refused a path or file. */
+export type JailErrorCode =
   | "path_outside_workspace"
   | "not_a_regular_file"
   | "linked_file"
@@ -27,8 +27,10 @@ export type FileErrorCode =
   | "too_large"
   | "quota_exceeded"
   | "changed_during_access"
-  | "jail_unsupported"
-  | "file_error";
+  | "jail_unsupported";
+
+/** Codes of the file tools: the jail's, or `file_error` for anything else. */
+export type FileErrorCode = JailErrorCode | "file_error";
 
 /** Codes of the browser tools (sandbox/browser). */
 export type BrowserErrorCode = "browser_unavailable" | "browser_error" | "no_page" | "unknown_ref" | "page_changed" | "navigation_failed" | "no_download";
