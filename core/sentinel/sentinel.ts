@@ -23,7 +23,7 @@ import type { Logger } from "../log.js";
 import type { ExecuteTool } from "../harness/types.js";
 import type { Store } from "../storage/ports.js";
 import type { ApprovalRequest, Json } from "../storage/types.js";
-import type { FollowUp, FollowUpVerdict, PersistencePolicy, ToolContext, ToolDefinition, ToolResult } from "../tools/tool.js";
+import type { FollowUp, FollowUpVerdict, ToolContext, ToolDefinition, ToolResult } from "../tools/tool.js";
 import { gateAsk, requestDetails } from "./asking.js";
 import { ActionUnavailableError, type ActionDescription } from "./action.js";
 import { carriesData, classifyTarget, describeAction, describedAction, describeTarget, type ActionDescriptor, type UrlPrecheck } from "./descriptor.js";
@@ -33,9 +33,9 @@ import { decide, defaultPolicy, MAX_UNASKED_JOB_DEPTH, type Policy } from "./pol
 import { hostsIn, type SeenContent } from "./provenance.js";
 import { SecretGuard } from "./secret-guard.js";
 import { summariseAction, summariseDescribed } from "./summary.js";
+import { persistenceNotes, persistencePolicy } from "./persistence.js";
 import { SentinelClock, SessionTracker } from "./time.js";
-import { visible } from "./readable.js";
-import type { Decision, DecisionInput, ToolPolicy } from "./types.js";
+import type { Decision, DecisionInput } from "./types.js";
 import type { SecretVault } from "./vault.js";
 
 /** The store slice Sentinel uses. */
@@ -398,30 +398,6 @@ export class Sentinel {
     };
     return cut(args, 0);
   }
-
-}
-
-/**
- * The Sentinel view of an internal tool that persists something: a write with a fixed verb and no
- * destination, every argument shown on the card. Approvals of it are bound to the exact call.
- */
-function persistencePolicy(tool: ToolDefinition, persists: PersistencePolicy): ToolPolicy {
-  return { capability: tool.capability, access: "write", method: { fixed: persists.method }, destinationArgs: [], exfiltrationArgs: [] };
-}
-
-/** Lines a persistence card adds: where the taint came from, and the job chain's depth. */
-function persistenceNotes(tool: ToolDefinition, input: DecisionInput, context: ToolContext): { name: string; value: string }[] {
-  const notes: { name: string; value: string }[] = [];
-  if (input.tainted) notes.push({ name: "read before", value: visible(context.taintSource ?? "outside content").text.slice(0, 300) });
-  if (input.createsJob === true) {
-    const depth = input.chainDepth ?? 0;
-    notes.push({
-      name: "job chain",
-      value: depth === 0 ? "a new job from this conversation (depth 1)" : `a job scheduled by a job (depth ${depth + 1}; jobs started by jobs need you)`,
-    });
-  }
-  if (tool.persists?.kind === "memory" && input.tainted) notes.push({ name: "kept as", value: "marked as coming from outside content" });
-  return notes;
 }
 
 /** `${activationKey}:${step}:${callIndex}` → `activationKey`. */
