@@ -1,0 +1,181 @@
+/**
+ * Access mails in English: one-time codes, magic links, reset, verification, recovery and device
+ * links, in many layouts and encodings. Invented senders on .example domains.
+ */
+import type { MailSpec } from "./compose.js";
+
+const button = (href: string, label: string) =>
+  `<table role="presentation"><tr><td style="background:#1a73e8;border-radius:4px"><a href="${href}" style="color:#fff;padding:12px 24px;display:inline-block">${label}</a></td></tr></table>`;
+
+export const accessMails: MailSpec[] = [
+  {
+    id: "en-otp-plain",
+    from: "Nimbus Cloud <no-reply@nimbuscloud.example>",
+    subject: "Your Nimbus verification code",
+    text: "Hi Ana,\n\nYour verification code is 482917.\n\nThis code expires in 10 minutes. If you didn't request it, you can ignore this email.\n\n— The Nimbus team",
+    expect: { access: true, secrets: ["482917"] },
+  },
+  {
+    id: "en-otp-subject-sms-style",
+    from: "Picturely <security@picturely.example>",
+    subject: "731046 is your Picturely code",
+    text: "Hi ana.lima,\n\nSomeone tried to log in to your Picturely account. If this was you, enter 731046 to confirm it's you.\n\nIf it wasn't you, change your password.",
+    expect: { access: true, secrets: ["731046"] },
+  },
+  {
+    id: "en-otp-html-big",
+    from: "Ledgerly <accounts@ledgerly.example>",
+    subject: "Sign in to Ledgerly",
+    html: `<html><head><style>.code{font-size:32px}</style></head><body><h2>Your sign-in code</h2><p>Enter this code in the window where you started signing in:</p><p class="code"><strong>590 284</strong></p><p>The code is valid for 15 minutes. Never share it with anyone — Ledgerly staff will never ask for it.</p><p>Ledgerly Inc., 500 Market Street, Suite 1200, San Francisco, CA 94105</p></body></html>`,
+    expect: { access: true, secrets: ["590284"], keep: ["94105"] },
+  },
+  {
+    id: "en-otp-split-tags",
+    from: "Orbit Bank <alerts@orbitbank.example>",
+    subject: "Your one-time passcode",
+    html: `<p>Use the one-time passcode below to finish logging in to Online Banking.</p><div style="letter-spacing:8px;font-size:28px"><span>6</span><span>1</span><span>9</span><span>3</span><span>0</span><span>8</span></div><p>Orbit Bank will never call you to ask for this code.</p>`,
+    expect: { access: true, secrets: ["619308"] },
+  },
+  {
+    id: "en-otp-table-cells",
+    from: "Quillpad <hello@quillpad.example>",
+    subject: "Confirm your email",
+    html: `<p>Welcome to Quillpad! Enter this confirmation code to verify your email address:</p><table><tr><td class="d">2</td><td class="d">7</td><td class="d">5</td><td class="d">8</td><td class="d">4</td><td class="d">1</td></tr></table><p>Questions? Reply to this email.</p>`,
+    expect: { access: true, secrets: ["275841"] },
+  },
+  {
+    id: "en-otp-entities-qp",
+    from: "Cartwheel <verify@cartwheel.example>",
+    subject: "Verification required",
+    html: `<p>Your security code is: <b>&#56;&#52;&#48;&#51;&#57;&#50;</b></p><p>It expires at 14:05 UTC.</p>`,
+    encoding: "quoted-printable",
+    expect: { access: true, secrets: ["840392"] },
+  },
+  {
+    id: "en-otp-base64-dashed",
+    from: "Fernway Travel <account@fernway.example>",
+    subject: "Your login code: 318-552",
+    text: "Your Fernway login code is 318-552.\n\nDo not share this code. Fernway will never ask you for it.",
+    encoding: "base64",
+    expect: { access: true, secrets: ["318552"] },
+  },
+  {
+    id: "en-otp-alnum",
+    from: "Threadloom <noreply@threadloom.example>",
+    subject: "Threadloom confirmation code: KX7-Q2P",
+    text: "Confirm your email address\n\nYour confirmation code is below — enter it in your open browser window and we'll help you get signed in.\n\nKX7-Q2P\n\nIf you didn't request this email, there's nothing to worry about — you can safely ignore it.",
+    expect: { access: true, secrets: ["KX7Q2P"] },
+  },
+  {
+    id: "en-otp-google-style",
+    from: "Acorn Accounts <noreply@accounts.acorn.example>",
+    subject: "Acorn verification code",
+    text: "G-204816 is your Acorn verification code.\n\nDon't share it with anyone.",
+    expect: { access: true, secrets: ["204816"] },
+  },
+  {
+    id: "en-2fa-unusual-format",
+    from: "Vaultbox <security@vaultbox.example>",
+    subject: "Two-factor authentication",
+    text: "Your two-factor authentication code is ★ 7Q#4Z ★\nValid for 5 minutes.",
+    expect: { access: true, secrets: ["7Q#4Z"] },
+  },
+  {
+    id: "en-magic-link-plain",
+    from: "Draftly <login@draftly.example>",
+    subject: "Your Draftly sign-in link",
+    text: "Hello,\n\nClick the link below to sign in to Draftly. The link works once and expires in 15 minutes.\n\nhttps://app.draftly.example/auth/magic?token=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbmEifQ.Zx8Kq2mL9pR4sT7vW1yB3dF6\n\nIf you didn't ask for this, ignore this email.",
+    expect: { access: true, secrets: ["eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbmEifQ.Zx8Kq2mL9pR4sT7vW1yB3dF6", "https://app.draftly.example/auth/magic"] },
+  },
+  {
+    id: "en-magic-link-tracked-button",
+    from: "Mosaic Notes <team@mosaicnotes.example>",
+    subject: "Sign in to Mosaic Notes",
+    html: `<p>Hi Ana,</p><p>Tap the button to sign in. This link expires in 24 hours and can only be used once.</p>${button("https://click.mosaicnotes.example/ls/click?upn=u001.Kf93jd82hDk2Ls0Qp1Zt7Xy6Vb4Nm8Rc3Wq5Ej9Ta2", "Sign in to Mosaic Notes")}<p>Or paste this link: <a href="https://click.mosaicnotes.example/ls/click?upn=u001.Kf93jd82hDk2Ls0Qp1Zt7Xy6Vb4Nm8Rc3Wq5Ej9Ta2">https://click.mosaicnotes.example/ls/click?upn=u001.Kf93jd82hDk2Ls0Qp1Zt7Xy6Vb4Nm8Rc3Wq5Ej9Ta2</a></p><p><a href="https://mosaicnotes.example/help">Help center</a></p>`,
+    expect: { access: true, secrets: ["Kf93jd82hDk2Ls0Qp1Zt7Xy6Vb4Nm8Rc3Wq5Ej9Ta2"], keep: ["https://mosaicnotes.example/help"] },
+  },
+  {
+    id: "en-reset-link-direct",
+    from: "Brightside Energy <accounts@brightside.example>",
+    subject: "Reset your password",
+    html: `<p>We received a request to reset the password for your Brightside account (customer number 0048213377).</p><p><a href="https://my.brightside.example/password/reset?reset_token=7c1e9a2b4d6f8a0c2e4b6d8f0a1c3e5b">Reset password</a></p><p>If you did not request a password reset, no action is needed.</p>`,
+    expect: { access: true, secrets: ["7c1e9a2b4d6f8a0c2e4b6d8f0a1c3e5b"], keep: ["0048213377"] },
+  },
+  {
+    id: "en-reset-link-safelinks",
+    from: "Contoso IT <it-helpdesk@contoso-corp.example>",
+    subject: "Password reset request",
+    html: `<p>Click <a href="https://eur01.safelinks.protection.outlook.com/?url=https%3A%2F%2Fsso.contoso-corp.example%2Freset%3Fticket%3DRT-99a8b7c6d5e4f3a2b1c0%26user%3Dana&amp;data=05%7C02%7C&amp;reserved=0">here</a> to choose a new password for your work account.</p><p>IT Service Desk · ext. 4455</p>`,
+    expect: { access: true, secrets: ["RT-99a8b7c6d5e4f3a2b1c0", "99a8b7c6d5e4f3a2b1c0"], keep: ["4455"] },
+  },
+  {
+    id: "en-reset-opaque-tracker",
+    from: "Gladstone Books <service@gladstonebooks.example>",
+    subject: "Forgot your password?",
+    html: `<p>No worries, it happens. Use the link below to set a new one.</p><p><a href="https://email.gladstonebooks.example/c/eJx1kE1uwzAIhU8TdmMB_sFeeFFVvUfkxE5jtbEj2-n56zRS1UoVCwQP3gfMJubg3Eg0bnkPK0nCXLLsrE">Choose a new password</a></p><p>Gladstone Books · Order history · Wish list</p>`,
+    expect: { access: true, secrets: ["eJx1kE1uwzAIhU8TdmMB_sFeeFFVvUfkxE5jtbEj2-n56zRS1UoVCwQP3gfMJubg3Eg0bnkPK0nCXLLsrE"] },
+  },
+  {
+    id: "en-reset-plain-wrapped",
+    from: "Harbor Health Portal <noreply@harborhealth.example>",
+    subject: "Password reset",
+    text: "To reset your Harbor Health Portal password, open this link:\n<https://portal.harborhealth.example/account/reset-password?token=4f6a8c0e2b4d6f8a0c2e4b6d8f0a2c4e&uid=77213>\n\nThe link expires in 1 hour. Member services: 1-800-555-0199.",
+    expect: { access: true, secrets: ["4f6a8c0e2b4d6f8a0c2e4b6d8f0a2c4e"], keep: ["1-800-555-0199"] },
+  },
+  {
+    id: "en-verify-email-link",
+    from: "Pinecrest Community <hello@pinecrest.example>",
+    subject: "Please confirm your email address",
+    html: `<p>Thanks for joining Pinecrest! Please confirm your email address to activate your account.</p>${button("https://pinecrest.example/confirm?email=ana%40home.example&code=ZP4K8W2Q", "Confirm email")}<p>You're receiving this because you signed up at pinecrest.example.</p>`,
+    expect: { access: true, secrets: ["ZP4K8W2Q"] },
+  },
+  {
+    id: "en-device-approve",
+    from: "Stackhouse <security@stackhouse.example>",
+    subject: "New sign-in to your account",
+    html: `<p>A new device signed in to your Stackhouse account:</p><ul><li>Firefox on Linux</li><li>Lisbon, Portugal (IP 203.0.113.42)</li><li>March 3, 2025 at 09:14</li></ul><p>Was this you?</p><p><a href="https://stackhouse.example/devices/approve?d=8a7b6c5d4e3f2a1b0c9d8e7f">Yes, it was me</a> &nbsp; <a href="https://stackhouse.example/account/lock?d=8a7b6c5d4e3f2a1b0c9d8e7f&amp;s=f1e2d3c4b5a69788">No, secure my account</a></p>`,
+    expect: { access: true, secrets: ["8a7b6c5d4e3f2a1b0c9d8e7f", "f1e2d3c4b5a69788"], keep: ["203.0.113.42"] },
+  },
+  {
+    id: "en-recovery-codes",
+    from: "Forgebase <security@forgebase.example>",
+    subject: "Your recovery codes",
+    text: "You enabled two-step verification. Keep these backup codes somewhere safe. Each code can be used once.\n\n  8391-2046\n  5527-9013\n  6648-3170\n  2209-7765\n\nGenerated on 2025-03-02.",
+    expect: { access: true, secrets: ["83912046", "55279013", "66483170", "22097765"], keep: ["2025-03-02"] },
+  },
+  {
+    id: "en-temp-password",
+    from: "Riverside School District IT <it@riverside-sd.example>",
+    subject: "Your new student portal account",
+    text: "Dear parent,\n\nAn account was created for you on the student portal.\nUsername: ana.lima\nTemporary password: Tq9!vR2x\n\nYou will be asked to change it at first login. Help desk: (555) 010-4477.",
+    expect: { access: true, secrets: ["Tq9!vR2x"], keep: ["(555) 010-4477"] },
+  },
+  {
+    id: "en-recovery-link-firebase",
+    from: "Sprout Garden App <noreply@sprout-garden.example>",
+    subject: "Verify your email for Sprout",
+    text: "Hello,\n\nFollow this link to verify your email address.\n\nhttps://sprout-garden.example/__/auth/action?mode=verifyEmail&oobCode=Qm9vZ2xlT29iQ29kZTEyMzQ1Njc4OQ&apiKey=AIzaSyDemoKey&lang=en\n\nIf you didn't ask to verify this address, you can ignore this email.",
+    expect: { access: true, secrets: ["Qm9vZ2xlT29iQ29kZTEyMzQ1Njc4OQ"] },
+  },
+  {
+    id: "en-otp-payment-3ds",
+    from: "Harborline Card Services <cards@harborline.example>",
+    subject: "Your purchase confirmation code",
+    text: "Use this code to confirm your purchase of EUR 129.90 at Nordic Outdoor: 905512\n\nThe code is valid for 5 minutes. Never share it, not even with us.",
+    expect: { access: true, secrets: ["905512"], keep: ["129.90"] },
+  },
+  {
+    id: "en-order-with-signin-code",
+    from: "Kestrel Market <orders@kestrelmarket.example>",
+    subject: "Finish signing in to see order 4471-2290",
+    html: `<p>To view order <b>4471-2290</b> we need to confirm it's you.</p><p>Your one-time sign-in code: <span style="font-size:22px">58 31 07</span></p><p>Order total: $86.40 · Estimated delivery: March 7</p>`,
+    expect: { access: true, secrets: ["583107"], keep: ["4471-2290", "$86.40"] },
+  },
+  {
+    id: "en-code-fullwidth-spaced",
+    from: "Lumen Wallet <auth@lumenwallet.example>",
+    subject: "Authentication code",
+    text: "Your authentication code is\n\n    ３ ９ ４ ７ ２ ０\n\nEnter it within 3 minutes.",
+    expect: { access: true, secrets: ["394720", "３９４７２０"] },
+  },
+];
