@@ -158,7 +158,7 @@ export function harmlessShape(c: Candidate, folded: string, visible: string, dir
   const asciiBefore = visible.charCodeAt(c.start - 1) === 0x2c || visible.charCodeAt(c.start - 1) === 0x2e;
   if ((asciiAfter && /^[.,]\d{1,2}(?!\d)/.test(after)) || (asciiBefore && /\d[.,]$/.test(before)) || /\d[/:]$/.test(before) || /^[/:]\d/.test(after)) return true;
   if (unitAfter.test(after) && c.kind === "digits") return true;
-  if (/\+\s?$/.test(before) || /\(\d{1,4}\)\s?$/.test(before) || /^\s?\(\d/.test(after)) return true;
+  if (/\+\s?$/.test(before) || /\(\d{1,4}\)\s?$/.test(before)) return true;
   if (/^[年月日時分]/.test(after)) return true;
   if (!direct && c.kind === "digits" && c.groups === 1 && /^(19|20)\d\d$/.test(raw)) return true;
   // Phone numbers: three or more groups, nine or more digits ("030 1234 5678", "01 23 45 67 89", "1-800-555-0199").

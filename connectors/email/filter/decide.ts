@@ -103,9 +103,11 @@ function contextHits(c: { start: number; end: number }, facts: MailFacts): Hit[]
   return hitsIn(facts.hits, c.start - CONTEXT_BEFORE, c.end + CONTEXT_AFTER);
 }
 
-/** Access words around a position: qualifiers, warnings, strong code and link words. */
-export function accessAround(c: { start: number; end: number }, facts: MailFacts): boolean {
-  return contextHits(c, facts).some((h) => h.info.qualifier || h.info.warning || h.info.code === "strong" || h.info.link === "strong");
+/** Access words around a position: qualifiers, warnings, strong code and link words (weak qualifiers only when `weak`). */
+export function accessAround(c: { start: number; end: number }, facts: MailFacts, weak = true): boolean {
+  return contextHits(c, facts).some(
+    (h) => (h.info.qualifier && (weak || h.info.qualifier !== "weak")) || h.info.warning || h.info.code === "strong" || (h.info.link === "strong" && h.info.qualifier !== "weak"),
+  );
 }
 
 /** The purpose named nearest to `pos` (anchor first, then qualifiers around it). */
@@ -143,7 +145,9 @@ function judge(c: Candidate, anchor: Hit | null, facts: MailFacts, accessSoFar: 
       return { remove: true, anchor };
     default: {
       if (harmful || meeting) return { remove: false, harmless: true };
-      const access = accessSoFar || facts.subjectAccess || accessAround(c, facts);
+      // In the subject, "Ridewell code 4419" is how code mails are titled.
+      const inSubject = c.end <= facts.subjectEnd && anchor.end <= facts.subjectEnd && direct;
+      const access = inSubject || accessSoFar || facts.subjectAccess || accessAround(c, facts, false);
       return access ? { remove: true, anchor } : { remove: false, harmless: false };
     }
   }

@@ -26,7 +26,8 @@ export type LinkRole = "strong" | "weak" | "object" | "generic" | "harmless";
 export interface WordInfo {
   code?: "strong" | "secret" | "noun" | "ambiguous";
   meetingSensitive?: boolean;
-  qualifier?: boolean;
+  /** Access context; `"weak"`: counts only together with other signs of an access mail. */
+  qualifier?: boolean | "weak";
   warning?: boolean;
   link?: LinkRole;
   purpose?: Purpose;
@@ -126,12 +127,16 @@ add(
   { qualifier: true, purpose: "sign-in" },
 );
 add(
-  "verify|verification|verifying|activate|activation|new device|identity|register|registration|sign up|sign-up|signup|" +
-    "bestätigen|bestätigung|verifizieren|verifizierung|neues gerät|identität|aktivieren|registrierung|registrieren|" +
-    "vérifier|vérification|nouvel appareil|identité|activer|inscription|verificar|verificación|nuevo dispositivo|identidad|" +
-    "activar|registro|verificação|novo dispositivo|identidade|ativar|cadastro|验证|驗證|新设备|新裝置|激活|注册|註冊|" +
-    "本人確認|新しいデバイス|新しい端末|有効化|登録",
+  "verify|verification|verifying|new device|bestätigen|bestätigung|verifizieren|verifizierung|neues gerät|vérifier|vérification|" +
+    "nouvel appareil|verificar|verificación|nuevo dispositivo|verificação|novo dispositivo|验证|驗證|新设备|新裝置|本人確認|" +
+    "新しいデバイス|新しい端末",
   { qualifier: true, purpose: "verification" },
+);
+// Weaker: also said of events, cards and products ("registration code for parents' evening").
+add(
+  "activate|activation|identity|register|registration|sign up|sign-up|signup|identität|aktivieren|registrierung|registrieren|" +
+    "identité|activer|inscription|identidad|activar|registro|identidade|ativar|cadastro|激活|注册|註冊|有効化|登録",
+  { qualifier: "weak", purpose: "verification" },
 );
 add(
   "reset|password reset|forgot|forgotten|zurücksetzen|passwort vergessen|réinitialiser|réinitialisation|oublié|restablecer|" +
@@ -152,8 +157,19 @@ add(
     "ne partagez|ne communiquez|ne le partagez|expire dans|valable pendant|valable|n'avez pas demandé|n’avez pas demandé|" +
     "pas à l'origine|pas à l’origine|no compartas|no comparta|caduca en|expira en|válido durante|válido por|no solicitaste|" +
     "no has solicitado|no fuiste tú|não compartilhe|não partilhe|expira em|não solicitou|não foi você|请勿|切勿|勿告知|泄露|" +
-    "分钟内有效|分鐘內有效|有效期|非本人操作|他人に|教えないで|共有しないで|有効期限|分間有効|心当たり",
+    "分钟内有效|分鐘內有效|有效期|非本人操作|他人に|教えないで|共有しないで|有効期限|分間有効|心当たり|请输入|请在页面输入|" +
+    "を入力してください|入力してください",
   { warning: true },
+);
+// How a one-time code is handed over ("enter this code", "your code is"): a code word and a warning at once.
+add(
+  "enter this code|enter the code|enter the following code|use this code to|use the following code|type this code|" +
+    "your code is|here is your code|here's your code|here’s your code|geben sie diesen code|geben sie den code|diesen code eingeben|" +
+    "ihr code lautet|ihr code ist|mit diesem code|saisissez ce code|saisissez le code|entrez ce code|entrez le code|utilisez ce code|" +
+    "voici votre code|votre code est|introduce este código|introduce el código|ingresa este código|ingresa el código|usa este código|" +
+    "utiliza este código|tu código es|aquí tienes tu código|digite o código|digite este código|insira o código|use o código|" +
+    "use este código|seu código é",
+  { warning: true, code: "noun" },
 );
 
 // --- Links -----------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import nodemailer from "nodemailer";
+import nodemailer, { type SendMailOptions } from "nodemailer";
 
 export interface Expect {
   access: boolean;
@@ -39,7 +39,7 @@ const transport = nodemailer.createTransport({ streamTransport: true, buffer: tr
 /** The RFC 822 source of a spec. */
 export async function toEml(spec: MailSpec, n: number): Promise<string> {
   if (spec.raw) return spec.raw;
-  const info = await transport.sendMail({
+  const options: SendMailOptions & { baseBoundary: string } = {
     from: spec.from ?? "Service <no-reply@service.example>",
     to: spec.to ?? "Ana Lima <ana@home.example>",
     subject: spec.subject ?? "",
@@ -49,7 +49,10 @@ export async function toEml(spec: MailSpec, n: number): Promise<string> {
     headers: spec.headers,
     date: new Date(Date.UTC(2025, 2, 1 + (n % 28), 8, n % 60)),
     messageId: `<corpus.${spec.id}@mail.example>`,
-  });
+    // A fixed boundary keeps the generated files stable between runs (mail-composer option).
+    baseBoundary: `corpus${n}`,
+  };
+  const info = await transport.sendMail(options);
   return (info.message as Buffer).toString("utf8");
 }
 
