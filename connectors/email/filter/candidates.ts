@@ -32,16 +32,19 @@ interface Run {
   start: number;
   end: number;
   digitsOnly: boolean;
+  hasDigit: boolean;
 }
 
 function readRun(folded: string, i: number): Run {
   let j = i;
   let digitsOnly = true;
+  let hasDigit = false;
   while (j < folded.length && isAsciiAlnum(folded.charCodeAt(j))) {
-    if (!isDigit(folded.charCodeAt(j))) digitsOnly = false;
+    if (isDigit(folded.charCodeAt(j))) hasDigit = true;
+    else digitsOnly = false;
     j++;
   }
-  return { start: i, end: j, digitsOnly };
+  return { start: i, end: j, digitsOnly, hasDigit };
 }
 
 interface Separator {
@@ -53,19 +56,20 @@ interface Separator {
   newline: boolean;
 }
 
+const isDash = (c: number): boolean => c === 0x2d || c === 0x2013;
+
 /** The separator after `end` and where the next run starts, or null when none can follow. */
 function readSeparator(folded: string, end: number): Separator | null {
-  const sep = folded.slice(end, end + 3);
-  const at = (k: number) => folded.charCodeAt(end + k);
-  const isDash = (c: number) => c === 0x2d || c === 0x2013;
+  const c0 = folded.charCodeAt(end);
+  const c1 = folded.charCodeAt(end + 1);
   let len = 0;
   let dash = false;
   let spaced = false;
   let newline = false;
-  if (isDash(at(0)) || ((at(0) === 0x2e || at(0) === 0xb7) && sep.length > 1)) [len, dash] = [1, true];
-  else if (at(0) === 0x20 && isDash(at(1)) && at(2) === 0x20) [len, dash, spaced] = [3, true, true];
-  else if (at(0) === 0x20) len = at(1) === 0x20 ? 2 : 1;
-  else if (at(0) === 0x0a) [len, newline] = [1, true];
+  if (isDash(c0) || c0 === 0x2e || c0 === 0xb7) [len, dash] = [1, true];
+  else if (c0 === 0x20 && isDash(c1) && folded.charCodeAt(end + 2) === 0x20) [len, dash, spaced] = [3, true, true];
+  else if (c0 === 0x20) len = c1 === 0x20 ? 2 : 1;
+  else if (c0 === 0x0a) [len, newline] = [1, true];
   const next = end + len;
   if (len === 0 || next >= folded.length || !isAsciiAlnum(folded.charCodeAt(next))) return null;
   return { next, dash, spaced, newline };
@@ -92,6 +96,24 @@ function classify(visible: string, start: number, end: number, canonical: string
   return len >= 4 ? "alnum" : null;
 }
 
+function hasLowercase(visible: string, start: number, end: number): boolean {
+  for (let k = start; k < end; k++) {
+    const c = visible.charCodeAt(k);
+    if (c >= 0x61 && c <= 0x7a) return true;
+  }
+  return false;
+}
+
+function push(out: Candidate[], visible: string, folded: string, piece: readonly Run[]): void {
+  const start = piece[0]!.start;
+  const end = piece[piece.length - 1]!.end;
+  let canonical = "";
+  for (const r of piece) canonical += folded.slice(r.start, r.end);
+  canonical = canonical.toUpperCase();
+  const kind = classify(visible, start, end, canonical);
+  if (kind) out.push({ start, end, kind, canonical, groups: piece.length });
+}
+
 /**
  * Every candidate in `folded` (the fold of `visible`), skipping spans where `masked[i]` is 1 (URLs,
  * e-mail addresses). A joined run longer than 12 digits or 64 characters is split back into its
@@ -105,7 +127,13 @@ export function findCandidates(folded: string, visible: string, masked: Uint8Arr
       i++;
       continue;
     }
-    const runs: Run[] = [readRun(folded, i)];
+    const first = readRun(folded, i);
+    // An ordinary word (lowercase letters, or too long) that no dash joins to more: not a code.
+    if (!first.hasDigit && !isDash(folded.charCodeAt(first.end)) && (first.end - first.start > 15 || hasLowercase(visible, first.start, first.end))) {
+      i = first.end;
+      continue;
+    }
+    const runs: Run[] = [first];
     for (;;) {
       const last = runs[runs.length - 1]!;
       const sep = readSeparator(folded, last.end);
@@ -114,16 +142,14 @@ export function findCandidates(folded: string, visible: string, masked: Uint8Arr
       if (!joinable(last, next, sep) || next.end - runs[0]!.start > MAX_JOINED) break;
       runs.push(next);
     }
-    const whole = runs.map((r) => folded.slice(r.start, r.end)).join("").toUpperCase();
-    const allDigits = runs.every((r) => r.digitsOnly);
-    const pieces = runs.length > 1 && allDigits && whole.length > 12 ? runs.map((r) => [r]) : [runs];
-    for (const piece of pieces) {
-      const start = piece[0]!.start;
-      const end = piece[piece.length - 1]!.end;
-      const canonical = piece.map((r) => folded.slice(r.start, r.end)).join("").toUpperCase();
-      const kind = classify(visible, start, end, canonical);
-      if (kind) out.push({ start, end, kind, canonical, groups: piece.length });
+    let allDigits = true;
+    let total = 0;
+    for (const r of runs) {
+      allDigits &&= r.digitsOnly;
+      total += r.end - r.start;
     }
+    if (runs.length > 1 && allDigits && total > 12) for (const r of runs) push(out, visible, folded, [r]);
+    else push(out, visible, folded, runs);
     i = runs[runs.length - 1]!.end;
   }
   return out;

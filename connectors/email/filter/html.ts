@@ -7,7 +7,8 @@
  * case, table cells are separated by a space and rows by a line break (a code split over cells
  * reads "4 8 2 9 1 7", which the code rules join), images show their alt text only (never `src`:
  * tracking pixels), `<head>`, `<style>`, `<script>` are skipped. Limits: input capped at
- * `maxChars` characters, nesting depth 256, 20,000 children per element.
+ * `maxChars` characters; tags nested deeper than 200 are dropped (their text kept); at most
+ * 20,000 children per element are converted (the rest is cut, marked "…").
  *
  * Anchors are marked in html-to-text's output with private-use characters, which are stripped
  * from the mail first (raw and as numeric entities) so a mail cannot forge them.
@@ -67,7 +68,7 @@ function converterFor(maxChars: number): (html: string, meta: Meta) => string {
     // html-to-text accepts a function here (its types only know the dictionary form).
     encodeCharacters: stripPrivateUse as unknown as Record<string, string>,
     formatters: { familiarAnchor: anchorFormatter, familiarImage: imageFormatter },
-    limits: { maxInputLength: maxChars, maxDepth: 256, maxChildNodes: 20_000, ellipsis: "…" },
+    limits: { maxInputLength: maxChars, maxDepth: MAX_HTML_DEPTH + 8, maxChildNodes: 20_000, ellipsis: "…" },
     selectors: [
       { selector: "a", format: "familiarAnchor" },
       { selector: "img", format: "familiarImage" },
@@ -88,6 +89,56 @@ const converters = new Map<number, (html: string, meta: Meta) => string>();
 
 /** Numeric character references to private-use code points (U+E000–U+F8FF), any leading zeros. */
 const privateUseEntity = /&#(?:[xX]0*(?:[eE][0-9a-fA-F]{3}|[fF][0-8][0-9a-fA-F]{2})|0*(?:5734[4-9]|573[5-9]\d|57[4-9]\d\d|5[89]\d{3}|6[0-2]\d{3}|63[0-6]\d\d|637[0-3]\d|6374[0-3]));?/g;
+
+const VOID = new Set(["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"]);
+/** Deepest element nesting kept; deeper tags are dropped (their text stays). */
+export const MAX_HTML_DEPTH = 200;
+
+/**
+ * Drops tags nested deeper than `maxDepth` (keeping all text), in one linear pass, so the HTML
+ * parser never builds a pathologically deep tree (htmlparser2 + html-to-text slow down badly
+ * beyond ~20,000 levels). Comments are kept whole.
+ */
+export function flattenDeepHtml(html: string, maxDepth = MAX_HTML_DEPTH): string {
+  const out: string[] = [];
+  let depth = 0;
+  let i = 0;
+  let nextClose = -1;
+  while (i < html.length) {
+    const lt = html.indexOf("<", i);
+    if (lt < 0) break;
+    if (html.startsWith("<!--", lt)) {
+      const end = html.indexOf("-->", lt + 4);
+      const stop = end < 0 ? html.length : end + 3;
+      out.push(html.slice(i, stop));
+      i = stop;
+      continue;
+    }
+    if (nextClose < lt) nextClose = html.indexOf(">", lt);
+    if (nextClose < 0) break;
+    const tag = html.slice(lt, nextClose + 1);
+    out.push(html.slice(i, lt));
+    i = nextClose + 1;
+    const m = /^<(\/?)([a-zA-Z][a-zA-Z0-9-]*)/.exec(tag);
+    if (!m) {
+      out.push(tag);
+      continue;
+    }
+    const closing = m[1] === "/";
+    const isVoid = VOID.has(m[2]!.toLowerCase()) || tag.endsWith("/>");
+    if (closing) {
+      if (depth <= maxDepth) out.push(tag);
+      depth = Math.max(0, depth - 1);
+    } else if (isVoid) {
+      if (depth < maxDepth) out.push(tag);
+    } else {
+      depth++;
+      if (depth <= maxDepth) out.push(tag);
+    }
+  }
+  out.push(html.slice(i));
+  return out.join("");
+}
 
 /** Reads the marker id after position `i` (an OPEN/CLOSE char); returns [id, next index] or null. */
 function readId(text: string, i: number): [number, number] | null {
@@ -114,7 +165,8 @@ export function htmlToText(html: string, maxChars: number): HtmlText & { hrefs: 
     converters.set(maxChars, convert);
   }
   const meta: Meta = { hrefs: [] };
-  const raw = convert(stripPrivateUse(html.length > maxChars ? html.slice(0, maxChars) : html).replace(privateUseEntity, ""), meta);
+  const input = flattenDeepHtml(stripPrivateUse(html.length > maxChars ? html.slice(0, maxChars) : html).replace(privateUseEntity, ""));
+  const raw = convert(input, meta);
   const marked = cleanKeepingMarks(raw);
   let text = "";
   const anchors: Anchor[] = [];

@@ -5,7 +5,7 @@
  * optional plural "s"/"es" ("codes", "Bestätigungscodes"); Chinese and Japanese words match anywhere.
  */
 import { foldedLexicon, type WordInfo } from "./lexicon.js";
-import { foldText } from "./normalize.js";
+import { foldText, isWordUnit } from "./normalize.js";
 
 /** One word found: [start, end) in the folded (= visible) text. */
 export interface Hit {
@@ -14,25 +14,44 @@ export interface Hit {
   info: WordInfo;
 }
 
-interface TrieNode {
-  next: Map<number, TrieNode>;
-  info: WordInfo | null;
+interface Entry {
+  info: WordInfo;
+  /** Starts with a Latin letter or digit: must not start inside a word. */
+  startBounded: boolean;
+  /** Ends with one: must not end inside a word (a plural "s"/"es" may follow). */
+  endBounded: boolean;
 }
 
+interface TrieNode {
+  /** Children by UTF-16 unit: ASCII in an array, the rest in a map. */
+  ascii: (TrieNode | undefined)[] | null;
+  other: Map<number, TrieNode> | null;
+  entry: Entry | null;
+}
+
+const newNode = (): TrieNode => ({ ascii: null, other: null, entry: null });
+
+function child(node: TrieNode, c: number): TrieNode | undefined {
+  return c < 128 ? node.ascii?.[c] : node.other?.get(c);
+}
+
+function addChild(node: TrieNode, c: number): TrieNode {
+  const existing = child(node, c);
+  if (existing) return existing;
+  const made = newNode();
+  if (c < 128) (node.ascii ??= new Array<TrieNode | undefined>(128))[c] = made;
+  else (node.other ??= new Map()).set(c, made);
+  return made;
+}
+
+const latinOrDigit = /[\p{Script=Latin}\p{N}]/u;
+
 function buildTrie(): TrieNode {
-  const root: TrieNode = { next: new Map(), info: null };
+  const root = newNode();
   for (const [word, info] of foldedLexicon(foldText)) {
     let node = root;
-    for (let i = 0; i < word.length; i++) {
-      const c = word.charCodeAt(i);
-      let child = node.next.get(c);
-      if (!child) {
-        child = { next: new Map(), info: null };
-        node.next.set(c, child);
-      }
-      node = child;
-    }
-    node.info = info;
+    for (let i = 0; i < word.length; i++) node = addChild(node, word.charCodeAt(i));
+    node.entry = { info, startBounded: latinOrDigit.test(word[0]!), endBounded: latinOrDigit.test(word[word.length - 1]!) };
   }
   return root;
 }
@@ -45,12 +64,12 @@ function isWordChar(text: string, i: number): boolean {
   const c = text.charCodeAt(i);
   if (c < 0x80) return (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a);
   if (c >= 0x3040 && c <= 0x9fff) return false; // kana and CJK: no word boundaries in the text
-  return /[\p{L}\p{N}]/u.test(text[i]!);
+  return isWordUnit(c);
 }
 
 /** End of a bounded word at `end`, allowing a plural "s"/"es"; -1 when a letter follows. */
-function boundedEnd(text: string, end: number, lastIsWordChar: boolean): number {
-  if (!lastIsWordChar || !isWordChar(text, end)) return end;
+function boundedEnd(text: string, end: number): number {
+  if (!isWordChar(text, end)) return end;
   const c = text.charCodeAt(end);
   if (c === 0x73 && !isWordChar(text, end + 1)) return end + 1; // "s"
   if (c === 0x65 && text.charCodeAt(end + 1) === 0x73 && !isWordChar(text, end + 2)) return end + 2; // "es"
@@ -61,30 +80,31 @@ function boundedEnd(text: string, end: number, lastIsWordChar: boolean): number 
 export function findWords(folded: string): Hit[] {
   const hits: Hit[] = [];
   let i = 0;
+  let prevWord = false;
   while (i < folded.length) {
-    let node: TrieNode | undefined = root.next.get(folded.charCodeAt(i));
-    if (!node) {
-      i++;
-      continue;
-    }
+    const c = folded.charCodeAt(i);
+    const here = c < 0x80 ? (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) : isWordChar(folded, i);
+    // Inside a Latin word no word can start (every ASCII-initial word is bounded at its start).
+    const inside = prevWord && here;
+    let node = inside && c < 0x80 ? undefined : child(root, c);
     let best: Hit | null = null;
-    const startsWord = !isWordChar(folded, i - 1) || !isWordChar(folded, i);
     for (let j = i + 1; node; j++) {
-      if (node.info) {
-        const info = node.info;
-        if (!info.bounded) best = { start: i, end: j, info };
-        else if (startsWord) {
-          const end = boundedEnd(folded, j, isWordChar(folded, j - 1));
-          if (end >= 0) best = { start: i, end, info };
-        }
+      const e = node.entry;
+      if (e && !(e.startBounded && inside)) {
+        const end = e.endBounded ? boundedEnd(folded, j) : j;
+        if (end >= 0) best = { start: i, end, info: e.info };
       }
       if (j >= folded.length) break;
-      node = node.next.get(folded.charCodeAt(j));
+      node = child(node, folded.charCodeAt(j));
     }
     if (best) {
       hits.push(best);
       i = best.end;
-    } else i++;
+      prevWord = isWordChar(folded, i - 1);
+    } else {
+      prevWord = here;
+      i++;
+    }
   }
   return hits;
 }

@@ -40,19 +40,14 @@ export interface WordInfo {
   anchor?: boolean | "tight";
   /** In a subject, marks the mail as an access mail (stricter rules for the whole mail). */
   subject?: boolean;
-  /** Latin-script word: must stand between non-letters (CJK words match anywhere). */
-  bounded: boolean;
 }
 
 const table = new Map<string, WordInfo>();
 
-function add(words: string, info: Omit<WordInfo, "bounded">): void {
+function add(words: string, info: WordInfo): void {
   for (const raw of words.split("|")) {
     const word = raw.trim();
-    if (!word) continue;
-    const bounded = /^[\p{Script=Latin}\p{N}\s'’\-.#%&]+$/u.test(word);
-    const prior = table.get(word);
-    table.set(word, { ...prior, ...info, bounded });
+    if (word) table.set(word, { ...table.get(word), ...info });
   }
 }
 

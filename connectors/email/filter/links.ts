@@ -22,8 +22,10 @@ import { inspectUrl, type UrlFacts } from "./urls.js";
 interface Phrase {
   access: Purpose | null;
   harmless: boolean;
-  /** Nothing specific: "click here", "button", empty, a bare URL. */
+  /** Nothing specific ("click here", "button", empty, a bare URL), or only "Confirm": the text around decides. */
   generic: boolean;
+  /** The anchor has words of its own (then only its own line is read around it). */
+  says: boolean;
 }
 
 function phraseOf(hits: readonly Hit[], text: string): Phrase {
@@ -44,8 +46,8 @@ function phraseOf(hits: readonly Hit[], text: string): Phrase {
   if (!access && weak && object) access = "verification";
   const bare = /^\s*(https?:\/\/|www\.)\S*\s*$/i.test(text) || !/[\p{L}\p{N}]/u.test(text);
   const onlyGeneric = hits.length > 0 ? !specific : !/\p{L}{3}|[\u3040-\u9fff]{2}/u.test(text);
-  const generic = bare || onlyGeneric || (weak && !object && !access);
-  return { access, harmless, generic };
+  const unsure = weak && !object && !access;
+  return { access, harmless, generic: bare || onlyGeneric || unsure, says: !(bare || onlyGeneric) };
 }
 
 /** A link to judge: its URLs (href, and a URL shown as its text) and where its text and context are. */
@@ -77,10 +79,13 @@ export function lineEnd(text: string, pos: number, limit: number): number {
   return pos + limit >= text.length ? text.length : -1;
 }
 
-/** Span of the line around [start, end) and the previous non-empty line (at most 200 before, 100 after). */
-function contextSpan(text: string, start: number, end: number): { start: number; end: number } {
+/**
+ * Span of the line around [start, end) (at most 200 before, 100 after) and, when `previousLine`
+ * and nothing stands before the link on its line, the previous non-empty line too.
+ */
+function contextSpan(text: string, start: number, end: number, previousLine: boolean): { start: number; end: number } {
   let from = lineStart(text, start, 200);
-  if (from >= 0 && !/\p{L}{3}/u.test(text.slice(from, start))) {
+  if (previousLine && from >= 0 && !/\p{L}{3}/u.test(text.slice(from, start))) {
     // Also the previous non-empty line ("Reset your password:\n\nhttps://…").
     let k = from - 1;
     while (k > 0 && text.charCodeAt(k - 1) === 0x0a && start - k < 200) k--;
@@ -94,8 +99,7 @@ function contextSpan(text: string, start: number, end: number): { start: number;
  * Judges one link. `secrets` are the canonical codes removed from the text (uppercase letters and
  * digits); `accessMail` switches on rule 3.
  */
-export function judgeLink(spot: LinkSpot, text: string, hits: readonly Hit[], accessMail: boolean, secrets: ReadonlySet<string>): LinkVerdict {
-  const facts = spot.urls.map(inspectUrl);
+export function judgeLink(spot: LinkSpot, text: string, hits: readonly Hit[], accessMail: boolean, secrets: ReadonlySet<string>, facts: UrlFacts[] = spot.urls.map(inspectUrl)): LinkVerdict {
   const keep: LinkVerdict = { remove: false, purpose: null, facts };
   if (facts.some((f) => f.meeting)) return keep;
   const own = facts.find((f) => f.access);
@@ -106,9 +110,9 @@ export function judgeLink(spot: LinkSpot, text: string, hits: readonly Hit[], ac
   const anchorText = text.slice(spot.start, spot.end);
   let phrase = phraseOf(hitsIn(hits, spot.start, spot.end), anchorText);
   if (phrase.generic && !phrase.harmless) {
-    const around = contextSpan(text, spot.start, spot.end);
+    const around = contextSpan(text, spot.start, spot.end, !phrase.says);
     const context = phraseOf(hitsIn(hits, around.start, around.end), text.slice(around.start, around.end));
-    phrase = { access: phrase.access ?? context.access, harmless: context.harmless && !context.access, generic: true };
+    phrase = { access: phrase.access ?? context.access, harmless: context.harmless && !context.access, generic: true, says: phrase.says };
   }
   if (phrase.harmless && !phrase.access) return keep;
   if (phrase.access && (carries || opaque)) return { remove: true, purpose: phrase.access, facts };

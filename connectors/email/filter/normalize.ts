@@ -50,16 +50,23 @@ export function cleanText(input: string): string {
   return from === 0 ? input : out + input.slice(from);
 }
 
-const foldCache = new Map<number, number>();
+/** Folded unit + 1 for every BMP unit seen so far (0: not computed yet). */
+const foldTable = new Uint16Array(65536);
 
-/** The folded UTF-16 unit for one unit (see `foldText`). */
+/** The folded UTF-16 unit for one unit (see `foldText`), memoised. */
 function foldUnit(c: number): number {
+  const known = foldTable[c]!;
+  if (known !== 0) return known - 1;
+  const folded = computeFold(c);
+  foldTable[c] = folded + 1;
+  return folded;
+}
+
+function computeFold(c: number): number {
   if (c < 0x80) return c >= 0x41 && c <= 0x5a ? c + 32 : c === 0x09 ? 0x20 : c;
   if (c >= 0xff01 && c <= 0xff5e) return foldUnit(c - 0xfee0); // full-width ASCII
   if (c === 0x3000 || c === 0x00a0 || (c >= 0x2000 && c <= 0x200a) || c === 0x202f || c === 0x205f) return 0x20;
   if (c >= 0xd800 && c <= 0xdfff) return c; // surrogate halves stay as they are
-  const cached = foldCache.get(c);
-  if (cached !== undefined) return cached;
   let folded = c;
   const ch = String.fromCharCode(c);
   const lower = ch.toLowerCase();
@@ -73,8 +80,7 @@ function foldUnit(c: number): number {
     const compat = base.normalize("NFKC");
     folded = compat.length === 1 ? compat.toLowerCase().charCodeAt(0) : base.charCodeAt(0);
   }
-  if (foldCache.size < 4096) foldCache.set(c, folded);
-  return folded;
+  return folded === 0xffff ? c : folded;
 }
 
 /**
@@ -83,6 +89,8 @@ function foldUnit(c: number): number {
  * one-to-one compatibility forms are folded by NFKC when the result is a single unit.
  */
 export function foldText(text: string): string {
+  // Plain ASCII (most mail): lowercasing and tabs keep the length.
+  if (/^[\x00-\x7f]*$/.test(text)) return text.toLowerCase().replace(/\t/g, " ");
   const units = new Uint16Array(text.length);
   for (let i = 0; i < text.length; i++) units[i] = foldUnit(text.charCodeAt(i));
   // Chunked to stay under the engine's argument limit.
@@ -101,7 +109,15 @@ export function isDigit(c: number): boolean {
   return c >= 0x30 && c <= 0x39;
 }
 
-/** A letter of any script (for word boundaries of Latin keywords). */
-export function isLetter(ch: string): boolean {
-  return /\p{L}/u.test(ch);
+/** 1 + (letter or digit) for every BMP unit seen so far (0: not computed yet). */
+const wordTable = new Uint8Array(65536);
+
+/** A letter or digit of any script, by UTF-16 unit (surrogate halves count as letters), memoised. */
+export function isWordUnit(c: number): boolean {
+  let known = wordTable[c]!;
+  if (known === 0) {
+    known = c >= 0xd800 && c <= 0xdfff ? 2 : /[\p{L}\p{N}]/u.test(String.fromCharCode(c)) ? 2 : 1;
+    wordTable[c] = known;
+  }
+  return known === 2;
 }

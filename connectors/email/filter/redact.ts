@@ -63,6 +63,14 @@ function buildDoc(mail: MailContent, body: Body): Doc {
   const masked = new Uint8Array(text.length);
   const urls = findUrls(text);
   for (const span of [...urls, ...findEmailAddresses(text)]) masked.fill(1, span.start, span.end);
+  // Our own markers (a mail filtered twice, or quoting one) are neither words nor codes.
+  const markerAt = new Uint8Array(text.length);
+  for (const marker of Object.values(MARKERS)) {
+    for (let at = text.indexOf(marker); at >= 0; at = text.indexOf(marker, at + marker.length)) {
+      masked.fill(1, at, at + marker.length);
+      markerAt.fill(1, at, at + marker.length);
+    }
+  }
   const links: LinkSpot[] = [];
   const inAnchor = new Set<number>();
   let u = 0;
@@ -78,7 +86,8 @@ function buildDoc(mail: MailContent, body: Body): Doc {
     links.push({ urls: [a.href, ...shown], start, end, anchor: true });
   }
   for (const url of urls) if (!inAnchor.has(url.start)) links.push({ urls: [url.url], start: url.start, end: url.end, anchor: false });
-  return { text, folded, hits: findWords(folded), subjectEnd: subject.length, links, masked };
+  const hits = findWords(folded).filter((h) => markerAt[h.start] !== 1);
+  return { text, folded, hits, subjectEnd: subject.length, links, masked };
 }
 
 /** Meeting invite: a meeting-ID label or a meeting join link. */
@@ -137,6 +146,7 @@ export function filterMail(mail: MailContent): FilteredMail {
   const none = new Set<string>();
   // Pass 1: what the links and the labelled codes say by themselves.
   const linkVerdicts = doc.links.map((l) => judgeLink(l, doc.text, doc.hits, false, none));
+  const linkFacts = linkVerdicts.map((v) => v.facts);
   const codes = judgeCandidates(candidates, facts, linkVerdicts.some((v) => v.remove));
   const removals = new Removals(doc.text.length);
   codes.removals.forEach((r) => removals.add(r));
@@ -157,7 +167,7 @@ export function filterMail(mail: MailContent): FilteredMail {
   for (const r of removals.list) if ((r.canonical?.length ?? 0) >= 4 && secrets.size < MAX_SECRETS) secrets.add(r.canonical!);
   if (otp.length >= 4) secrets.add(otp);
   propagate(candidates, removals, secrets);
-  const finalLinks = doc.links.map((l, k) => (linkVerdicts[k]!.remove ? linkVerdicts[k]! : judgeLink(l, doc.text, doc.hits, accessMail, secrets)));
+  const finalLinks = doc.links.map((l, k) => (linkVerdicts[k]!.remove ? linkVerdicts[k]! : judgeLink(l, doc.text, doc.hits, accessMail, secrets, linkFacts[k])));
   return render(doc, removals.list, finalLinks.map((v, k) => ({ spot: doc.links[k]!, remove: v.remove, purpose: v.purpose })), accessMail, body.truncated);
 }
 

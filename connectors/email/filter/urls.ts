@@ -114,19 +114,24 @@ function pathPurpose(path: string): Purpose | null {
 
 const signInParamWords = new Set(["otp", "oobcode", "magic", "magiclink", "signin", "login", "auth", "authcode", "mfa", "2fa", "passcode", "totp"]);
 
-/** Parameter names that carry an access credential by their name alone (with a token- or code-shaped value). */
-function paramPurpose(name: string, value: string): Purpose | null {
+/**
+ * Parameter names that carry an access credential by their name alone (with a token- or
+ * code-shaped value). `specific`: the name says which kind ("reset_token", "mode=verifyEmail");
+ * otherwise ("token", "otp") the path's word says more.
+ */
+function paramPurpose(name: string, value: string): { purpose: Purpose; specific: boolean } | null {
   const n = name.toLowerCase();
   if (n === "mode" || n === "action") {
     const v = value.toLowerCase();
-    return /reset/.test(v) ? "reset" : /verify|confirm/.test(v) ? "verification" : /signin|login/.test(v) ? "sign-in" : /recover/.test(v) ? "recovery" : null;
+    const purpose: Purpose | null = /reset/.test(v) ? "reset" : /verify|confirm/.test(v) ? "verification" : /signin|login/.test(v) ? "sign-in" : /recover/.test(v) ? "recovery" : null;
+    return purpose && { purpose, specific: true };
   }
   if (/^(utm_|csrf|xsrf)/.test(n)) return null;
-  if (/reset|passw/.test(n)) return "reset";
-  if (/recover/.test(n)) return "recovery";
-  if (/verif|confirm|activat/.test(n)) return "verification";
+  if (/reset|passw/.test(n)) return { purpose: "reset", specific: true };
+  if (/recover/.test(n)) return { purpose: "recovery", specific: true };
+  if (/verif|confirm|activat/.test(n)) return { purpose: "verification", specific: true };
   const words = n.split(/[^a-z0-9]+/);
-  if (words.some((w) => w.endsWith("token") || signInParamWords.has(w))) return "sign-in";
+  if (words.some((w) => w.endsWith("token") || signInParamWords.has(w))) return { purpose: "sign-in", specific: false };
   return null;
 }
 
@@ -177,7 +182,9 @@ function factsOf(u: URL): Omit<UrlFacts, "chain" | "opaque"> {
   const values: string[] = [...u.pathname.split("/")];
   const params: [string, string][] = [...u.searchParams];
   if (u.hash.length > 1) params.push(...new URLSearchParams(u.hash.slice(1)));
-  let namedAccess: Purpose | null = null;
+  let specific: Purpose | null = null;
+  let generic: Purpose | null = null;
+  let credential = false;
   for (const [name, value] of params) {
     values.push(value);
     if (/^utm_/i.test(name)) continue;
@@ -185,12 +192,17 @@ function factsOf(u: URL): Omit<UrlFacts, "chain" | "opaque"> {
     const short = isShortCode(value);
     longToken ||= long;
     shortCode ||= short;
-    const purpose = paramPurpose(name, value);
-    if (purpose && (long || short || (name === "mode" || name === "action"))) namedAccess ??= purpose;
+    const named = paramPurpose(name, value);
+    if (!named) continue;
+    const mode = name === "mode" || name === "action";
+    if (long || short) credential = true;
+    if (named.specific && (long || short || mode)) specific ??= named.purpose;
+    else if (!named.specific && (long || short)) generic ??= named.purpose;
   }
   if (!(pathHasAccessWord && (longToken || shortCode))) access = null;
-  // A parameter says more than the path ("/auth/action?mode=verifyEmail&oobCode=…" verifies an address).
-  access = namedAccess ?? access;
+  // A specific parameter says most ("/auth/action?mode=verifyEmail&oobCode=…" verifies an address),
+  // then the path ("/reset-password?token=…"), then a bare "token=".
+  access = (specific && (credential || longToken) ? specific : null) ?? access ?? generic;
   const canonical = values.join(" ").toUpperCase().replace(/[^A-Z0-9]+/g, " ");
   return { access, longToken, shortCode, meeting: isMeeting(u), canonical };
 }

@@ -29,6 +29,7 @@ export interface MailSpec {
   html?: string;
   encoding?: "quoted-printable" | "base64";
   headers?: Record<string, string>;
+  attachments?: { filename: string; content: string; contentType?: string }[];
   /** A whole hand-written message instead of the fields above. */
   raw?: string;
   expect: Expect;
@@ -47,6 +48,7 @@ export async function toEml(spec: MailSpec, n: number): Promise<string> {
     html: spec.html,
     textEncoding: spec.encoding,
     headers: spec.headers,
+    attachments: spec.attachments,
     date: new Date(Date.UTC(2025, 2, 1 + (n % 28), 8, n % 60)),
     messageId: `<corpus.${spec.id}@mail.example>`,
     // A fixed boundary keeps the generated files stable between runs (mail-composer option).

@@ -72,6 +72,14 @@ const fr: MailSpec[] = [
     expect: { access: false, keep: ["100482917", "42,50 €", "6A12345678901"] },
   },
   {
+    id: "h-fr-multipart-newsletter",
+    from: "Le Fournil <lettre@lefournil.example>",
+    subject: "La lettre du Fournil — mars",
+    text: "Atelier pain au levain le samedi 15 mars à 10 h (12 places, 25 €).\nRéservez : https://lefournil.example/ateliers/levain-15-03\nSe désabonner : https://lefournil.example/u/Dz91Kq28Lm47",
+    html: `<p>Atelier pain au levain le samedi 15 mars à 10 h (12 places, 25&nbsp;€).</p><p><a href="https://lefournil.example/ateliers/levain-15-03">Réserver ma place</a></p><p><a href="https://lefournil.example/u/Dz91Kq28Lm47">Se désabonner</a></p>`,
+    expect: { access: false, keep: ["https://lefournil.example/ateliers/levain-15-03", "25 €"] },
+  },
+  {
     id: "h-fr-facture",
     from: "Électricité Lumière <facture@lumiere-energie.example>",
     subject: "Votre facture de février",

@@ -288,6 +288,23 @@ export const harmlessMails: MailSpec[] = [
     expect: { access: false, keep: ["RMA-58120", "QR-993017", "$24.99", "7731920"] },
   },
   {
+    id: "h-en-multipart-order",
+    from: "Greenleaf Grocers <orders@greenleaf.example>",
+    subject: "Your delivery slot is booked",
+    text: "Order GL-77120-4 will arrive on Saturday 8 March between 10:00 and 11:00.\nDriver contact: 0161 496 0821\nTotal: £54.30",
+    html: `<p>Order <b>GL-77120-4</b> will arrive on Saturday 8 March between 10:00 and 11:00.</p><p>Driver contact: 0161 496 0821</p><p>Total: £54.30</p><p><a href="https://greenleaf.example/orders/GL-77120-4">Manage order</a></p>`,
+    expect: { access: false, keep: ["GL-77120-4", "0161 496 0821", "£54.30", "https://greenleaf.example/orders/GL-77120-4"] },
+  },
+  {
+    id: "h-en-multipart-invite-ics",
+    from: "Dana Cole <dana@studio-cole.example>",
+    subject: "Invitation: Kickoff",
+    text: "Join Zoom Meeting https://zoom.us/j/99120034455?pwd=ZkRTeXJ2TnBmRmt1d0ZoZz09\nMeeting ID: 991 2003 4455\nPasscode: 310852",
+    html: `<p><a href="https://zoom.us/j/99120034455?pwd=ZkRTeXJ2TnBmRmt1d0ZoZz09">Join Zoom Meeting</a></p><p>Meeting ID: 991 2003 4455<br>Passcode: 310852</p>`,
+    attachments: [{ filename: "invite.ics", contentType: "text/calendar", content: "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nUID:kickoff-1@studio-cole.example\r\nDTSTART:20250305T100000Z\r\nSUMMARY:Kickoff\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n" }],
+    expect: { access: false, keep: ["991 2003 4455", "310852", "https://zoom.us/j/99120034455?pwd=ZkRTeXJ2TnBmRmt1d0ZoZz09"] },
+  },
+  {
     id: "h-en-plain-login-page-link",
     from: "Brightside Energy <news@brightside.example>",
     subject: "New: compare your usage month by month",
