@@ -83,6 +83,8 @@ export interface Occurrence {
   recurrenceKey: string | null;
   start: EventTime;
   end: EventTime;
+  /** Where the series put this occurrence before any override: its RECURRENCE-ID, as the series writes it. */
+  originalStart: EventTime;
   /** Instants of start and end (exclusive), ms since the epoch; all-day dates in the reader's zone. */
   startMs: number;
   endMs: number;

@@ -110,13 +110,13 @@ export function expandSeries(series: CalendarSeries, options: ExpandOptions): Ex
       seen.add(key);
       if (excluded.has(key) || overrides.has(key)) continue;
       if (excludedDates.size > 0 && start.kind !== "date" && excludedDates.has(formatWall(instantToWall(clock.ms(start), clock.zoneOf(start))).slice(0, 10))) continue;
-      const occurrence = build(series, master, start, repeats ? key : null, clock, { repeats, overridden: false });
+      const occurrence = build(series, master, start, repeats ? key : null, clock, { repeats, overridden: false, originalStart: start });
       if (overlaps(occurrence, options)) out.push(occurrence);
     }
   }
   for (const [key, override] of overrides) {
     if (override.details.status === "CANCELLED") continue;
-    const occurrence = build(series, override, override.start, key, clock, { repeats: repeats || master === null, overridden: true });
+    const occurrence = build(series, override, override.start, key, clock, { repeats: repeats || master === null, overridden: true, originalStart: override.recurrenceId });
     if (overlaps(occurrence, options)) out.push(occurrence);
   }
   out.sort((a, b) => a.startMs - b.startMs || a.details.title.localeCompare(b.details.title));
@@ -257,7 +257,7 @@ function build(
   start: EventTime,
   recurrenceKey: string | null,
   clock: SeriesClock,
-  flags: { repeats: boolean; overridden: boolean },
+  flags: { repeats: boolean; overridden: boolean; originalStart: EventTime },
 ): Occurrence {
   const base = component.start;
   const allDay = start.kind === "date";
@@ -280,6 +280,7 @@ function build(
     recurrenceKey,
     start,
     end,
+    originalStart: flags.originalStart,
     startMs,
     endMs,
     allDay,
