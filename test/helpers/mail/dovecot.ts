@@ -59,6 +59,8 @@ ssl_cert = <${o.cert.certFile}
 ssl_key = <${o.cert.keyFile}
 disable_plaintext_auth = yes
 auth_mechanisms = plain login
+# Tests of wrong passwords need no 2-second penalty.
+auth_failure_delay = 0
 default_internal_user = ${who.user}
 default_internal_group = ${who.group}
 default_login_user = ${who.user}
@@ -109,6 +111,10 @@ service imap-login {
 }
 service anvil {
   chroot =
+  # No growing delay after failed logins: the tests try wrong passwords on purpose.
+  unix_listener anvil-auth-penalty {
+    mode = 0
+  }
 }
 service pop3-login {
   chroot =

@@ -14,6 +14,7 @@ import nodemailer from "nodemailer";
 import { SMTPServer } from "smtp-server";
 import { ImapFlow } from "imapflow";
 import { freePort } from "../child.js";
+import { emailSettingsSchema, type EmailSettings } from "../../../connectors/email/settings.js";
 import { Dovecot, type TestAccount } from "./dovecot.js";
 import { Postfix, postfixUnavailable } from "./postfix.js";
 import { makeCertificate, type TestCertificate } from "./tls.js";
@@ -67,6 +68,36 @@ export interface MailServers {
   subjects(account: TestAccount, mailbox?: string): Promise<string[]>;
   /** Stops every server and removes the temp dir. */
   close(): Promise<void>;
+}
+
+/**
+ * The settings a person would enter for `account` on these servers (STARTTLS, the test CA); `imapPort`
+ * overrides the IMAP port (to go through a proxy).
+ */
+export function settingsFor(servers: MailServers, account: TestAccount, overrides: { imapPort?: number } = {}): EmailSettings {
+  return emailSettingsSchema.parse({
+    address: account.address,
+    imap: { host: "127.0.0.1", port: overrides.imapPort ?? servers.imap.port, tls: "starttls", user: account.address, ca: servers.cert.certPem },
+    smtp: { host: "127.0.0.1", port: servers.smtp?.port ?? 1, tls: "starttls", user: account.address, ca: servers.cert.certPem },
+  });
+}
+
+/** A plain test message; `extra` adds header lines. */
+export function testMail(subject: string, options: { from?: string; to?: string; id?: string; body?: string; extra?: string } = {}): string {
+  const id = options.id ?? `<${Math.random().toString(36).slice(2)}@outside.test>`;
+  return [
+    `From: ${options.from ?? "Carla <carla@outside.test>"}`,
+    `To: ${options.to ?? "ana@example.test"}`,
+    `Subject: ${subject}`,
+    `Date: ${new Date().toUTCString()}`,
+    `Message-ID: ${id}`,
+    ...(options.extra ? [options.extra] : []),
+    "MIME-Version: 1.0",
+    "Content-Type: text/plain; charset=utf-8",
+    "",
+    options.body ?? `Body of ${subject}`,
+    "",
+  ].join("\r\n");
 }
 
 /** Starts the servers. @throws with the servers' logs when one does not start */
