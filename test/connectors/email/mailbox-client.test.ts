@@ -60,6 +60,20 @@ describe.skipIf(noPostfix !== null)(`mailbox operations${noPostfix ? ` (skipped:
     await expect(bad.test()).rejects.toMatchObject({ code: "auth_failed" });
   });
 
+  it("connects with implicit TLS too, and says so in words when the encryption setting is wrong", async () => {
+    const [a] = servers.accounts;
+    const implicit = settingsFor(servers, a, { implicit: true });
+    const client = new MailboxClient(implicit, { password: a.password }, { parser });
+    await expect(client.test()).resolves.toEqual({ messages: expect.any(Number) });
+    await client.close();
+    await expect(testSmtp(implicit, { password: a.password })).resolves.toBeUndefined();
+    const wrong = { ...settingsFor(servers, a), imap: { ...settingsFor(servers, a).imap, tls: "implicit" as const } };
+    const bad = new MailboxClient(wrong, { password: a.password }, { parser });
+    await expect(bad.test()).rejects.toMatchObject({ code: "tls_failed", message: expect.stringMatching(/encrypted connection to 127\.0\.0\.1:\d+ failed/) });
+    const untrusted = { ...implicit, imap: { ...implicit.imap, ca: undefined } };
+    await expect(new MailboxClient(untrusted, { password: a.password }, { parser }).test()).rejects.toMatchObject({ code: "tls_untrusted" });
+  });
+
   it("searches by sender, subject, unread and attachment, newest first, and reads one", async () => {
     const [a] = servers.accounts;
     await servers.deliver(a.address, testMail("School: tryouts on Friday", { from: "Coach <coach@school.test>" }));
