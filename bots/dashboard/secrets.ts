@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { z } from "zod";
-import { SecretError } from "../../core/sentinel/errors.js";
+import { SecretError } from "../../core/sentinel/secret-errors.js";
 import type { SecretVault } from "../../core/sentinel/vault.js";
 import { checkExpressRequest } from "../local/access.js";
 import { boundedJson } from "../http/body.js";

@@ -3,13 +3,12 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import express, { type Request, type RequestHandler, type Response, type Router } from "express";
 import type { Clock } from "../../core/clock.js";
-import type { Familiar } from "../../core/familiar.js";
 import type { Logger } from "../../core/log.js";
 import type { Store } from "../../core/storage/ports.js";
 import { webAccess } from "./auth.js";
 import { chatApi, type ChatApiDeps } from "./chat-api.js";
 import type { ChatLog } from "./chat-log.js";
-import { dashboardApi, type DashboardApiDeps } from "./dashboard-api.js";
+import { dashboardApi, type WebCore, type DashboardApiDeps } from "./dashboard-api.js";
 import { secretFormRouter, secretsWebApi } from "./secret-form.js";
 import type { SecretDesk } from "../../core/sentinel/secret-desk.js";
 import { setupApi, type SetupApiDeps } from "./setup-api.js";
@@ -49,7 +48,7 @@ const pageHtml = `<!doctype html>
 /** Everything the web app needs from the composition root. */
 export interface WebAppDeps {
   store: Store;
-  familiar: Pick<Familiar, "views" | "commands" | "handleInbound" | "approvals">;
+  familiar: WebCore;
   chatLog: ChatLog;
   sessions: WebSessions;
   setup: SetupStore;

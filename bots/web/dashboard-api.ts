@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { Router, type Response } from "express";
 import { z } from "zod";
-import type { InboundPress } from "../../core/channels/port.js";
+import type { InboundPress, InboundSink } from "../../core/channels/port.js";
 import type { Clock } from "../../core/clock.js";
-import type { Familiar } from "../../core/familiar.js";
+import type { CommandRegistry } from "../../core/inbound/commands.js";
+import type { ApprovalFlow } from "../../core/runtime/approvals.js";
+import type { SentinelViews } from "../../core/sentinel/views.js";
 import { asId } from "../../core/ids.js";
 import type { Store } from "../../core/storage/ports.js";
 import { channelNames, type AuditEvent, type Goal, type MemoryItem, type Task } from "../../core/storage/types.js";
@@ -78,10 +80,18 @@ function taskJson(t: Task, goalStatus: Goal["status"] | null = null) {
   return { id: t.id, title: t.title, status: t.state.status, waitingFor: wait, nextWakeAt: nextWakeAt(t)?.toISOString() ?? null, heldBy: null, updatedAt: t.updatedAt.toISOString() };
 }
 
+/** The parts of the running core the web app uses: Sentinel's views, the chat commands, the inbound door (button presses) and the approval cards. */
+export interface WebCore {
+  views: SentinelViews;
+  commands: CommandRegistry;
+  handleInbound: InboundSink;
+  approvals: Pick<ApprovalFlow, "deliveredCard">;
+}
+
 /** Dependencies of the dashboard API. */
 export interface DashboardApiDeps {
   store: Store;
-  familiar: Pick<Familiar, "views" | "commands" | "handleInbound" | "approvals">;
+  familiar: WebCore;
   clock: Clock;
   /** Channels running now, and their start-up problems, for the Messengers tab. */
   channelStatus: () => { channel: string; state: string }[];

@@ -22,7 +22,8 @@ import type { ToolResult } from "../tools/tool.js";
 import { cardFits } from "./card.js";
 import { descriptorKey, type ActionDescriptor } from "./descriptor.js";
 import { provenanceOf, type SeenContent } from "./provenance.js";
-import { parseApprovalDetails, type ApprovalDetails, type Provenance } from "./request.js";
+import type { Provenance } from "./provenance.js";
+import { parseApprovalDetails, type ApprovalDetails } from "./request.js";
 import type { ActionSummary } from "./summary.js";
 
 /** Pending (unexpired) cards one person may have at once. */

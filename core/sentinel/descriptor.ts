@@ -22,7 +22,7 @@
 import { createHash } from "node:crypto";
 import { posix } from "node:path";
 import { EgressDeniedError } from "./errors.js";
-import type { ToolPolicy } from "./types.js";
+import type { ToolPolicy } from "../tools/tool.js";
 
 /** One normalised destination of an action. */
 export type ActionTarget =

@@ -19,7 +19,8 @@ import { lookup as dnsLookup } from "node:dns/promises";
 import type { LookupAddress } from "node:dns";
 import type { Agent as UndiciAgent } from "undici";
 import { classifyAddress, isIpLiteral } from "./addresses.js";
-import { EgressDeniedError, EgressFailedError, SecretError } from "./errors.js";
+import { EgressDeniedError, EgressFailedError } from "./errors.js";
+import { SecretError } from "./secret-errors.js";
 
 /** Resolves a hostname to every address it has (like `dns.lookup(host, { all: true })`). */
 export type Resolver = (hostname: string) => Promise<{ address: string; family: number }[]>;

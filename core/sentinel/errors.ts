@@ -1,7 +1,8 @@
 /**
- * Sentinel's error kinds. Each has a stable `code` so tools and the facade turn them into structured
- * tool errors (`{ ok: false, code, error }`) the model can read and act on.
+ * The egress guard's error kinds. Each has a stable `code` so tools turn them into structured tool
+ * errors (`{ ok: false, code, error }`) the model can read and act on.
  */
+import type { EgressFailureCode } from "../tools/error-codes.js";
 
 /** Why the egress guard refused a URL. */
 export type EgressDenialCode =
@@ -29,8 +30,6 @@ export class EgressDeniedError extends Error {
   }
 }
 
-/** Why an allowed request still failed. */
-export type EgressFailureCode = "timeout" | "too_large" | "network" | "aborted";
 
 /** An allowed request failed: it took longer than its limit, its body was too large, or the network failed. */
 export class EgressFailedError extends Error {
@@ -42,28 +41,5 @@ export class EgressFailedError extends Error {
   ) {
     super(message, options);
     this.name = "EgressFailedError";
-  }
-}
-
-/** Why the vault refused. */
-/**
- * Why the vault refused. `secret_unbound_destination`: a request carried a vault value (in some
- * encoding) to an origin that secret is not bound to — refused whatever the grants say.
- */
-export type SecretErrorCode = "secret_unknown" | "secret_not_bound" | "secret_unbound_destination" | "vault_key_invalid" | "vault_corrupt";
-
-/**
- * A vault failure. Messages name the secret and the destination, never the value. `secret_not_bound`
- * means a `{{secret:NAME}}` reference was about to go to a destination the secret is not bound to:
- * the tool call is denied.
- */
-export class SecretError extends Error {
-  constructor(
-    readonly code: SecretErrorCode,
-    message: string,
-    readonly secretName: string | null = null,
-  ) {
-    super(message);
-    this.name = "SecretError";
   }
 }

@@ -3,8 +3,11 @@
  * action descriptors and grant patterns, the rule table and `decide`, grants and approvals (cards,
  * presses, sessions, fatigue rules), the egress guard, the secret vault, audit.
  */
-export type { ToolPolicy, DecisionInput, Decision, Effect } from "./types.js";
-export { EgressDeniedError, EgressFailedError, SecretError, type EgressDenialCode, type EgressFailureCode, type SecretErrorCode } from "./errors.js";
+export type { DecisionInput, Decision, Effect } from "./types.js";
+export type { ToolPolicy } from "../tools/tool.js";
+export { EgressDeniedError, EgressFailedError, type EgressDenialCode } from "./errors.js";
+export { SecretError } from "./secret-errors.js";
+export type { EgressFailureCode, SecretErrorCode } from "../tools/error-codes.js";
 export { classifyAddress, isIpLiteral, METADATA_ADDRESSES, type AddressVerdict } from "./addresses.js";
 export { EgressGuard, precheckUrl, hostPortOf, type EgressOptions, type EgressRequest, type EgressResponse, type CheckedTarget, type Resolver } from "./egress.js";
 export {
@@ -33,7 +36,8 @@ export { MAX_PENDING_PER_PERSON, MAX_DENIALS_PER_TASK } from "./asking.js";
 export { ApprovalDesk, approvalButtonId, isApprovalButtonId, newButtonToken, statusOf, DAY_GRANT_MS, type Presser, type PressResult, type ApprovalDeskDeps } from "./approvals.js";
 export { buildApprovalCard, decidedCard, cardFits, CHOICE_LABELS, localTime, relativeTime, type CardContext } from "./card.js";
 export { cardViewSchema, parseCardView, renderCardMarkdown, type CardView, type CardField, type CardButton } from "./card-view.js";
-export { parseApprovalDetails, type ApprovalDetails, type Provenance } from "./request.js";
+export { parseApprovalDetails, type ApprovalDetails } from "./request.js";
+export type { Provenance } from "./provenance.js";
 export { neutralise, collapseRuns, decodeBody, decodeLayers, visible } from "./readable.js";
 export { SentinelViews, type GrantView, type AuditLine, type ViewStore } from "./views.js";
 export { inertLinks, allowedLinkHosts, type LinkAllowed, type InertResult } from "./inert-links.js";

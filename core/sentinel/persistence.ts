@@ -1,5 +1,6 @@
 import type { PersistencePolicy, ToolContext, ToolDefinition } from "../tools/tool.js";
-import type { DecisionInput, ToolPolicy } from "./types.js";
+import type { ToolPolicy } from "../tools/tool.js";
+import type { DecisionInput } from "./types.js";
 import { visible } from "./readable.js";
 
 /**

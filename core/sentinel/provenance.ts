@@ -6,10 +6,22 @@
  * such a destination is never offered *Always*, and while the activation is tainted only *Approve
  * once* and *Deny* are offered at all.
  */
+import { z } from "zod";
 import type { PersonId } from "../ids.js";
 import type { Store } from "../storage/ports.js";
 import type { ActionTarget } from "./descriptor.js";
-import type { Provenance } from "./request.js";
+
+/** Where the action's destination came from, as the card tells the person. */
+export const provenanceSchema = z.object({
+  /** `person`: their own message; `memory`: saved memory; `untrusted`: outside content (a page, a file, a webhook); `familiar`: none of these. */
+  kind: z.enum(["person", "memory", "untrusted", "familiar"]),
+  /** The untrusted source (a page URL), when `kind` is `untrusted`. */
+  source: z.string().nullable(),
+  /** Some destination was seen in untrusted content before the person ever mentioned it. */
+  firstSeenUntrusted: z.boolean(),
+});
+
+export type Provenance = z.infer<typeof provenanceSchema>;
 
 /** Most hosts recorded from one piece of untrusted content. */
 const MAX_HOSTS = 200;

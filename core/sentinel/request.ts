@@ -7,6 +7,7 @@
 import { z } from "zod";
 import type { ApprovalRequest, ApprovalChoiceKind } from "../storage/types.js";
 import type { ActionDescriptor } from "./descriptor.js";
+import { provenanceSchema } from "./provenance.js";
 import { actionSummarySchema, type ActionSummary } from "./summary.js";
 
 const targetSchema = z.discriminatedUnion("kind", [
@@ -27,15 +28,6 @@ export const actionDescriptorSchema = z.object({
   digest: z.string(),
 });
 
-/** Where the action's destination came from, as the card tells the person. */
-export const provenanceSchema = z.object({
-  /** `person`: their own message; `memory`: saved memory; `untrusted`: outside content (a page, a file, a webhook); `familiar`: none of these. */
-  kind: z.enum(["person", "memory", "untrusted", "familiar"]),
-  /** The untrusted source (a page URL), when `kind` is `untrusted`. */
-  source: z.string().nullable(),
-  /** Some destination was seen in untrusted content before the person ever mentioned it. */
-  firstSeenUntrusted: z.boolean(),
-});
 
 const choiceSchema = z.enum(["once", "task", "session", "until", "always", "deny"]);
 
@@ -55,7 +47,6 @@ export const approvalDetailsSchema = z.object({
   restriction: z.string().nullable(),
 });
 
-export type Provenance = z.infer<typeof provenanceSchema>;
 export type ApprovalDetails = z.infer<typeof approvalDetailsSchema>;
 
 /** Reads a request's details; null for requests Sentinel did not write in this format (they cannot be approved). */

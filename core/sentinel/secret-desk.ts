@@ -13,7 +13,7 @@ import { z } from "zod";
 import type { Clock } from "../clock.js";
 import type { PersonId } from "../ids.js";
 import type { Store } from "../storage/ports.js";
-import { SecretError } from "./errors.js";
+import { SecretError } from "./secret-errors.js";
 import { originOf, type SecretListing, type SecretVault } from "./vault.js";
 
 /** How long a one-time secret link is valid, ms: 15 minutes. */

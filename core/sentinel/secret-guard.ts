@@ -5,7 +5,7 @@
  */
 import type { ToolResult } from "../tools/tool.js";
 import type { ActionDescriptor } from "./descriptor.js";
-import { SecretError } from "./errors.js";
+import { SecretError } from "./secret-errors.js";
 import { scrubDeep, secretsIn } from "./scrub.js";
 import type { SecretVault } from "./vault.js";
 

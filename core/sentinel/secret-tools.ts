@@ -1,33 +1,16 @@
 /**
- * The chat's ways to the secret desk: the `/secret` command (outside the conversation: neither it
- * nor its answer reaches the model) and the `request_secret` tool (the model asks the person for a
+ * The model's way to the secret desk: the `request_secret` tool (the model asks the person for a
  * credential it needs; the link goes straight to the person, the model never sees it or the value).
+ * The person's own way, the `/secret` command, is in core/inbound/secret-commands.ts.
  */
 import { z } from "zod";
 import type { Clock } from "../clock.js";
-import type { CommandRegistry } from "../inbound/commands.js";
 import type { Store } from "../storage/ports.js";
 import { defineTool, type ToolDefinition } from "../tools/tool.js";
 import type { SecretDesk } from "./secret-desk.js";
 
-const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
-
-/** Registers `/secret NAME` (a one-time link), `/secret` (list yours) and `/secret delete NAME`. */
-export function registerSecretCommands(registry: CommandRegistry, desk: SecretDesk): void {
-  registry.register("secret", "`/secret NAME` — a one-time link to store a password or API key safely; `/secret` lists yours; `/secret delete NAME`", async ({ person, args }) => {
-    const [first, second] = args.split(/\s+/).filter(Boolean);
-    if (first === undefined) {
-      const mine = desk.list(person.id);
-      if (mine.length === 0) return { text: "You have no stored secrets. `/secret NAME` sends you a one-time link to add one." };
-      return { text: `Your secrets (values are never shown):\n${mine.map((s) => `• ${s.name} → ${s.origins.join(", ")}`).join("\n")}` };
-    }
-    if (first.toLowerCase() === "delete" && second !== undefined) {
-      return { text: (await desk.remove(person.id, second)) ? `Removed the secret ${second}.` : `You have no secret named ${second}.` };
-    }
-    if (!NAME.test(first)) return { text: "A secret's name is 1–64 characters: letters, digits, _ . - (e.g. `/secret GITHUB_TOKEN`)." };
-    return { text: desk.offerText(person.id, first, "") };
-  });
-}
+/** A secret's name: 1–64 letters, digits, `_`, `.` or `-`. */
+export const SECRET_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /**
  * `request_secret`: sends the person a one-time link to store a credential (name suggested by the
@@ -38,7 +21,7 @@ export function secretTools(deps: { desk: SecretDesk; store: Pick<Store, "outbox
     defineTool({
       name: "request_secret",
       description: "Ask the person for a password or API key via a one-time form link; then use {{secret:NAME}}.",
-      parameters: z.object({ name: z.string().regex(NAME), reason: z.string().max(300).optional() }),
+      parameters: z.object({ name: z.string().regex(SECRET_NAME), reason: z.string().max(300).optional() }),
       sideEffect: true,
       capability: "secrets.request",
       async execute(args, context) {

@@ -27,7 +27,8 @@ import type { FollowUp, FollowUpVerdict, ToolContext, ToolDefinition, ToolResult
 import { gateAsk, requestDetails } from "./asking.js";
 import { ActionUnavailableError, type ActionDescription } from "./action.js";
 import { carriesData, classifyTarget, describeAction, describedAction, describeTarget, type ActionDescriptor, type UrlPrecheck } from "./descriptor.js";
-import { EgressDeniedError, EgressFailedError, SecretError } from "./errors.js";
+import { EgressDeniedError, EgressFailedError } from "./errors.js";
+import { SecretError } from "./secret-errors.js";
 import { liveGrants, type ActiveGrant } from "./grants.js";
 import { decide, defaultPolicy, MAX_UNASKED_JOB_DEPTH, type Policy } from "./policy.js";
 import { hostsIn, type SeenContent } from "./provenance.js";

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { valuesAt, type ActionDescriptor } from "./descriptor.js";
 import { hostPath, methodInWords } from "./patterns.js";
 import { decodeBody, decodeLayers, hostForDisplay, visible } from "./readable.js";
-import type { ToolPolicy } from "./types.js";
+import type { ToolPolicy } from "../tools/tool.js";
 
 const SECRET_ONLY = /^\s*(?:Bearer\s+|Basic\s+|Token\s+)?\{\{secret:([A-Za-z0-9_.-]{1,64})\}\}\s*$/i;
 const SECRET_ANY = /\{\{secret:([A-Za-z0-9_.-]{1,64})\}\}/g;

@@ -23,44 +23,8 @@
  *   CaMeL's interpreter (we do not rewrite the model's plan into a program), but it needs no second
  *   model and fails closed: a tainted activation asks more, never less.
  */
-import type { ToolContext } from "../tools/tool.js";
-import type { ActionDescription } from "./action.js";
 import type { ActionDescriptor, ActionTarget } from "./descriptor.js";
 import type { ActiveGrant } from "./grants.js";
-
-/** What a tool declares to Sentinel. Tools without one are internal (goals, memory): allowed, still audited. */
-export interface ToolPolicy {
-  /** Dotted capability, e.g. `web.fetch`, `web.request`, `email.send`. Grants are per capability. */
-  capability: string;
-  /** `read` gets information; `write` changes something or sends something outside. */
-  access: "read" | "write";
-  /** Argument paths (dot notation, `[]` for arrays, e.g. `to[]`) holding URLs, recipients or payees. */
-  destinationArgs: string[];
-  /** Argument paths that can carry data out (a request body, an email text). */
-  exfiltrationArgs: string[];
-  /** Payments, deletions, messages to other people: always asked unless a grant covers it. */
-  hardToUndo?: boolean;
-  /**
-   * The action's verb: a fixed one (`{ fixed: "WRITE" }`, `{ fixed: "SUBMIT" }`) or the argument
-   * holding it (`{ arg: "method" }` for an HTTP method). Default: `READ` for reads, `WRITE` for writes.
-   */
-  method?: { fixed: string } | { arg: string; default?: string };
-  /** Argument paths holding workspace file paths (each becomes a `file` target of the action). */
-  fileArgs?: string[];
-  /** Argument paths holding header maps (names shown on cards; `{{secret:NAME}}` values as "🔒 NAME"). */
-  headerArgs?: string[];
-  /** Argument paths holding a payload shown decoded on cards (JSON pretty, form fields, base64/hex text). */
-  bodyArgs?: string[];
-  /**
-   * For tools whose effect depends on outside state (a web page): describes the exact action the
-   * call would perform now (`core/sentinel/action.ts`). When present, Sentinel derives the action
-   * descriptor from the description (method, destinations, its digest) instead of the argument
-   * paths above, shows it on the card and binds "Approve once" to its digest; the tool receives it
-   * as `context.action` and must refuse to act if its effect no longer has that digest. Throws
-   * `ActionUnavailableError` when there is nothing to describe.
-   */
-  describe?: (args: unknown, context: ToolContext) => Promise<ActionDescription>;
-}
 
 /** Everything `decide` looks at. */
 export interface DecisionInput {

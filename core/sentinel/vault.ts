@@ -21,7 +21,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { SecretError } from "./errors.js";
+import { SecretError } from "./secret-errors.js";
 import { scrubSecrets, secretsIn, type KnownSecret } from "./scrub.js";
 
 /** `{{secret:NAME}}`; names are 1–64 characters of letters, digits, `_`, `-` and `.`. */

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../../core/log.js";
-import { SecretError } from "../../../core/sentinel/errors.js";
+import { SecretError } from "../../../core/sentinel/secret-errors.js";
 import { SHARED_OWNER, SecretVault, parseSecretKey } from "../../../core/sentinel/vault.js";
 
 const OWNER = "person_a";
