@@ -2,8 +2,7 @@
  * The person's way to the secret desk: the `/secret` command, answered outside the conversation
  * (neither it nor its answer reaches the model).
  */
-import type { SecretDesk } from "../sentinel/secret-desk.js";
-import { SECRET_NAME } from "../sentinel/secret-tools.js";
+import { type SecretDesk, SECRET_NAME } from "../secrets/index.js";
 import type { CommandRegistry } from "./commands.js";
 
 /** Registers `/secret NAME` (a one-time link), `/secret` (list yours) and `/secret delete NAME`. */

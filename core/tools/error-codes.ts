@@ -25,7 +25,7 @@ export type EgressFailureCode = "timeout" | "too_large" | "network" | "aborted";
  */
 export type SecretErrorCode = "secret_unknown" | "secret_not_bound" | "secret_unbound_destination" | "vault_key_invalid" | "vault_corrupt";
 
-/** Why the workspace jail (sandbox/jail.ts) refused a path or file. */
+/** Why the workspace jail (sandbox/workspace/jail.ts) refused a path or file. */
 export type JailErrorCode =
   | "path_outside_workspace"
   | "not_a_regular_file"

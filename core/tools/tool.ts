@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { PersonId, TaskId } from "../ids.js";
-import type { ActionDescription } from "../sentinel/action.js";
-import type { Json } from "../storage/types.js";
+import type { ActionDescription } from "./action.js";
+import type { Json } from "../storage/index.js";
 import type { ToolErrorCode } from "./error-codes.js";
 
 /**
@@ -75,7 +75,7 @@ export interface ToolPolicy {
   bodyArgs?: string[];
   /**
    * For tools whose effect depends on outside state (a web page): describes the exact action the
-   * call would perform now (`core/sentinel/action.ts`). When present, Sentinel derives the action
+   * call would perform now (`core/tools/action.ts`). When present, Sentinel derives the action
    * descriptor from the description (method, destinations, its digest) instead of the argument
    * paths above, shows it on the card and binds "Approve once" to its digest; the tool receives it
    * as `context.action` and must refuse to act if its effect no longer has that digest. Throws

@@ -5,7 +5,7 @@
  * receive it; a request to it without the value still goes through.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { secretsIn } from "../../../core/sentinel/scrub.js";
+import { secretsIn } from "../../../core/log/redaction.js";
 import { browserRig, type BrowserRig } from "./helpers.js";
 import { TestSite } from "./pages.js";
 
