@@ -13,7 +13,7 @@
  * 4. `core/` never imports `app/`, `bots/`, `web/`, `jobs/`, `connectors/` or `sandbox/`;
  * 5. the adapter families (bots, connectors, jobs, sandbox) import core, never each other, and a
  *    messenger never imports another messenger: the composition root (app/) wires them; the store
- *    adapters and Agenda are imported by the composition root only;
+ *    adapters and Agenda are imported (for more than their types) by the composition root only;
  * 6. every room is in the layer table (a new core or web room must be given its layer here);
  * 7. the front end (webui/) imports only the leaves it shares with the server.
  *
@@ -118,9 +118,9 @@ module.exports = {
     {
       name: "store-adapters-from-app-only",
       severity: "error",
-      comment: "The SQLite and MongoDB adapters and Agenda are picked by the composition root (app/) from the settings; everything else uses the ports (core/storage, core/scheduling).",
+      comment: "The SQLite and MongoDB adapters and Agenda are picked by the composition root (app/) from the settings; everything else uses the ports (core/storage, core/scheduling). Types only (a connector's own store on the same driver subset, DbLike) are fine.",
       from: { pathNot: ["^app/", "^test/", "^core/storage/(sqlite|mongo)/", "^jobs/agenda/"] },
-      to: { path: ["^core/storage/(sqlite|mongo)/", "^jobs/agenda/"] },
+      to: { path: ["^core/storage/(sqlite|mongo)/", "^jobs/agenda/"], dependencyTypesNot: ["type-only"] },
     },
     {
       name: "adapters-are-independent",

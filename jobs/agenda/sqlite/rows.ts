@@ -164,8 +164,9 @@ export function toText(value: unknown): string | null {
       return Object.prototype.toString.call(value);
     }
   }
-  // What is left: numbers, booleans, bigints, symbols (and functions, as their source).
-  return String(value as number | boolean | bigint | symbol);
+  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return String(value);
+  // What is left: symbols and functions (a function as its source, as String() says it).
+  return typeof value === "symbol" ? value.toString() : Function.prototype.toString.call(value);
 }
 
 function toNumber(value: unknown): number | null {
