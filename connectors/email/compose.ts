@@ -6,7 +6,6 @@
  */
 import MailComposer from "nodemailer/lib/mail-composer";
 import type { MailAddress } from "./message.js";
-import { mintMessageId } from "./message-id.js";
 
 /** An attachment to send: bytes and a name (from the person's workspace). */
 export interface OutgoingAttachment {
@@ -51,12 +50,12 @@ export function replyReferences(original: { messageId: string | null; references
 }
 
 /**
- * Composes `mail` with a new Familiar Message-ID. `keepBcc` keeps the Bcc header (drafts show it;
+ * Composes `mail` under `messageId` (one of Familiar's, minted by the mail-safety rules'
+ * `mintMessageId`, so answers to it are recognised). `keepBcc` keeps the Bcc header (drafts show it;
  * sent mail must not). @throws when nodemailer cannot build it (an address it cannot parse)
  */
-export async function composeMail(mail: OutgoingMail, options: { now: Date; keepBcc?: boolean }): Promise<ComposedMail> {
-  const domain = mail.from.address.split("@")[1] ?? "localhost";
-  const messageId = mintMessageId(domain, options.now);
+export async function composeMail(mail: OutgoingMail, options: { now: Date; messageId: string; keepBcc?: boolean }): Promise<ComposedMail> {
+  const messageId = options.messageId;
   const composer = new MailComposer({
     from: mail.from.name ? { name: mail.from.name, address: mail.from.address } : mail.from.address,
     to: mail.to,

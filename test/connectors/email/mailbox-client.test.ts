@@ -10,7 +10,6 @@ import { MailboxClient } from "../../../connectors/email/mailbox-client.js";
 import { createParsePool } from "../../../connectors/email/parse-pool.js";
 import { composeMail, replyReferences, replySubject } from "../../../connectors/email/compose.js";
 import { sendComposed, testSmtp } from "../../../connectors/email/smtp.js";
-import { isFamiliarMessageId, familiarIdsIn } from "../../../connectors/email/message-id.js";
 import { emailSettingsSchema, isLoopbackHost } from "../../../connectors/email/settings.js";
 
 const noPostfix = postfixUnavailable();
@@ -26,11 +25,7 @@ describe("mailbox settings", () => {
     for (const h of ["10.0.0.1", "imap.example.com", "localhost.example.com", "::2", "0.0.0.0"]) expect(isLoopbackHost(h)).toBe(false);
   });
 
-  it("mints recognisable Message-IDs", () => {
-    const id = "<familiar.lx2k3j9a.abcdefghij234567@example.test>";
-    expect(isFamiliarMessageId(id)).toBe(true);
-    expect(isFamiliarMessageId("<abc@example.test>")).toBe(false);
-    expect(familiarIdsIn(`<x@y.test> ${id}`)).toEqual([id]);
+  it("threads replies", () => {
     expect(replySubject("Tryouts")).toBe("Re: Tryouts");
     expect(replySubject("RE: Tryouts")).toBe("RE: Tryouts");
     expect(replyReferences({ messageId: "<b@x>", references: ["<a@x>"] })).toEqual(["<a@x>", "<b@x>"]);
@@ -58,6 +53,20 @@ describe.skipIf(noPostfix !== null)(`mailbox operations${noPostfix ? ` (skipped:
     await expect(testSmtp(settingsFor(servers, a), { password: "nope" })).rejects.toThrow(/SMTP server at 127\.0\.0\.1:\d+ refused the user name or app password/);
     const bad = new MailboxClient(settingsFor(servers, a), { password: "nope" }, { parser });
     await expect(bad.test()).rejects.toMatchObject({ code: "auth_failed" });
+  });
+
+  it("connects with implicit TLS too, and says so in words when the encryption setting is wrong", async () => {
+    const [a] = servers.accounts;
+    const implicit = settingsFor(servers, a, { implicit: true });
+    const client = new MailboxClient(implicit, { password: a.password }, { parser });
+    await expect(client.test()).resolves.toEqual({ messages: expect.any(Number) });
+    await client.close();
+    await expect(testSmtp(implicit, { password: a.password })).resolves.toBeUndefined();
+    const wrong = { ...settingsFor(servers, a), imap: { ...settingsFor(servers, a).imap, tls: "implicit" as const } };
+    const bad = new MailboxClient(wrong, { password: a.password }, { parser });
+    await expect(bad.test()).rejects.toMatchObject({ code: "tls_failed", message: expect.stringMatching(/encrypted connection to 127\.0\.0\.1:\d+ failed/) });
+    const untrusted = { ...implicit, imap: { ...implicit.imap, ca: undefined } };
+    await expect(new MailboxClient(untrusted, { password: a.password }, { parser }).test()).rejects.toMatchObject({ code: "tls_untrusted" });
   });
 
   it("searches by sender, subject, unread and attachment, newest first, and reads one", async () => {
@@ -93,9 +102,9 @@ describe.skipIf(noPostfix !== null)(`mailbox operations${noPostfix ? ` (skipped:
     const original = { messageId: "<orig-1@school.test>", references: ["<root@school.test>"] };
     const composed = await composeMail(
       { from: { name: "Ana", address: a.address }, to: [b.address], cc: [], bcc: ["hidden@example.test"], subject: replySubject("Tryouts"), text: "We will be there.", attachments: [{ filename: "note.txt", content: Buffer.from("hello") }], inReplyTo: original.messageId, references: replyReferences(original), automatic: true },
-      { now: new Date() },
+      { now: new Date(), messageId: "<familiar.test1@example.test>" },
     );
-    expect(isFamiliarMessageId(composed.messageId)).toBe(true);
+    expect(composed.messageId).toBe("<familiar.test1@example.test>");
     expect(composed.envelope.to.sort()).toEqual([b.address, "hidden@example.test"].sort());
     expect(composed.raw.toString()).not.toMatch(/^Bcc:/im);
     const receipt = await sendComposed(settingsFor(servers, a), { password: a.password }, composed);
@@ -118,7 +127,7 @@ describe.skipIf(noPostfix !== null)(`mailbox operations${noPostfix ? ` (skipped:
     const sent = await ana.specialFolder("\\Sent");
     expect(sent).toBe("Sent");
     expect(await ana.append(sent!, composed.raw, ["\\Seen"])).toMatchObject({ path: "Sent" });
-    const draft = await composeMail({ from: { name: "", address: a.address }, to: [b.address], cc: [], bcc: ["hidden@example.test"], subject: "Draft", text: "later", attachments: [] }, { now: new Date(), keepBcc: true });
+    const draft = await composeMail({ from: { name: "", address: a.address }, to: [b.address], cc: [], bcc: ["hidden@example.test"], subject: "Draft", text: "later", attachments: [] }, { now: new Date(), messageId: "<familiar.test2@example.test>", keepBcc: true });
     expect(draft.raw.toString()).toMatch(/^Bcc: hidden@example\.test/im);
     const drafts = await ana.specialFolder("\\Drafts");
     await ana.append(drafts!, draft.raw, ["\\Draft"]);
