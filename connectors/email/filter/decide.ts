@@ -181,7 +181,7 @@ export function judgeCandidates(candidates: readonly Candidate[], facts: MailFac
     const anchor = anchorOf(c, facts);
     if (anchor && isCodeAnchor(anchor) && lastEnd.has(anchor)) {
       // Only a list of further codes directly below continues the same label.
-      if (/\p{L}/u.test(facts.folded.slice(lastEnd.get(anchor)!, c.start))) continue;
+      if (/\p{L}/u.test(facts.folded.slice(lastEnd.get(anchor), c.start))) continue;
     }
     const verdict = judge(c, anchor, facts, accessSoFar || removals.length > 0);
     if (verdict.remove) {

@@ -42,8 +42,15 @@ function encodeId(id: number): string {
   return [...String(id)].map((d) => String.fromCharCode(DIGIT0 + Number(d))).join("");
 }
 
+/** An element's attribute as a string ("" when absent). html-to-text types `attribs` loosely. */
+function attribute(elem: { attribs?: unknown }, name: string): string {
+  const attribs = elem.attribs as Record<string, unknown> | undefined;
+  const value = attribs?.[name];
+  return typeof value === "string" ? value.trim() : "";
+}
+
 const anchorFormatter: FormatCallback = (elem, walk, builder) => {
-  const href = String(elem.attribs?.href ?? "").trim();
+  const href = attribute(elem, "href");
   const meta = (builder as unknown as { metadata: Meta }).metadata;
   if (!href || href.startsWith("#")) {
     walk(elem.children, builder);
@@ -56,7 +63,7 @@ const anchorFormatter: FormatCallback = (elem, walk, builder) => {
 };
 
 const imageFormatter: FormatCallback = (elem, _walk, builder) => {
-  const alt = String(elem.attribs?.alt ?? "").trim();
+  const alt = attribute(elem, "alt");
   if (alt) builder.addInline(alt);
 };
 
@@ -82,7 +89,7 @@ function converterFor(maxChars: number): (html: string, meta: Meta) => string {
       { selector: "td", format: "inlineSurround", options: { suffix: " " } },
       { selector: "th", format: "inlineSurround", options: { suffix: " " } },
     ],
-  }) as (html: string, meta: Meta) => string;
+  });
 }
 
 const converters = new Map<number, (html: string, meta: Meta) => string>();
@@ -183,7 +190,7 @@ export function htmlToText(html: string, maxChars: number): HtmlText & { hrefs: 
     const [id, next] = read;
     if (c === OPEN.charCodeAt(0)) open.set(id, text.length);
     else if (open.has(id) && meta.hrefs[id] !== undefined) {
-      anchors.push({ start: open.get(id)!, end: text.length, href: meta.hrefs[id]! });
+      anchors.push({ start: open.get(id)!, end: text.length, href: meta.hrefs[id] });
       open.delete(id);
     }
     i = next - 1;
