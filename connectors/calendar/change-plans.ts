@@ -7,7 +7,7 @@
  * shifts its first start by the same wall-clock step as the occurrence named (in the event's own
  * zone), so "the weekly 09:00 at 10:00 from now on" keeps its weekday and its zone.
  */
-import type { ToolContext } from "../../core/tools/tool.js";
+import type { ToolContext } from "../../core/tools/index.js";
 import { CalendarError } from "./errors.js";
 import { expandSeries, SeriesClock } from "./ical/expand.js";
 import { describeRecurrence } from "./ical/describe.js";

@@ -15,8 +15,7 @@
 import { createHash } from "node:crypto";
 import type { Clock } from "../../core/clock.js";
 import type { PersonId } from "../../core/ids.js";
-import { actionDigest, ActionUnavailableError, type ActionDescription } from "../../core/sentinel/action.js";
-import type { ToolContext, ToolResult } from "../../core/tools/tool.js";
+import { actionDigest, ActionUnavailableError, type ActionDescription, type ToolContext, type ToolResult } from "../../core/tools/index.js";
 import { CaldavClient, type CaldavOptions } from "./caldav.js";
 import type { CalendarConnections } from "./connections.js";
 import { CalendarError } from "./errors.js";

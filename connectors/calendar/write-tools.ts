@@ -4,8 +4,7 @@
  * Sentinel (capability `calendar.write`, the calendar's URL as destination), which asks the person
  * with a card unless a grant covers it, and runs only the change that was judged (`write-plans.ts`).
  */
-import { ActionUnavailableError } from "../../core/sentinel/action.js";
-import { defineTool, type ToolContext, type ToolDefinition, type ToolResult } from "../../core/tools/tool.js";
+import { ActionUnavailableError, defineTool, type ToolContext, type ToolDefinition, type ToolResult } from "../../core/tools/index.js";
 import type { z } from "zod";
 import { planDelete, planUpdate } from "./change-plans.js";
 import { CalendarError, type CalendarErrorCode } from "./errors.js";

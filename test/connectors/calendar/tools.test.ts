@@ -10,8 +10,8 @@ import { syncCaldavSource, syncFeedSource } from "../../../connectors/calendar/s
 import { calendarWriteTools } from "../../../connectors/calendar/write-tools.js";
 import type { CalendarWriteDeps } from "../../../connectors/calendar/write-plans.js";
 import { asId } from "../../../core/ids.js";
-import { EgressGuard } from "../../../core/sentinel/egress.js";
-import type { ToolContext, ToolDefinition, ToolResult } from "../../../core/tools/tool.js";
+import { EgressGuard } from "../../../core/egress/index.js";
+import type { ToolContext, ToolDefinition, ToolResult } from "../../../core/tools/index.js";
 import { startIcsServer, type IcsServer } from "../../helpers/ics-server.js";
 import { startRadicale, type RadicaleServer } from "../../helpers/radicale.js";
 
