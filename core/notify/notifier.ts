@@ -5,13 +5,15 @@ import type { Logger } from "../log.js";
 import type { ModelClient } from "../model/port.js";
 import type { Scheduler } from "../scheduling/scheduler.js";
 import type { Store } from "../storage/ports.js";
-import type { Button, NotificationRecord, Person } from "../storage/types.js";
+import type { Button, MonitorState, NotificationRecord, Person } from "../storage/types.js";
 import type { Candidate } from "./candidate.js";
 import { releaseAt, startOfLocalDay } from "./digest-timing.js";
 import { applyRules, stricter, type FilterVerdict, type RuleId } from "./filter.js";
 import { impliedDeadline } from "./deadline-text.js";
 import { judgeCandidate } from "./judge.js";
-import { assessNovelty, duplicateWindowMs, type HeardItem, type SaidItem } from "./novelty.js";
+import { sameSubject } from "./monitor-state.js";
+import { withoutSilenceTokens } from "./silence.js";
+import { assessNovelty, continuationWindowMs, duplicateWindowMs, type HeardItem, type SaidItem } from "./novelty.js";
 
 /** Job that sends a person's held messages that are due (the digest, or a deadline item early). */
 export const digestJobName = "digest.send";
@@ -33,8 +35,13 @@ export interface NotifierDeps {
   /** Wakes the outbox's delivery loop after a message is queued. */
   outbox: { poke(): void };
   scheduler: Pick<Scheduler, "schedule" | "cancel">;
-  /** When set, a strict-JSON judgement by the model may make a decision stricter (never looser). */
-  judge: ModelClient | null;
+  /**
+   * The model that judges candidates the rules did not drop: a strict-JSON judgement may make a
+   * decision stricter, never looser; any failure holds. A function is asked at every candidate, so a
+   * model configured later (the setup page) judges from then on; null (or a function returning
+   * null) means rules only.
+   */
+  judge: ModelClient | null | (() => ModelClient | null);
   /** Asked-for notifications per person and rolling hour before the cap trips (default 10). */
   askedForPerHour?: number;
 }
@@ -59,13 +66,17 @@ export class Notifier {
     // Untrusted content cannot force its way through quiet hours or "proactivity off": a critical
     // claim from a tainted activation counts as high.
     let c: Candidate = input.candidate.urgency === "critical" && input.candidate.provenance.tainted ? { ...input.candidate, urgency: "high" } : input.candidate;
+    // A silence token ("[SILENT]", "<no_reply>", any bracket or casing) never becomes (part of) a message.
+    const spoken = withoutSilenceTokens(c.text);
+    if (spoken !== c.text) c = { ...c, text: spoken };
     const person = await store.persons.getPerson(input.personId);
     if (!person) return { decision: "drop", rule: "no-new-content", reasons: ["unknown person"], record: null };
 
     const midnight = startOfLocalDay(now, person.timeZone);
     const dayAgo = new Date(now.getTime() - duplicateWindowMs);
+    const weekAgo = new Date(now.getTime() - continuationWindowMs);
     const [records, messages] = await Promise.all([
-      store.notifications.listNotificationsSince(person.id, midnight < dayAgo ? midnight : dayAgo),
+      store.notifications.listNotificationsSince(person.id, midnight < weekAgo ? midnight : weekAgo),
       store.conversation.listRecentMessages(person.id, 40),
     ]);
 
@@ -82,20 +93,22 @@ export class Notifier {
     const urgencyCapped = demoted === "provenance" && c.provenance.tainted && (c.urgency === "high" || c.urgency === "critical");
     if (urgencyCapped) c = { ...c, urgency: "normal" };
 
-    const said: SaidItem[] = [
+    const told: SaidItem[] = [
       ...records.filter((r) => r.decision !== "drop").map((r) => ({ at: r.at, text: r.text, taskId: r.taskId, occurrenceKey: r.occurrenceKey })),
       ...messages.filter((m) => m.role === "assistant").map((m) => ({ at: m.at, text: m.text, taskId: m.taskId })),
-    ].filter((s) => s.at >= dayAgo);
+    ];
+    const said = told.filter((s) => s.at >= dayAgo);
     const heard: HeardItem[] = messages.filter((m) => m.role === "user").map((m) => ({ at: m.at, text: m.text }));
     const sentToday = records.filter((r) => r.decision === "send" && r.at >= midnight).length;
     const occurrenceTaken = c.occurrenceKey ? (await store.notifications.findOccurrence(person.id, c.occurrenceKey)) !== null : false;
-    const baseline = c.monitor ? ((await store.notifications.lastMonitorReport(person.id, c.monitor.subject))?.monitor ?? null) : null;
+    const baseline = c.monitor ? await this.monitorBaseline(person.id, c.monitor.subject, records) : null;
 
     const novelty = assessNovelty({
-      candidate: { text: c.text, origin: c.origin, askedFor, needsAction: c.needsAction, urgency: c.urgency, occurrenceKey: c.occurrenceKey ?? null, monitor: c.monitor ?? null, taskId: input.taskId },
+      candidate: { text: c.text, origin: c.origin, askedFor, needsAction: c.needsAction, urgency: c.urgency, occurrenceKey: c.occurrenceKey ?? null, monitor: c.monitor ?? null, taskId: input.taskId, goal: c.goal ?? null },
       now,
       said,
       heard,
+      history: told.filter((s) => s.at < dayAgo),
       occurrenceTaken,
       monitorBaseline: baseline,
     });
@@ -118,8 +131,9 @@ export class Notifier {
     let rule: RuleId | "judge" = rules.rule;
     // The judge may only make a decision stricter, and never second-guesses critical alerts,
     // reminders the person asked for, or approval requests.
-    if (this.deps.judge && decision !== "drop" && rules.rule !== "critical" && rules.rule !== "asked-for" && c.origin !== "approval") {
-      const judged = await judgeCandidate(this.deps.judge, { candidate: c, person, now, said, sentToday, rules });
+    const judge = typeof this.deps.judge === "function" ? this.deps.judge() : this.deps.judge;
+    if (judge && decision !== "drop" && rules.rule !== "critical" && rules.rule !== "asked-for" && c.origin !== "approval") {
+      const judged = await judgeCandidate(judge, { candidate: c, person, now, said, sentToday, rules });
       const wanted = judged.ok ? judged.decision : "hold";
       const bounded = stricter(decision, wanted);
       reasons.push(judged.ok ? `model: ${judged.decision} — ${judged.reason}` : `${judged.reason}: held`);
@@ -207,6 +221,18 @@ export class Notifier {
       const channel = [...recent].reverse().find((m) => m.role === "user")?.channel ?? "local";
       await store.conversation.appendMessage({ personId: person.id, role: "assistant", channel, text, taskId });
     }
+  }
+
+  /**
+   * The state the person was last told about a monitor's subject: the newest delivered report of
+   * the same subject, also when this week's report worded the subject differently ("parcel
+   * JD014600006" / "DHL parcel JD014600006"; see `sameSubject`). Null when they were never told.
+   */
+  private async monitorBaseline(personId: PersonId, subject: string, recent: NotificationRecord[]): Promise<MonitorState | null> {
+    const exact = await this.deps.store.notifications.lastMonitorReport(personId, subject);
+    const similar = recent.filter((r) => r.decision !== "drop" && r.monitor && sameSubject(r.monitor.subject, subject)).sort((a, b) => b.at.getTime() - a.at.getTime())[0];
+    const newest = [exact, similar].filter((r): r is NotificationRecord => !!r?.monitor).sort((a, b) => b.at.getTime() - a.at.getTime())[0];
+    return newest?.monitor ?? null;
   }
 
   /** Schedules the digest job at the earliest release among held messages (cancels it when none are held). */
