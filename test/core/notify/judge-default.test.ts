@@ -22,9 +22,18 @@ describe("the notification judge by default", () => {
     model = null;
   });
 
-  it("is on unless NOTIFY_MODEL_JUDGEMENT says false", () => {
+  it("is on unless NOTIFY_MODEL_JUDGEMENT says false, and the setup page is told which", async () => {
     expect(loadConfig({}).NOTIFY_MODEL_JUDGEMENT).toBe(true);
     expect(loadConfig({ NOTIFY_MODEL_JUDGEMENT: "false" }).NOTIFY_MODEL_JUDGEMENT).toBe(false);
+    for (const [env, expected] of [[{}, true], [{ NOTIFY_MODEL_JUDGEMENT: "false" }, false]] as const) {
+      app = await startTestApp(env);
+      const session = await fetch(`${app.url}/api/web/session/local`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "ana" }) });
+      const cookie = session.headers.get("set-cookie")!.split(";")[0]!;
+      const setup = (await (await fetch(`${app.url}/api/web/setup`, { headers: { cookie } })).json()) as { notificationJudgement: boolean };
+      expect(setup.notificationJudgement).toBe(expected);
+      await app.close();
+      app = null;
+    }
   });
 
   /** A goal whose first check-in proposes `news`; returns what the person got and the decisions. */
