@@ -11,6 +11,7 @@
  */
 import { createHash } from "node:crypto";
 import type { BrowserContext, Route } from "playwright-core";
+import { InFlight } from "./in-flight.js";
 import type { FormField } from "./page-scripts.js";
 import type { DeniedRequest } from "./proxy.js";
 
@@ -53,10 +54,19 @@ export class NetworkGuard {
   private allowed: AllowedWrite | null = null;
   private sent: ObservedWrite[] = [];
   private stopped: ObservedWrite[] = [];
+  private readonly inFlight = new InFlight();
 
   /** Installs the route on the context (every request of every page of it). */
   async install(context: BrowserContext): Promise<void> {
-    await context.route("**/*", (route) => this.onRoute(route));
+    await context.route("**/*", (route) => this.inFlight.track(this.onRoute(route)));
+  }
+
+  /**
+   * Resolves once every request intercepted so far has been decided (and a refusal reported through
+   * `onDenied`), or after `timeoutMs`, ms.
+   */
+  settled(timeoutMs: number): Promise<void> {
+    return this.inFlight.settled(timeoutMs);
   }
 
   /** Allows exactly one matching write until {@link disarm}. */

@@ -22,6 +22,7 @@ import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import type { CheckedTarget } from "../../core/sentinel/egress.js";
 import { EgressDeniedError } from "../../core/sentinel/errors.js";
+import { InFlight } from "./in-flight.js";
 
 /** What the proxy needs from the egress guard. */
 export interface EgressCheck {
@@ -50,6 +51,7 @@ const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-authenticate", "p
 /** A running proxy on 127.0.0.1. Start with {@link EgressProxy.start}. */
 export class EgressProxy {
   private readonly sockets = new Set<Duplex>();
+  private readonly inFlight = new InFlight();
 
   private constructor(
     private readonly server: http.Server,
@@ -83,6 +85,14 @@ export class EgressProxy {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
+  /**
+   * Resolves once every request judged so far has been decided (a refusal reported through
+   * `onDenied`), or after `timeoutMs`, ms.
+   */
+  settled(timeoutMs: number): Promise<void> {
+    return this.inFlight.settled(timeoutMs);
+  }
+
   private track(socket: Duplex): void {
     this.sockets.add(socket);
     socket.once("close", () => this.sockets.delete(socket));
@@ -90,7 +100,11 @@ export class EgressProxy {
   }
 
   /** Judges a URL; reports and returns null when refused. */
-  private async judge(raw: string): Promise<CheckedTarget | null> {
+  private judge(raw: string): Promise<CheckedTarget | null> {
+    return this.inFlight.track(this.decide(raw));
+  }
+
+  private async decide(raw: string): Promise<CheckedTarget | null> {
     if (this.options.egress === null) {
       this.options.onDenied?.({ url: raw, code: "browser_internal", reason: "the browser's own background traffic is not let out" });
       return null;

@@ -45,6 +45,9 @@ export const CHROMIUM_ARGS: readonly string[] = [
   "--disable-features=AutofillServerCommunication,OptimizationHints,NetworkTimeServiceQuerying,AimEnabled,PreconnectToSearch,MediaRouter,HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,PaintHolding,AvoidCorsURLLoaderRestartOnRedirect,DestroyProfileOnBrowserClose,ThirdPartyStoragePartitioning,LensOverlay,AvoidUnnecessaryBeforeUnloadCheckSync",
 ];
 
+/** How long a tool waits for request judgments still in flight before reporting refusals, ms. */
+export const REFUSALS_SETTLE_MS = 2_000;
+
 /** Settings of the {@link BrowserRuntime}. */
 export interface BrowserRuntimeOptions {
   /** Chromium executable (CHROMIUM_PATH). */
@@ -83,8 +86,13 @@ export interface PersonBrowser {
   page(): Promise<Page>;
   network: NetworkGuard;
   refs: RefMemory;
-  /** Requests the proxy refused since the last call. */
-  takeDenied(): DeniedRequest[];
+  /**
+   * Requests refused (by the proxy or the request interception) since the last call, oldest first.
+   * Waits first for judgments still in flight (at most {@link REFUSALS_SETTLE_MS}), so a request the
+   * page made before this call is in the answer once it has reached the interception; a refusal is
+   * handed out exactly once — by this call or a later one, never dropped.
+   */
+  takeRefusals(): Promise<DeniedRequest[]>;
   /** Saves cookies and storage now. */
   save(): Promise<void>;
   /** The page URL when the context was last closed (shown after an idle close). */
@@ -290,7 +298,10 @@ export class BrowserRuntime {
       refs: new RefMemory(),
       lastUrl: saved?.lastUrl ?? null,
       downloadArmed: false,
-      takeDenied: () => denied.splice(0),
+      takeRefusals: async () => {
+        await Promise.all([network.settled(REFUSALS_SETTLE_MS), proxy.settled(REFUSALS_SETTLE_MS)]);
+        return denied.splice(0);
+      },
       currentUrl: () => (page && !page.isClosed() ? page.url() : null),
       page: async () => {
         if (page === null || page.isClosed()) {

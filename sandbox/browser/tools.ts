@@ -46,14 +46,28 @@ export function browserTools(options: BrowserToolOptions): ToolDefinition[] {
   // The page tools are offered while the person's browser is open (after browser_open); browser_open always.
   const inUse = (personId: PersonId) => runtime.inUse(personId);
 
-  /** Runs `fn` on the person's page; browser failures become structured tool errors. */
+  /**
+   * Runs `fn` on the person's page; browser failures become structured tool errors. Every refusal
+   * not reported by `fn` itself — made since the previous tool result, or during `fn` — is added to
+   * the result, so each refusal reaches the model with the next tool result.
+   */
   const withPage = async (personId: PersonId, fn: (session: PersonBrowser, page: Page) => Promise<ToolResult>): Promise<ToolResult> => {
+    const refused: DeniedRequest[] = [];
+    let result: ToolResult;
     try {
-      return await runtime.use(personId, async (session) => fn(session, await session.page()));
+      result = await runtime.use(personId, async (session) => {
+        refused.push(...(await session.takeRefusals()));
+        try {
+          return await fn(session, await session.page());
+        } finally {
+          refused.push(...(await session.takeRefusals()));
+        }
+      });
     } catch (error) {
-      if (error instanceof BrowserUnavailableError) return { ok: false, code: error.code, error: error.message };
-      return { ok: false, code: "browser_error", error: scrub(`the browser action failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`) };
+      if (error instanceof BrowserUnavailableError) result = { ok: false, code: error.code, error: error.message };
+      else result = { ok: false, code: "browser_error", error: scrub(`the browser action failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`) };
     }
+    return withRefusals(result, refused);
   };
 
   /** For describe(): the page and element, or a clear reason there are none. */
@@ -93,7 +107,7 @@ export function browserTools(options: BrowserToolOptions): ToolDefinition[] {
   /** After an action: what the page looks like now, plus what Sentinel stopped. */
   const afterAction = async (session: PersonBrowser, page: Page, done: string, stopped: ObservedWrite[] = [], clickedRef?: string, earlier: DeniedRequest[] = []): Promise<ToolResult> => {
     await page.waitForLoadState("domcontentloaded", { timeout: 3_000 }).catch(() => undefined);
-    const denied = [...earlier, ...session.takeDenied()];
+    const denied = [...earlier, ...(await session.takeRefusals())];
     const notes: string[] = [done];
     if (stopped.length > 0) {
       const first = stopped[0]!;
@@ -103,7 +117,7 @@ export function browserTools(options: BrowserToolOptions): ToolDefinition[] {
           (clickedRef ? ` To ask the person to send it, call browser_click on ${clickedRef} again.` : ""),
       );
     }
-    if (denied.length > 0) notes.push(`Sentinel refused ${denied.length} request(s) of the page: ${denied.slice(0, 5).map((d) => `${d.url} (${d.code})`).join("; ")}.`);
+    if (denied.length > 0) notes.push(refusalNote(denied));
     const read = await readPage(page, { maxChars, scrub });
     return { ok: true, content: `${notes.join("\n")}\n\n${read.content}`, data: { url: read.url, title: read.title }, untrusted: untrusted(read.url) };
   };
@@ -130,7 +144,7 @@ export function browserTools(options: BrowserToolOptions): ToolDefinition[] {
         return { ok: false, code: "egress_denied", error: `Only http and https pages can be opened, not ${JSON.stringify(args.url.slice(0, 100))}. Nothing was opened.`, data: { reason: "scheme_not_allowed" } };
       }
       return withPage(context.personId, async (session, page) => {
-        session.takeDenied();
+        // Refusals from before this call are reported by withPage; these are the navigation's own.
         let status: number | null = null;
         try {
           // Wait for the response to commit, then (briefly) for the document: a page that starts a
@@ -138,11 +152,11 @@ export function browserTools(options: BrowserToolOptions): ToolDefinition[] {
           status = (await page.goto(args.url, { waitUntil: "commit" }))?.status() ?? null;
           await Promise.race([page.waitForLoadState("domcontentloaded", { timeout: 8_000 }), page.waitForEvent("download", { timeout: 8_000 })]).catch(() => undefined);
         } catch (error) {
-          const denied = session.takeDenied();
+          const denied = await session.takeRefusals();
           if (denied.length > 0) return egressDenied(denied);
           return { ok: false, code: "navigation_failed", error: scrub(`${args.url} did not load: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`) };
         }
-        const denied = session.takeDenied();
+        const denied = await session.takeRefusals();
         if (denied.some((d) => sameTarget(d.url, page.url()) || sameTarget(d.url, args.url))) return egressDenied(denied);
         session.refs.onPage(page.url());
         return afterAction(session, page, `Opened ${page.url()}${status !== null ? ` (HTTP ${status})` : ""}.`, [], undefined, denied);
@@ -329,7 +343,6 @@ export function browserTools(options: BrowserToolOptions): ToolDefinition[] {
         const changed = stillSame(context, now);
         if (changed) return changed;
         const limit = options.maxDownloadBytes ?? 50 * 1024 * 1024;
-        session.takeDenied();
         const waiting = page.waitForEvent("download", { timeout: 20_000 });
         session.downloadArmed = true;
         if (args.ref !== undefined) await page.getByRef(args.ref).click();
@@ -339,7 +352,7 @@ export function browserTools(options: BrowserToolOptions): ToolDefinition[] {
           file = await waiting;
         } catch {
           session.downloadArmed = false;
-          const denied = session.takeDenied();
+          const denied = await session.takeRefusals();
           if (denied.length > 0) return egressDenied(denied);
           return { ok: false, code: "no_download", error: "No download started within 20 s; nothing was saved." };
         }
@@ -404,6 +417,18 @@ export function browserTools(options: BrowserToolOptions): ToolDefinition[] {
   });
 
   return [open, read, click, fill("browser_type"), fill("browser_select"), screenshot, download, upload] as unknown as ToolDefinition[];
+}
+
+/** One line naming refused requests (origin or URL as the refusal reported it, and its code). */
+function refusalNote(denied: readonly DeniedRequest[]): string {
+  return `Sentinel refused ${denied.length} request(s) of the page: ${denied.slice(0, 5).map((d) => `${d.url} (${d.code})`).join("; ")}.`;
+}
+
+/** A tool result with the refusals it did not report itself (on success in its content, on failure in its error). */
+function withRefusals(result: ToolResult, refused: readonly DeniedRequest[]): ToolResult {
+  if (refused.length === 0) return result;
+  const note = refusalNote(refused);
+  return result.ok ? { ...result, content: `${note}\n\n${result.content}` } : { ...result, error: `${result.error}\n${note}` };
 }
 
 function egressDenied(denied: { url: string; code: string; reason: string }[]): ToolResult {
