@@ -131,7 +131,9 @@ export class SandboxRunner {
     await openPathFor(this.host.identity, this.options.dataDir, request.workspaceRoot).catch((error: unknown) => {
       throw new ExecError("sandbox_failed", error instanceof Error ? error.message : String(error));
     });
-    const before = await walk(request.workspaceRoot, this.limits.workspaceEntries);
+    const before = await walk(request.workspaceRoot, this.limits.workspaceEntries).catch((error: unknown) => {
+      throw new ExecError("workspace_refused", `the workspace cannot be opened (${(error as NodeJS.ErrnoException).code ?? String(error)}): it must be a folder, not a link`);
+    });
     if (before.truncated) throw new ExecError("workspace_refused", `the workspace holds more than ${this.limits.workspaceEntries.toLocaleString("en-US")} files and folders; remove some first`);
     const unlinked = await neutraliseOutsideLinks(request.workspaceRoot, before);
     if (this.host.identity.kind === "switch") await handOver(request.workspaceRoot, before, this.host.identity.uid, this.host.identity.gid);
