@@ -10,7 +10,7 @@
  */
 import type { Document } from "mongodb";
 import type { PersonId } from "../../core/ids.js";
-import type { DbLike } from "../../core/storage/mongo/driver.js";
+import type { DbLike } from "../../core/storage/mongo/index.js";
 import { seriesSchema } from "./model.js";
 import { eventIdOf, type CalendarStore, type CalendarSyncBatch, type StoredCalendar, type StoredItem } from "./store.js";
 

@@ -13,7 +13,7 @@
  */
 import { z } from "zod";
 import type { PersonId } from "../../core/ids.js";
-import { defineTool, type ToolDefinition, type ToolResult } from "../../core/tools/tool.js";
+import { defineTool, type ToolDefinition, type ToolResult } from "../../core/tools/index.js";
 import { agendaFor, type AgendaEntry } from "./agenda.js";
 import { findConflicts } from "./conflicts.js";
 import type { CalendarConnections } from "./connections.js";

@@ -15,6 +15,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { constants, readFileSync, readdirSync } from "node:fs";
 import { mkdir, open, type FileHandle } from "node:fs/promises";
 import { constants as osConstants } from "node:os";
+import { KeyedQueue } from "../../core/scheduling/index.js";
 import { FD, bwrapOptions, hostCommand, type SandboxCommand } from "./bwrap.js";
 import { openPathFor, type HostLayout, type Language } from "./host.js";
 import { DEFAULT_LIMITS, MAX_WALL_SECONDS, cpuSecondsOf, formatBytes, type ExecLimits, type LimitHit } from "./limits.js";
@@ -80,7 +81,7 @@ export class SandboxRunner {
   private readonly seccomp = buildSeccompFilter();
   private running = 0;
   private readonly waiting: Array<() => void> = [];
-  private readonly busy = new Map<string, Promise<unknown>>();
+  private readonly busy = new KeyedQueue();
 
   constructor(
     private readonly host: HostLayout,
@@ -96,14 +97,7 @@ export class SandboxRunner {
 
   /** Runs a program. @throws ExecError when the sandbox cannot start or the workspace is refused */
   async run(request: ExecRequest): Promise<ExecResult> {
-    const previous = this.busy.get(request.workspaceRoot) ?? Promise.resolve();
-    const mine = previous.catch(() => undefined).then(() => this.withSlot(() => this.runNow(request)));
-    const tail = mine.catch(() => undefined);
-    this.busy.set(request.workspaceRoot, tail);
-    void tail.then(() => {
-      if (this.busy.get(request.workspaceRoot) === tail) this.busy.delete(request.workspaceRoot);
-    });
-    return mine;
+    return this.busy.run(request.workspaceRoot, () => this.withSlot(() => this.runNow(request)));
   }
 
   private async withSlot<T>(fn: () => Promise<T>): Promise<T> {

@@ -24,7 +24,7 @@ import { SqliteCalendarStore } from "../../connectors/calendar/sqlite-store.js";
 import { eventIdOf } from "../../connectors/calendar/store.js";
 import { syncCaldavSource, syncFeedSource } from "../../connectors/calendar/sync.js";
 import { asId } from "../../core/ids.js";
-import { EgressGuard } from "../../core/sentinel/egress.js";
+import { EgressGuard } from "../../core/egress/guard.js";
 import { startIcsServer } from "../helpers/ics-server.js";
 import { startRadicale } from "../helpers/radicale.js";
 import { round, spread } from "./measure.js";

@@ -8,7 +8,7 @@ import { SqliteCalendarStore } from "../../../connectors/calendar/sqlite-store.j
 import { eventIdOf } from "../../../connectors/calendar/store.js";
 import { syncCaldavSource, syncFeedSource, type CalendarSyncDeps } from "../../../connectors/calendar/sync.js";
 import { asId } from "../../../core/ids.js";
-import { EgressGuard } from "../../../core/sentinel/egress.js";
+import { EgressGuard } from "../../../core/egress/guard.js";
 import { startIcsServer, type IcsServer } from "../../helpers/ics-server.js";
 import { startRadicale, type RadicaleServer } from "../../helpers/radicale.js";
 
