@@ -4,6 +4,7 @@ import type { HttpServer } from "../http/server.js";
 import type { ChannelAdapter } from "../../core/channels/port.js";
 import type { Config } from "../../core/config/schema.js";
 import type { Logger } from "../../core/log.js";
+import type { InboundRepository } from "../../core/storage/ports.js";
 import type { WhatsAppChannel } from "../whatsapp/channel.js";
 
 /** The `<channel>:` entries of ALLOW_GROUPS, without the prefix. */
@@ -31,6 +32,8 @@ export async function createMessengers(
     onWhatsAppInvalid?: (reason: string) => void;
     /** Refused webhook requests (bad signature, too large, too deep), for the audit log. */
     onRefused?: RefusalSink;
+    /** The store's inbound repository: Telegram long polling holds fetched updates there until handled. */
+    inbound: Pick<InboundRepository, "holdUpdates" | "releaseUpdate" | "listHeldUpdates">;
   },
 ): Promise<{ adapters: ChannelAdapter[]; whatsapp: WhatsAppChannel | null; notConfigured: string[] }> {
   const { http, logger } = deps;
@@ -38,12 +41,15 @@ export async function createMessengers(
   const notConfigured: string[] = [];
   if (config.TELEGRAM_BOT_TOKEN) {
     const { createTelegramChannel } = await import("../telegram/channel.js");
+    const { storeUpdateJournal } = await import("../telegram/journal.js");
+    const telegramLogger = logger.child({ channel: "telegram" });
     adapters.push(
       createTelegramChannel({
         token: config.TELEGRAM_BOT_TOKEN,
         apiRoot: config.TELEGRAM_API_ROOT,
         groups: groupsFor(config, "telegram"),
-        logger: logger.child({ channel: "telegram" }),
+        logger: telegramLogger,
+        journal: storeUpdateJournal(deps.inbound, telegramLogger),
         ...(config.TELEGRAM_WEBHOOK_URL &&
           config.TELEGRAM_WEBHOOK_SECRET && { webhook: { url: config.TELEGRAM_WEBHOOK_URL, secret: config.TELEGRAM_WEBHOOK_SECRET, http, ...(deps.onRefused && { onRefused: deps.onRefused }) } }),
       }),
