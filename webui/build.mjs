@@ -65,7 +65,8 @@ export async function buildServer() {
 export async function bundleServer(entryPoints, outdir) {
   await rm(join(outdir, "chunks"), { recursive: true, force: true });
   await build({
-    entryPoints,
+    // The mail worker thread is an entry of its own (connectors/email/parse-pool.ts starts it by path).
+    entryPoints: [...entryPoints, { in: join(here, "..", "connectors", "email", "mail-worker.ts"), out: "connectors/email/mail-worker" }],
     bundle: true,
     splitting: true,
     format: "esm",

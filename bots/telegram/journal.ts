@@ -4,8 +4,8 @@
  */
 import type { Update } from "grammy/types";
 import { z } from "zod";
-import type { Logger } from "../../core/log.js";
-import type { InboundRepository } from "../../core/storage/ports.js";
+import type { Logger } from "../../core/log/index.js";
+import type { InboundRepository } from "../../core/storage/index.js";
 import type { UpdateJournal } from "./polling.js";
 
 /** What a held payload must be to be handed over again: a Telegram update (its other fields are read by `decideUpdate`). */
@@ -39,7 +39,7 @@ export function storeUpdateJournal(inbound: Pick<InboundRepository, "holdUpdates
 function parseHeld(payload: string): Update | null {
   try {
     const parsed = heldUpdateSchema.safeParse(JSON.parse(payload));
-    return parsed.success ? (parsed.data as unknown as Update) : null;
+    return parsed.success ? parsed.data : null;
   } catch {
     return null;
   }

@@ -1,6 +1,6 @@
 /**
  * Parsing mail off the event loop: a small pool of worker threads runs mailparser (see
- * parse-worker.ts), so a pathological message never blocks Familiar and never takes it down.
+ * mail-worker.ts), so a pathological message never blocks Familiar and never takes it down.
  *
  * Caps (each failure is "could not read this message: …", and nothing else is lost):
  * - a message larger than {@link DEFAULT_LIMITS.maxMessageBytes} (25 MB) is not parsed;
@@ -12,9 +12,12 @@
  * - each worker may use at most 512 MB of heap: past that it dies alone, not the process.
  * Unknown charsets and broken MIME are mailparser's to tolerate (it decodes what it can).
  */
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { PARSE_WORKER_SOURCE, type ParseLimits } from "./parse-worker.js";
-import type { ParseOutcome, ParsedMessage } from "./message.js";
+import type { ParseLimits } from "./parse-limits.js";
+import type { ParseOutcome } from "./message.js";
+import type { WorkerAnswer } from "./mail-worker.js";
 
 export interface PoolLimits extends ParseLimits {
   /** Largest raw message parsed, bytes. */
@@ -61,14 +64,30 @@ interface Slot {
 /** Allowance for a worker to load mailparser before its job's time limit starts, ms. */
 const WORKER_START_MS = 20_000;
 
+/**
+ * Starts a mail worker: the bundle's own entry `connectors/email/mail-worker.js` (webui/build.mjs)
+ * when built; from the sources, mail-worker.ts through tsx (a development dependency).
+ */
+export function startMailWorker(options: { workerData: unknown; resourceLimits: { maxOldGenerationSizeMb: number } }): Worker {
+  const here = new URL(import.meta.url);
+  if (here.pathname.endsWith(".ts")) {
+    const entry = new URL("./mail-worker.ts", here).href;
+    const boot = `const { workerData } = require("node:worker_threads"); import("tsx/esm/api").then((api) => api.tsImport(workerData.entry, workerData.entry));`;
+    return new Worker(boot, { ...options, eval: true, workerData: { ...(options.workerData as object), entry } });
+  }
+  for (const candidate of ["./connectors/email/mail-worker.js", "../connectors/email/mail-worker.js", "./mail-worker.js"]) {
+    const url = new URL(candidate, here);
+    if (existsSync(fileURLToPath(url))) return new Worker(url, options);
+  }
+  throw new Error("the mail worker (connectors/email/mail-worker.js) is missing from the build: run npm run build");
+}
+
 const unreadable = (why: string): ParseOutcome => ({ ok: false, reason: `could not read this message: ${why}` });
 
 /** Creates the pool: `workers` threads at most (default 1), each ended after `idleMs` unused (default 60 s). */
 export function createParsePool(options: { workers?: number; idleMs?: number; limits?: Partial<PoolLimits> } = {}): MailParsePool {
   const limits: PoolLimits = { ...DEFAULT_LIMITS, ...options.limits };
   const idleMs = options.idleMs ?? 60_000;
-  const mailparserUrl = import.meta.resolve("mailparser");
-  const htmlToTextUrl = import.meta.resolve("html-to-text");
   const slots: Slot[] = Array.from({ length: Math.max(1, options.workers ?? 1) }, () => ({ worker: null, job: null, timer: null }));
   const queue: Job[] = [];
   let nextId = 0;
@@ -91,16 +110,12 @@ export function createParsePool(options: { workers?: number; idleMs?: number; li
   };
 
   const spawn = (slot: Slot): Worker => {
-    const w = new Worker(PARSE_WORKER_SOURCE, {
-      eval: true,
-      workerData: { mailparserUrl, htmlToTextUrl, limits },
-      resourceLimits: { maxOldGenerationSizeMb: limits.workerHeapMb },
-    });
+    const w = startMailWorker({ workerData: { limits }, resourceLimits: { maxOldGenerationSizeMb: limits.workerHeapMb } });
     w.unref();
-    w.on("message", (msg: { id: number; started?: true; result?: ParsedMessage; error?: string }) => {
+    w.on("message", (msg: WorkerAnswer) => {
       if (slot.worker !== w || !slot.job || slot.job.id !== msg.id) return;
-      if (msg.started) return startClock(slot);
-      finish(slot, msg.result ? { ok: true, message: msg.result } : unreadable(msg.error ?? "the parser failed"));
+      if ("started" in msg) return startClock(slot);
+      finish(slot, "result" in msg ? { ok: true, message: msg.result } : unreadable(msg.error));
     });
     const died = (why: string) => {
       if (slot.worker !== w) return;

@@ -28,6 +28,8 @@ const modules: { name: string; load: () => Promise<{ bench: (emit: Emit) => Prom
   { name: "browser", load: () => import("./browser.js") },
   { name: "render", load: () => import("./render.js") },
   { name: "sentinel", load: () => import("./sentinel.js") },
+  { name: "exec", load: () => import("./exec.js") },
+  { name: "calendar", load: () => import("./calendar.js") },
 ];
 
 const stdoutWrite = process.stdout.write.bind(process.stdout);

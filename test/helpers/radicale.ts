@@ -35,6 +35,8 @@ export interface RadicaleServer {
   /** Requests Radicale answered, as `METHOD path`, since start or the last `clearRequests()`. */
   requests(): string[];
   clearRequests(): void;
+  /** Radicale's log so far (for a failing test's message). */
+  log(): string;
   stop(): Promise<void>;
 }
 
@@ -83,8 +85,8 @@ export async function startRadicale(options: { user?: string; password?: string;
         resolve(Number(listening[1]));
       }
     };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
     child.once("exit", (code) => {
       clearTimeout(timer);
       reject(new Error(`Radicale exited with ${code}:\n${log.join("")}`));
@@ -134,6 +136,7 @@ export async function startRadicale(options: { user?: string; password?: string;
       return [...text.matchAll(/<(?:\w+:)?href>([^<]+\.ics)<\/(?:\w+:)?href>/gi)].map((m) => new URL(m[1]!, url).href);
     },
     requests: () => [...requests],
+    log: () => log.join(""),
     clearRequests: () => {
       requests.length = 0;
     },

@@ -1,5 +1,4 @@
-import type { HeldUpdate, InboundRepository } from "../ports.js";
-import type { ChannelName } from "../types.js";
+import type { HeldUpdate, InboundRepository, ChannelName } from "../index.js";
 import { type SqliteContext, ms, toDate } from "./context.js";
 
 /** Durable dedupe of platform update ids (`inbound_updates`) and the updates held until handled (`inbound_held`). */

@@ -29,6 +29,8 @@ const CAPABILITIES_WITHOUT_IDLE =
 export interface DovecotOptions {
   dir: string;
   imapPort: number;
+  /** IMAP with TLS from the first byte (implicit, like port 993). */
+  imapsPort: number;
   lmtpPort: number;
   accounts: readonly TestAccount[];
   cert: TestCertificate;
@@ -106,7 +108,9 @@ service imap-login {
     port = ${o.imapPort}
   }
   inet_listener imaps {
-    port = 0
+    address = 127.0.0.1
+    port = ${o.imapsPort}
+    ssl = yes
   }
 }
 service anvil {

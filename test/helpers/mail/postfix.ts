@@ -17,6 +17,8 @@ import type { TestCertificate } from "./tls.js";
 export interface PostfixOptions {
   dir: string;
   submissionPort: number;
+  /** Submission with TLS from the first byte (implicit, like port 465). */
+  smtpsPort: number;
   /** Dovecot's LMTP port on 127.0.0.1. */
   lmtpPort: number;
   /** Dovecot's auth socket for SMTP AUTH. */
@@ -78,6 +80,7 @@ maillog_file_prefixes = ${o.dir}
 function masterCf(o: PostfixOptions): string {
   const services = [
     `127.0.0.1:${o.submissionPort} inet n - n - - smtpd -o smtpd_tls_security_level=encrypt -o smtpd_sasl_auth_enable=yes -o smtpd_tls_auth_only=yes`,
+    `127.0.0.1:${o.smtpsPort} inet n - n - - smtpd -o smtpd_tls_wrappermode=yes -o smtpd_sasl_auth_enable=yes`,
     "pickup unix n - n 60 1 pickup",
     "cleanup unix n - n - 0 cleanup",
     "qmgr unix n - n 300 1 qmgr",

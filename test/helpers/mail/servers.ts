@@ -29,7 +29,7 @@ export const TEST_DOMAIN = "example.test";
 export interface TestEndpoint {
   host: "127.0.0.1";
   port: number;
-  tls: "starttls";
+  tls: "starttls" | "implicit";
   /** The servers' self-signed certificate, as the CA to trust. */
   ca: string;
 }
@@ -54,8 +54,12 @@ export interface MailServers {
   /** ana@example.test and ben@example.test. */
   accounts: readonly [TestAccount, TestAccount];
   imap: TestEndpoint;
-  /** Postfix's submission endpoint; null when started with `smtp: false`. */
+  /** IMAP with implicit TLS (like port 993). */
+  imaps: TestEndpoint;
+  /** Postfix's submission endpoint (STARTTLS); null when started with `smtp: false`. */
   smtp: TestEndpoint | null;
+  /** Postfix's submission with implicit TLS (like port 465); null without Postfix. */
+  smtps: TestEndpoint | null;
   dovecot: Dovecot;
   postfix: Postfix | null;
   /** Mail Postfix relayed to other domains (in arrival order). */
@@ -71,14 +75,16 @@ export interface MailServers {
 }
 
 /**
- * The settings a person would enter for `account` on these servers (STARTTLS, the test CA); `imapPort`
- * overrides the IMAP port (to go through a proxy).
+ * The settings a person would enter for `account` on these servers (STARTTLS, or `implicit` TLS; the
+ * test CA); `imapPort` overrides the IMAP port (to go through a proxy).
  */
-export function settingsFor(servers: MailServers, account: TestAccount, overrides: { imapPort?: number } = {}): EmailSettings {
+export function settingsFor(servers: MailServers, account: TestAccount, overrides: { imapPort?: number; implicit?: boolean } = {}): EmailSettings {
+  const imap = overrides.implicit ? servers.imaps : servers.imap;
+  const smtp = overrides.implicit ? servers.smtps : servers.smtp;
   return emailSettingsSchema.parse({
     address: account.address,
-    imap: { host: "127.0.0.1", port: overrides.imapPort ?? servers.imap.port, tls: "starttls", user: account.address, ca: servers.cert.certPem },
-    smtp: { host: "127.0.0.1", port: servers.smtp?.port ?? 1, tls: "starttls", user: account.address, ca: servers.cert.certPem },
+    imap: { host: "127.0.0.1", port: overrides.imapPort ?? imap.port, tls: imap.tls, user: account.address, ca: servers.cert.certPem },
+    smtp: { host: "127.0.0.1", port: smtp?.port ?? 1, tls: smtp?.tls ?? "starttls", user: account.address, ca: servers.cert.certPem },
   });
 }
 
@@ -120,21 +126,24 @@ export async function startMailServers(options: MailServersOptions = {}): Promis
   };
   try {
     const cert = await makeCertificate(dir);
-    const [imapPort, lmtpPort] = [await freePort(), await freePort()];
-    dovecot = new Dovecot({ dir: join(dir, "dovecot"), imapPort, lmtpPort, accounts, cert, idle: options.idle ?? true });
+    const [imapPort, imapsPort, lmtpPort] = [await freePort(), await freePort(), await freePort()];
+    dovecot = new Dovecot({ dir: join(dir, "dovecot"), imapPort, imapsPort, lmtpPort, accounts, cert, idle: options.idle ?? true });
     await dovecot.start();
     let smtp: TestEndpoint | null = null;
+    let smtps: TestEndpoint | null = null;
     if (options.smtp ?? true) {
       const why = postfixUnavailable();
       if (why) throw new Error(`cannot start Postfix: ${why}`);
       capture = await startCapture(outside);
       const relayPort = (capture.server.address() as { port: number }).port;
-      const submissionPort = await freePort();
-      postfix = new Postfix({ dir: join(dir, "postfix"), submissionPort, lmtpPort, authSocket: dovecot.authSocket, relayPort, domain: TEST_DOMAIN, cert });
+      const [submissionPort, smtpsPort] = [await freePort(), await freePort()];
+      postfix = new Postfix({ dir: join(dir, "postfix"), submissionPort, smtpsPort, lmtpPort, authSocket: dovecot.authSocket, relayPort, domain: TEST_DOMAIN, cert });
       await postfix.start();
       smtp = { host: "127.0.0.1", port: submissionPort, tls: "starttls", ca: cert.certPem };
+      smtps = { host: "127.0.0.1", port: smtpsPort, tls: "implicit", ca: cert.certPem };
     }
     const imap: TestEndpoint = { host: "127.0.0.1", port: imapPort, tls: "starttls", ca: cert.certPem };
+    const imaps: TestEndpoint = { host: "127.0.0.1", port: imapsPort, tls: "implicit", ca: cert.certPem };
     const lmtp = nodemailer.createTransport({ host: "127.0.0.1", port: lmtpPort, lmtp: true, ignoreTLS: true, logger: false });
     const imapClient = async (account: TestAccount) => {
       const client = new ImapFlow({ host: "127.0.0.1", port: imapPort, secure: false, doSTARTTLS: true, tls: { ca: cert.certPem, servername: "localhost" }, auth: { user: account.address, pass: account.password }, logger: false });
@@ -143,7 +152,7 @@ export async function startMailServers(options: MailServersOptions = {}): Promis
       return client;
     };
     return {
-      dir, cert, accounts, imap, smtp, dovecot, postfix, outside, imapClient,
+      dir, cert, accounts, imap, imaps, smtp, smtps, dovecot, postfix, outside, imapClient,
       async deliver(to, raw, from = `sender@outside.test`) {
         await lmtp.sendMail({ envelope: { from, to: [to] }, raw: typeof raw === "string" ? raw : raw.toString("binary") });
       },
