@@ -104,6 +104,13 @@ add("password|passcode|pin|pin code|passwort|kennwort|mot de passe|code pin|cont
   purpose: "password",
 });
 add("tan", { code: "secret", purpose: "sign-in" });
+// Keys and tokens that sign in on their own (developer mail): removed like passwords.
+add(
+  "api key|api-key|apikey|api token|access token|access key|secret key|secret access key|personal access token|auth token|" +
+    "bearer token|client secret|app password|app-specific password|anwendungspasswort|app-passwort|mot de passe d'application|" +
+    "contraseña de aplicación|senha de app|应用专用密码|アプリパスワード",
+  { code: "secret", purpose: "password" },
+);
 add("code|código|token|コード", { code: "noun" });
 add(
   "confirmation code|access code|zugangscode|zugriffscode|code de confirmation|code d'accès|code d’accès|código de confirmación|" +

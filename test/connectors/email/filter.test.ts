@@ -40,12 +40,27 @@ describe("one-time codes are removed", () => {
     expect(r.text.normalize("NFKC").replace(/[\s.-]/g, "")).not.toContain("482917");
   });
 
+  it("in the digits of other scripts, mathematical digits and half-width katakana", () => {
+    expect(text("Code", "Your verification code is ٤٨٢٩١٧").text).not.toContain("٤٨٢٩١٧");
+    expect(text("Code", "Your verification code is 𝟒𝟖𝟐𝟗𝟏𝟕").text).not.toContain("𝟒𝟖𝟐𝟗𝟏𝟕");
+    expect(text("ﾜﾝﾀｲﾑﾊﾟｽﾜｰﾄﾞ", "ﾜﾝﾀｲﾑﾊﾟｽﾜｰﾄﾞ: 318274").text).not.toContain("318274");
+  });
+
+  it("a bare number right after 'code', and keys and tokens that sign in on their own", () => {
+    expect(text("Your Acme code", "Your Acme code: 640311").text).not.toContain("640311");
+    const key = text("Your new API key", "Here is your API key: sk_live_9Xq2Lm7Rt4Vb8Nc1Zs6Wp3\nKeep it secret.");
+    expect(key.text).not.toContain("9Xq2Lm7Rt4Vb8Nc1Zs6Wp3");
+    expect(key.text).not.toContain("sk_live");
+    expect(text("Descuento", "Tu código de descuento: 2025.").text).toContain("2025");
+  });
+
   it("split across HTML tags, table cells and entities", () => {
     for (const body of [
       "<p>Your verification code:</p><p><b>48</b><i>29</i><span>17</span></p>",
       "<p>Your verification code:</p><table><tr><td>4</td><td>8</td><td>2</td><td>9</td><td>1</td><td>7</td></tr></table>",
       "<p>Your verification code: &#52;&#56;&#x32;&#57;&#49;&#55;</p>",
       "<p>Your verification code: 48&#8203;29&#8203;17</p>",
+      "<p>Your verification code:<br>48<br>29<br>17</p>",
     ]) {
       const r = html("Verify", body);
       expect(r.text.replace(/\s/g, "")).not.toContain("482917");
@@ -121,6 +136,11 @@ describe("access links are removed", () => {
       expect(r.text, href).not.toContain("RT99a8b7c6d5e4f3a2b1c0");
       expect(kinds(r), href).toEqual(["reset-link"]);
     }
+  });
+
+  it("a short magic-link token in the path when the anchor says sign in", () => {
+    expect(kinds(html("Slate", `<a href="https://slate.example/l/8f3a9c2e1b7d">Log in to Slate</a>`))).toEqual(["sign-in-link"]);
+    expect(html("Forum", `<a href="https://forum.example/t/sourdough/18273">Log in to reply</a>`).removed).toEqual([]);
   });
 
   it("an opaque tracker by its anchor text, or by the text around a 'click here'", () => {
