@@ -145,9 +145,11 @@ function judge(c: Candidate, anchor: Hit | null, facts: MailFacts, accessSoFar: 
       return { remove: true, anchor };
     case "secret":
       return anchor.info.meetingSensitive && meeting ? { remove: false, harmless: true } : { remove: true, anchor };
-    case "ambiguous":
+    case "ambiguous": {
       if ((anchor.info.meetingSensitive && meeting) || harmful) return { remove: false, harmless: true };
-      return { remove: true, anchor };
+      const receipt = ctx.some((h) => h.info.harm === "commerce") && !ctx.some((h) => h.info.warning);
+      return receipt ? { remove: false, harmless: true } : { remove: true, anchor };
+    }
     default: {
       if (harmful || meeting) return { remove: false, harmless: true };
       // In the subject, "Ridewell code 4419" is how code mails are titled; "Your Acme code: 640311"

@@ -190,6 +190,11 @@ describe("harmless look-alikes pass untouched", () => {
     for (const k of ["845 2917 3301", "482917", "7741#", "pwd=bXlQ"]) expect(r.text).toContain(k);
   });
 
+  it("a payment's authorisation code that warns is a code; a receipt's auth code is not", () => {
+    expect(text("Payment", "Your authorisation code for the payment of EUR 49.00 is 482917. Do not share it.").text).not.toContain("482917");
+    expect(text("Your receipt", "Transaction ID: 20250302-118842\nAuth code: 0Q72KD").text).toContain("0Q72KD");
+  });
+
   it("a Zoom sign-in code is still a code", () => {
     expect(text("Zoom", "Your Zoom verification code is 482917").text).not.toContain("482917");
   });
