@@ -209,6 +209,7 @@ export async function startApp(
     logger,
     dataDir,
     onRefused,
+    inbound: store.inbound,
     ...(mongoClient && { mongoClient }),
     onWhatsAppQr: () => logger.info(`WhatsApp pairing: scan the QR printed above, or open ${url}/setup`),
     onWhatsAppInvalid: (reason: string) => {
