@@ -17,7 +17,8 @@ import { type Refusal, HttpServer } from "../web/http/index.js";
 import { LocalChannel } from "../bots/local/index.js";
 import { createMessengers } from "./messengers.js";
 import { systemClock, type Clock } from "../core/clock.js";
-import { secretValues, type Config } from "../core/config/index.js";
+import { listenHost, secretValues, type Config } from "../core/config/index.js";
+import { addressesOf, startLine } from "./addresses.js";
 import { createTokenCounter } from "../core/context/index.js";
 import { Familiar } from "./familiar.js";
 import { asId } from "../core/ids.js";
@@ -139,9 +140,11 @@ export async function startApp(
   const artifacts = new WorkspaceArtifacts({ dataDir, repository: store.artifacts, clock, workspace });
   // Photos, voice notes and files: what the model in use can do is learnt as it goes (see createMedia).
   const media = createMedia(config, dataDir, workspace, model, () => modelEndpoint(config, setup), logger);
-  let url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
+  const host = listenHost(config);
+  let addresses = addressesOf(host, config.PORT, config.PUBLIC_URL);
+  let url = addresses.local;
   const guardedModel = new SecretScrubbingModel(media.model, (text) => scrubSecrets(text, registry.list()));
-  const secrets = new SecretDesk({ vault, store, clock, publicUrl: () => config.PUBLIC_URL ?? url, pokeOutbox: () => familiar.outboxLoop.poke() });
+  const secrets = new SecretDesk({ vault, store, clock, publicUrl: () => addresses.public, pokeOutbox: () => familiar.outboxLoop.poke() });
   const familiar = new Familiar({
     store,
     scheduler,
@@ -154,7 +157,7 @@ export async function startApp(
     contextTokenBudget: config.CONTEXT_TOKEN_BUDGET,
     maxSteps: config.MAX_STEPS_PER_ACTIVATION,
     wakeupGraceMs: config.WAKEUP_GRACE_MS,
-    publicUrl: () => config.PUBLIC_URL ?? url,
+    publicUrl: () => addresses.public,
     singleProcess: store.kind === "sqlite",
     notificationJudgement: config.NOTIFY_MODEL_JUDGEMENT,
     askedForPerHour: config.NOTIFY_ASKED_FOR_PER_HOUR,
@@ -248,7 +251,7 @@ export async function startApp(
       logger,
       allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE,
       secureCookies: (config.PUBLIC_URL ?? "").startsWith("https:"),
-      publicUrl: () => config.PUBLIC_URL ?? url,
+      publicUrl: () => addresses.public,
       deliver: (event) => local.deliver(event),
       typing: (account) => local.isTyping(account),
       channelStatus: messengerStatus.channels,
@@ -260,6 +263,7 @@ export async function startApp(
         messengers: messengerStatus.messengers,
         whatsappQr: messengerStatus.whatsappQr,
         messengerSetup,
+        devices: () => ({ allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE, listensBeyondLoopback: addresses.listensBeyondLoopback, network: addresses.network, publicUrlSet: config.PUBLIC_URL !== undefined, https: (config.PUBLIC_URL ?? "").startsWith("https:") }),
       },
       readme: readReadme,
       secrets,
@@ -290,17 +294,20 @@ export async function startApp(
   const stopHousekeeping = startHousekeeping({ pruneInbound: (before) => store.inbound.pruneProcessedUpdates(before), logger, now: () => clock.now() });
   const channels = await familiar.start();
   messengerStatus.started(channels);
-  const port = await http.listen(config.HOST, config.PORT);
-  url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`;
+  const port = await http.listen(host, config.PORT);
+  addresses = addressesOf(host, port, config.PUBLIC_URL);
+  url = addresses.local;
 
   logger.info(
-    { url, dataDir, store: store.kind, scheduler: scheduler.status().backend, model: model.configured ? model.model : null, channels: channels.started, notConfigured: messengers.notConfigured },
+    { url, network: addresses.network, dataDir, store: store.kind, scheduler: scheduler.status().backend, model: model.configured ? model.model : null, channels: channels.started, notConfigured: messengers.notConfigured },
     `Familiar is running: open ${url} to chat`,
   );
+  // One line a person reads (the log above is JSON for machines).
+  process.stderr.write(`${startLine(addresses, model.configured, config.LOCAL_CHAT_ALLOW_REMOTE)}\n`);
   if (config.LOCAL_CHAT_ALLOW_REMOTE) {
     logger.warn("LOCAL_CHAT_ALLOW_REMOTE is on: other machines may open the web app and must sign in (a /web link on a messenger, or the setup password); use HTTPS (PUBLIC_URL) in front of it");
     // Printed to the console only (never a messenger): whoever reads the server's log owns the install.
-    process.stderr.write(`\nOwner sign-in link (valid 24 h, once): ${(config.PUBLIC_URL ?? url).replace(/\/$/, "")}/signin#token=${sessions.createOwnerLink()}\n\n`);
+    process.stderr.write(`\nOwner sign-in link (valid 24 h, once): ${(addresses.public).replace(/\/$/, "")}/signin#token=${sessions.createOwnerLink()}\n\n`);
   }
   if (!model.configured) logger.warn(`no model configured: open ${url}/setup to choose one, or set OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server)`);
   for (const f of channels.failed) logger.error({ channel: f.channel, error: f.error }, "channel not started");

@@ -52,6 +52,8 @@ describe("the approval card in the web chat at 360 px (real Chromium)", () => {
     await page.goto(app.url);
     await page.fill("#name", "ana");
     await page.click("button[type=submit]");
+    // A name this install has never seen: it asks before it makes a new person.
+    await page.getByRole("button", { name: "Start as ana" }).click();
     await page.waitForURL("**/chat");
     await page.fill("#text", "save my grocery note");
     await page.click(".composer button[type=submit]");
