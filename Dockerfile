@@ -1,6 +1,8 @@
 # syntax=docker/dockerfile:1
 # Familiar: multi-stage build. Stage 1 compiles TypeScript and the native SQLite addon; stage 2 is the
-# runtime with Debian's Chromium (for WhatsApp Web, and the browser tool later), running as a non-root user.
+# runtime with Debian's Chromium (for WhatsApp Web, the browser tool and PDFs) and the computer's sandbox
+# (bubblewrap, Debian's python3; util-linux's prlimit comes with the base image), running as a non-root user.
+# The sandbox needs user namespaces inside the container: see README "Computer" for the docker run flags.
 
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
@@ -15,7 +17,7 @@ RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim AS runtime
 RUN apt-get update \
- && apt-get install -y --no-install-recommends chromium fonts-liberation ca-certificates tini \
+ && apt-get install -y --no-install-recommends bubblewrap ca-certificates chromium fonts-liberation python3 tini \
  && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
     DATA_DIR=/data \

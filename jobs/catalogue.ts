@@ -6,10 +6,10 @@
  * digests); housekeeping needs no persistence and runs on a plain timer.
  */
 import { z } from "zod";
-import { approvalExpiryJobName } from "../core/runtime/approvals.js";
-import { digestJobName } from "../core/notify/notifier.js";
-import type { Logger } from "../core/log.js";
-import type { JobContext, Scheduler } from "../core/scheduling/scheduler.js";
+import { approvalExpiryJobName } from "../core/runtime/index.js";
+import { digestJobName } from "../core/notify/index.js";
+import type { Logger } from "../core/log/index.js";
+import type { JobContext, Scheduler } from "../core/scheduling/index.js";
 
 /** How long processed platform update ids are kept, ms: Telegram redelivers for up to 24 h, Slack retries within minutes. */
 export const inboundRetentionMs = 14 * 24 * 60 * 60 * 1000;

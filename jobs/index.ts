@@ -1,11 +1,7 @@
 /**
- * `jobs/`: Agenda wiring — the SQLite backend for embedded mode and the `Scheduler` port
- * implementation (see core/scheduling/scheduler.ts).
+ * Jobs: the catalogue of every Agenda job Familiar runs (name, payload schema, handler) and the
+ * scheduler that loads Agenda only when there is a job to run. Agenda itself is in jobs/agenda,
+ * imported lazily.
  */
-export { SqliteBackend, SqliteJobRepository, type SqliteBackendConfig } from "./sqlite-backend.js";
-export { AgendaScheduler, type AgendaSchedulerOptions, type StoredJobData } from "./scheduler.js";
-export { createEmbeddedScheduler, createMongoScheduler, type SchedulerTuning } from "./factories.js";
-export { DueTimes, recordDueTimes } from "./due-times.js";
-export { isValidTimeZone } from "./timing.js";
-export { jobs, registerJobs, startHousekeeping, inboundRetentionMs, type JobHandlers } from "./catalogue.js";
+export { inboundRetentionMs, registerJobs, startHousekeeping } from "./catalogue.js";
 export { LazyScheduler, sqliteJobsExist } from "./lazy.js";

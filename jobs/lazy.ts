@@ -6,8 +6,8 @@
  */
 import { existsSync } from "node:fs";
 import Database from "better-sqlite3";
-import type { Logger } from "../core/log.js";
-import type { JobHandler, ScheduleRequest, Scheduler, SchedulerStatus } from "../core/scheduling/scheduler.js";
+import type { Logger } from "../core/log/index.js";
+import type { JobHandler, ScheduleRequest, Scheduler, SchedulerStatus } from "../core/scheduling/index.js";
 
 /** True when the embedded job file holds at least one job (false for a missing file or table). */
 export function sqliteJobsExist(path: string, tableName = "agenda_jobs"): boolean {

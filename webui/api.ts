@@ -1,3 +1,11 @@
+/** The signed-in person as `/api/web/session` tells it. */
+export interface Session {
+  signedIn: true;
+  loopback: boolean;
+  role: "owner" | "person";
+  csrf: string;
+  person: { id: string; displayName: string; timeZone: string };
+}
 /** JSON calls to /api/web with the session's CSRF token on every change. */
 let csrf = "";
 
@@ -36,7 +44,7 @@ export async function api<T>(method: "GET" | "POST" | "PATCH" | "DELETE", path: 
 }
 
 /**
- * A date in the person's time zone, named the way approval cards name it (core/sentinel/card.ts),
+ * A date in the person's time zone, named the way approval cards name it (core/approvals/card.ts),
  * e.g. "3 Dec 2026, 09:30 (Europe/Berlin)".
  */
 export function localTime(iso: string | null, timeZone: string): string {

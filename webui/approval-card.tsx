@@ -1,5 +1,5 @@
 /**
- * An approval card drawn from Sentinel's structured view model (core/sentinel/card-view.ts, sent
+ * An approval card drawn from Sentinel's structured view model (core/channels/card-view.ts, sent
  * by the server with the chat item as `card`): the sentence, warnings, each labelled fact (request
  * content verbatim and wrapped, never widening the page), what the wider choices cover, the complete
  * payload behind a "Show all" toggle when the card could not show it, and the decision once made.

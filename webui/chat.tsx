@@ -1,10 +1,9 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
-import { ApiError, api, localTime, newClientId, onChannel } from "./api.js";
-import type { Session } from "./main.js";
+import { ApiError, api, localTime, newClientId, onChannel, type Session } from "./api.js";
 import { ApprovalCard, type ApprovalCardView } from "./approval-card.js";
 import { renderMarkdown } from "./markdown.js";
 import { loadDrafts, saveDrafts } from "./drafts.js";
-import { MESSAGE_COUNTER_FROM, MESSAGE_TEXT_MAX, formatCount, tooLongMessage } from "../bots/shared/message-limit.js";
+import { MESSAGE_COUNTER_FROM, MESSAGE_TEXT_MAX, formatCount, tooLongMessage } from "../web/shared/index.js";
 
 /** One entry of the person's chat log. */
 interface Item {
@@ -98,7 +97,7 @@ export function Chat({ session }: { session: Session }) {
         new Notification("Familiar", { body: last.text.slice(0, 160), tag: last.id });
       }
     };
-    (async () => {
+    void (async () => {
       for (;;) {
         try {
           const first = await api<{ items: Item[]; before: number | null; cursor: number }>("GET", "/api/web/chat?limit=30");

@@ -1,8 +1,7 @@
-import { KIND_WORDS } from "../bots/web/activity-kinds.js";
+import { KIND_WORDS } from "../web/shared/index.js";
 import type { ComponentChildren } from "preact";
 import { useEffect, useState, useRef } from "preact/hooks";
-import { ApiError, api, channelLabel, localTime, navigate, newClientId, onChannel } from "./api.js";
-import type { Session } from "./main.js";
+import { ApiError, api, channelLabel, localTime, navigate, newClientId, onChannel, type Session } from "./api.js";
 import { renderMarkdown } from "./markdown.js";
 import { Settings } from "./settings.js";
 

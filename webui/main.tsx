@@ -1,18 +1,10 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, api, navigate, setCsrf } from "./api.js";
+import { ApiError, api, navigate, setCsrf, type Session } from "./api.js";
 import { Chat } from "./chat.js";
 import { Dashboard } from "./dashboard.js";
 import { Setup } from "./setup.js";
 
-/** The signed-in person as `/api/web/session` tells it. */
-export interface Session {
-  signedIn: true;
-  loopback: boolean;
-  role: "owner" | "person";
-  csrf: string;
-  person: { id: string; displayName: string; timeZone: string };
-}
 type NoSession = { signedIn: false; loopback: boolean; passwordSet: boolean };
 
 

@@ -1,6 +1,6 @@
 import DOMPurify from "dompurify";
 import { Marked } from "marked";
-import { boundedAutolink } from "../bots/shared/markdown/autolink.js";
+import { boundedAutolink } from "../core/markdown/index.js";
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -12,7 +12,7 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt
 const marked = new Marked({
   gfm: true,
   breaks: true,
-  // The same autolink boundary as the messengers' renderer (bots/shared/markdown/autolink.ts).
+  // The same autolink boundary as the messengers' renderer (core/markdown/autolink.ts).
   tokenizer: { url: boundedAutolink },
   renderer: {
     html: ({ text }) => escapeHtml(text),

@@ -1,6 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, api, navigate } from "./api.js";
-import type { Session } from "./main.js";
+import { ApiError, api, navigate, type Session } from "./api.js";
 
 interface SetupJson {
   owner: boolean;

@@ -1,7 +1,6 @@
 import { MessageFlags, type Message } from "discord.js";
-import { AttachmentError } from "../../core/channels/attachments.js";
-import type { InboundAttachment } from "../../core/channels/port.js";
-import { downloadLimited } from "../shared/download.js";
+import { AttachmentError, type InboundAttachment } from "../../core/channels/index.js";
+import { downloadLimited } from "../shared/index.js";
 
 /** Discord's CDN hosts, where attachment URLs point. */
 const CDN_HOSTS = ["cdn.discordapp.com", "media.discordapp.net"];

@@ -25,10 +25,10 @@ import {
   type InboundSink,
   type OutboundContent,
   fileOfPart,
-} from "../../core/channels/port.js";
-import type { Logger } from "../../core/log.js";
-import { KeyedQueue } from "../shared/ordering.js";
-import type { Button } from "../../core/storage/types.js";
+} from "../../core/channels/index.js";
+import type { Logger } from "../../core/log/index.js";
+import { KeyedQueue } from "../../core/scheduling/index.js";
+import type { Button } from "../../core/storage/index.js";
 import { attachmentsOf } from "./attachments.js";
 import { isDiscordCode, toDeliveryError } from "./errors.js";
 import { createHash } from "node:crypto";
@@ -115,8 +115,13 @@ export class DiscordChannel implements ChannelAdapter {
       allowedMentions: { parse: [] },
     });
     // One DM channel's messages reach the core in order, even when one of them waits for a download.
-    client.on(Events.MessageCreate, (message) => void this.inOrder.run(message.channelId, () => this.onMessage(sink, message)));
-    client.on(Events.InteractionCreate, (interaction) => void this.onInteraction(sink, interaction));
+    const failed = (err: unknown) => this.options.logger.error({ err }, "discord: an event was not handled");
+    client.on(Events.MessageCreate, (message) => {
+      this.inOrder.run(message.channelId, () => this.onMessage(sink, message)).catch(failed);
+    });
+    client.on(Events.InteractionCreate, (interaction) => {
+      this.onInteraction(sink, interaction).catch(failed);
+    });
     client.on(Events.Error, (err) => this.options.logger.error({ err }, "discord: client error"));
     client.on(Events.ShardError, (err) => this.options.logger.warn({ err }, "discord: gateway connection error"));
     try {

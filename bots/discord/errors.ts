@@ -1,5 +1,5 @@
 import { DiscordAPIError, HTTPError, RESTJSONErrorCodes } from "discord.js";
-import { DeliveryError } from "../../core/channels/port.js";
+import { DeliveryError } from "../../core/channels/index.js";
 
 /**
  * Discord REST refusals that mean the person cannot be reached there (Discord API "JSON Error

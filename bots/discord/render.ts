@@ -1,6 +1,12 @@
-import type { LayoutRules } from "../shared/markdown/layout.js";
-import { writeMarkup, type MarkupDialect } from "../shared/markdown/markup.js";
-import { renderMarkdown, renderPlain, type Emitter, type RenderedPart } from "../shared/markdown/render.js";
+import {
+  type LayoutRules,
+  writeMarkup,
+  type MarkupDialect,
+  renderMarkdown,
+  renderPlain,
+  type Emitter,
+  type RenderedPart,
+} from "../../core/markdown/index.js";
 
 /**
  * Discord's emitter: the shared markdown IR as Discord markdown.

@@ -10,13 +10,12 @@ import {
   type InboundSink,
   type OutboundContent,
   fileOfPart,
-} from "../../core/channels/port.js";
+  cardViewSchema,
+} from "../../core/channels/index.js";
 import { z } from "zod";
-import { cardViewSchema } from "../../core/sentinel/card-view.js";
 import { systemClock, type Clock } from "../../core/clock.js";
-import type { LocalMailboxRepository } from "../../core/storage/ports.js";
-import type { LocalMessage } from "../../core/storage/types.js";
-import { KeyedWaiters, type ActivityWait } from "../shared/waiters.js";
+import type { LocalMailboxRepository, LocalMessage } from "../../core/storage/index.js";
+import { KeyedWaiters, type ActivityWait } from "../shared/index.js";
 
 const localPartBody = z.object({ text: z.string(), buttons: z.array(z.object({ id: z.string(), label: z.string() })), card: cardViewSchema.nullable().optional() });
 
@@ -33,7 +32,6 @@ export interface LocalChannelOptions {
 }
 
 /** A pending long-poll: resolves on the next activity of one user; `cancel` detaches it. */
-export type { ActivityWait } from "../shared/waiters.js";
 
 /** Thrown by `LocalChannel.deliver` when no sink is attached yet (before `start` or after `stop`). */
 export class LocalChannelNotStartedError extends Error {

@@ -1,4 +1,4 @@
-import { AttachmentError, formatBytes } from "../../core/channels/attachments.js";
+import { AttachmentError, formatBytes } from "../../core/channels/index.js";
 
 /** Options of {@link downloadLimited}. */
 export interface DownloadOptions {
@@ -58,7 +58,8 @@ export async function downloadLimited(url: string, options: DownloadOptions): Pr
   let total = 0;
   try {
     if (response.body) {
-      for await (const chunk of response.body) {
+      // fetch (undici) yields Uint8Array chunks; the DOM typing says `any`.
+      for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
         total += chunk.byteLength;
         if (total > maxBytes) {
           await response.body.cancel().catch(() => undefined);

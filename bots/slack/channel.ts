@@ -10,15 +10,22 @@ import {
   type OutboundContent,
   type OutboundAttachment,
   fileOfPart,
-} from "../../core/channels/port.js";
-import type { Logger } from "../../core/log.js";
+} from "../../core/channels/index.js";
+import type { Logger } from "../../core/log/index.js";
 import { BLOCK_REJECTIONS, slackErrorCode, toDeliveryError } from "./errors.js";
-import type { RefusalSink } from "../http/body.js";
+import type { RefusalSink } from "../../web/http/index.js";
 import { toInboundMessage, toInboundPress, type SlackBlockActionsBody, type SlackMessageEvent } from "./inbound.js";
 import { slackRequestGuard } from "./signature.js";
 import { fetchSlackFile, slackFileAccess, type SlackFileAccess } from "./files.js";
-import { KeyedQueue } from "../shared/ordering.js";
-import { actionsBlocks, layoutMessage, SLACK_LIMITS, type SlackBlock, type SlackLayoutLimits, type SlackMessagePart } from "./layout.js";
+import { KeyedQueue } from "../../core/scheduling/index.js";
+import {
+  actionsBlocks,
+  layoutMessage,
+  SLACK_LIMITS,
+  type SlackBlock,
+  type SlackLayoutLimits,
+  type SlackMessagePart,
+} from "./layout.js";
 import { escapeMrkdwn, renderSlackPlain } from "./render.js";
 
 /** Metadata event type marking Familiar's outbound parts (their key is the payload). */
@@ -42,7 +49,7 @@ interface SlackPartBody {
 /** Path of the Events API and interactivity request URL on our HTTP server. */
 export const SLACK_EVENTS_PATH = "/slack/events";
 
-/** Whatever mounts an express router on the process's one HTTP server (`HttpServer` in bots/http). */
+/** Whatever mounts an express router on the process's one HTTP server (`HttpServer` in web/http). */
 export interface RouterHost {
   mount(router: Router, path?: string): void;
 }
@@ -154,7 +161,7 @@ export class SlackChannel implements ChannelAdapter {
     this.app.event("app_mention", async ({ event }) => ordered(event as SlackMessageEvent));
     this.app.action({ type: "block_actions" }, async ({ ack, body }) => {
       await ack();
-      await this.onPress(body as SlackBlockActionsBody);
+      await this.onPress(body);
     });
     this.app.error(async (err) => {
       this.logger.error({ err }, "Slack listener failed");

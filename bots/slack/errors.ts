@@ -1,5 +1,5 @@
 import { webApi } from "@slack/bolt";
-import { DeliveryError } from "../../core/channels/port.js";
+import { DeliveryError } from "../../core/channels/index.js";
 
 /**
  * Slack Web API error codes that mean the person cannot be reached in this conversation (Slack API

@@ -1,5 +1,5 @@
-import { AttachmentError } from "../../core/channels/attachments.js";
-import { downloadLimited } from "../shared/download.js";
+import { AttachmentError } from "../../core/channels/index.js";
+import { downloadLimited } from "../shared/index.js";
 import type { SlackFile } from "./inbound.js";
 
 /** The bot token and the hosts it may be sent to for file downloads. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { InboundAttachment, InboundMessage, InboundPress } from "../../core/channels/port.js";
+import type { InboundAttachment, InboundMessage, InboundPress } from "../../core/channels/index.js";
 import { ACTION_ID_PREFIX } from "./layout.js";
 
 /**

@@ -1,5 +1,5 @@
-import type { OutboundContent } from "../../core/channels/port.js";
-import type { Button } from "../../core/storage/types.js";
+import type { OutboundContent } from "../../core/channels/index.js";
+import type { Button } from "../../core/storage/index.js";
 import { renderSlackSections } from "./render.js";
 
 /**

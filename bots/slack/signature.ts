@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
-import { jsonDepth, MAX_JSON_DEPTH, readBody, type RefusalSink, type WithRawBody } from "../http/body.js";
+import { jsonDepth, MAX_JSON_DEPTH, readBody, type RefusalSink, type WithRawBody } from "../../web/http/index.js";
 
 /** Largest Slack request accepted, bytes (events and interaction payloads are a few KB). */
 export const SLACK_BODY_LIMIT = 256 * 1024;

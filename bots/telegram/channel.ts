@@ -2,7 +2,7 @@ import { autoRetry } from "@grammyjs/auto-retry";
 import express, { type Router } from "express";
 import { timingSafeEqual } from "node:crypto";
 import { Bot, GrammyError, InlineKeyboard, InputFile, webhookCallback, type Api } from "grammy";
-import { boundedJson, type RefusalSink } from "../http/body.js";
+import { boundedJson, type RefusalSink } from "../../web/http/index.js";
 import type { Update } from "grammy/types";
 import {
   DeliveryError,
@@ -16,11 +16,13 @@ import {
   type OutboundAttachment,
   fileOfPart,
   isPhoto,
-} from "../../core/channels/port.js";
-import { AttachmentError, formatBytes } from "../../core/channels/attachments.js";
-import type { Logger } from "../../core/log.js";
-import { downloadLimited } from "../shared/download.js";
-import type { Button } from "../../core/storage/types.js";
+  AttachmentError,
+  formatBytes,
+} from "../../core/channels/index.js";
+import type { Logger } from "../../core/log/index.js";
+import { KeyedQueue } from "../../core/scheduling/index.js";
+import { downloadLimited } from "../shared/index.js";
+import type { Button } from "../../core/storage/index.js";
 import { isNotModified, isStaleCallback, toDeliveryError, toStartError } from "./errors.js";
 import { renderTelegram, renderTelegramHtml, renderTelegramPlain, TELEGRAM_TEXT_LIMIT } from "./render.js";
 
@@ -110,7 +112,8 @@ export class TelegramChannel implements ChannelAdapter {
   private policy: ChatPolicy | null = null;
   private poller: UpdatePoller | null = null;
   /** chat id → the tail of that chat's message handling (keeps one chat's messages in order). */
-  private readonly chatQueues = new Map<string, Promise<unknown>>();
+  /** A chat's messages reach the core in order, even when one of them waits for a download. */
+  private readonly chatOrder = new KeyedQueue();
 
   constructor(private readonly options: TelegramChannelOptions) {
     this.logger = options.logger;
@@ -268,7 +271,7 @@ export class TelegramChannel implements ChannelAdapter {
     const { event, callbackQueryId } = decision;
     let outcome: InboundOutcome;
     try {
-      outcome = event.kind === "press" ? await sink(event) : await this.inChatOrder(event.address, () => sink(event));
+      outcome = event.kind === "press" ? await sink(event) : await this.chatOrder.run(event.address, () => sink(event));
     } catch (err) {
       this.logger.error({ err, updateId: event.updateId, kind: event.kind }, "telegram: the core could not record an update");
       throw err;
@@ -298,21 +301,6 @@ export class TelegramChannel implements ChannelAdapter {
     if (!file.file_path) throw new AttachmentError("unavailable", "Telegram gave no file_path for this file");
     const path = file.file_path.split("/").map(encodeURIComponent).join("/");
     return downloadLimited(`${this.apiRoot}/file/bot${this.options.token}/${path}`, { maxBytes, what: "Telegram file", announcedSize: file.file_size ?? null });
-  }
-
-  /** Runs `task` after every earlier message task of the same chat settled. */
-  private inChatOrder<T>(chat: string, task: () => Promise<T>): Promise<T> {
-    const previous = this.chatQueues.get(chat) ?? Promise.resolve();
-    const run = previous.then(task, task);
-    const tail = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.chatQueues.set(chat, tail);
-    void tail.then(() => {
-      if (this.chatQueues.get(chat) === tail) this.chatQueues.delete(chat);
-    });
-    return run;
   }
 
   /** Answers a press (stops the button's spinner, shows `notice`); failures are logged, never thrown. */

@@ -1,5 +1,5 @@
 import { GrammyError, HttpError } from "grammy";
-import { DeliveryError } from "../../core/channels/port.js";
+import { DeliveryError } from "../../core/channels/index.js";
 import { ConfigError, FamiliarError } from "../../core/errors.js";
 
 /** Telegram's 400 descriptions that mean the chat itself is gone for the bot (not this payload). */

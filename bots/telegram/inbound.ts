@@ -1,5 +1,5 @@
 import type { Chat, Message, MessageEntity, PhotoSize, Update, User, UserFromGetMe } from "grammy/types";
-import type { InboundAttachment, InboundEvent, InboundMessage, InboundPress } from "../../core/channels/port.js";
+import type { InboundAttachment, InboundEvent, InboundMessage, InboundPress } from "../../core/channels/index.js";
 
 /**
  * Telegram updates → Familiar's inbound events. Pure functions: no I/O, so the rules (which chats

@@ -1,6 +1,6 @@
 import { GrammyError, type Api } from "grammy";
 import type { Update } from "grammy/types";
-import type { Logger } from "../../core/log.js";
+import type { Logger } from "../../core/log/index.js";
 import { ALLOWED_UPDATES } from "./inbound.js";
 
 /** Tuning of `UpdatePoller`; every field has a default. */

@@ -1,6 +1,13 @@
 import escapeHtml from "escape-html";
-import type { Format, LayoutRules, Run } from "../shared/markdown/layout.js";
-import { renderMarkdown, renderPlain, type Emitter, type RenderedPart } from "../shared/markdown/render.js";
+import {
+  type Format,
+  type LayoutRules,
+  type Run,
+  renderMarkdown,
+  renderPlain,
+  type Emitter,
+  type RenderedPart,
+} from "../../core/markdown/index.js";
 
 /**
  * Telegram's emitter: the shared markdown IR as Telegram HTML (`parse_mode: "HTML"`).

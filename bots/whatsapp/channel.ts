@@ -12,13 +12,13 @@ import {
   type OutboundContent,
   fileOfPart,
   isPhoto,
-} from "../../core/channels/port.js";
-import type { Logger } from "../../core/log.js";
+} from "../../core/channels/index.js";
+import type { Logger } from "../../core/log/index.js";
 import { clientAuth, type WhatsAppAuthOption } from "./auth.js";
 import { CardBook, numberedHint, pollOptions, POLL_MAX_OPTIONS, POLL_MIN_OPTIONS, pollQuestion } from "./cards.js";
 import { renderWhatsApp, renderWhatsAppMessages, renderWhatsAppPlain, WHATSAPP_MESSAGE_LIMIT } from "./render.js";
 import { mediaAttachment } from "./media.js";
-import type { Button } from "../../core/storage/types.js";
+import type { Button } from "../../core/storage/index.js";
 
 /** What one rendered WhatsApp part carries to `sendPart`: a text, or a card's poll; `buttons` register the card. */
 interface WhatsAppPartBody {
@@ -26,7 +26,14 @@ interface WhatsAppPartBody {
   text: string;
   buttons: Button[];
 }
-import { realWhatsAppLibrary, type WaMessage, type WaPollVote, type WhatsAppClientAuth, type WhatsAppClientPort, type WhatsAppLibrary } from "./port.js";
+import {
+  realWhatsAppLibrary,
+  type WaMessage,
+  type WaPollVote,
+  type WhatsAppClientAuth,
+  type WhatsAppClientPort,
+  type WhatsAppLibrary,
+} from "./port.js";
 import { remoteSessionName } from "./remote-store.js";
 
 /** Options of `createWhatsAppChannel`, wired from settings by the composition root. */
@@ -327,7 +334,7 @@ export class WhatsAppChannel implements ChannelAdapter {
     const max = this.options.maxRestarts ?? 5;
     this.restarts += 1;
     if (this.restarts > max) {
-      void this.closeClient();
+      this.closeClient().catch((err: unknown) => this.options.logger.warn({ err }, "whatsapp: close failed"));
       this.invalid(`WhatsApp did not come back after ${max} restarts (last: ${reason})`);
       this.status = "gave_up";
       return;
@@ -336,7 +343,7 @@ export class WhatsAppChannel implements ChannelAdapter {
     const delay = Math.min(initialMs * 2 ** (this.restarts - 1), maxMs);
     this.status = "restarting";
     this.options.logger.warn({ reason, attempt: this.restarts, delayMs: delay }, "whatsapp: restarting");
-    void this.closeClient();
+    this.closeClient().catch((err: unknown) => this.options.logger.warn({ err }, "whatsapp: close failed"));
     this.restartTimer = setTimeout(() => {
       this.restartTimer = null;
       this.launch();

@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { AttachmentError, formatBytes } from "../../core/channels/attachments.js";
-import type { InboundAttachment } from "../../core/channels/port.js";
+import { AttachmentError, formatBytes, type InboundAttachment } from "../../core/channels/index.js";
 import type { WaMessage } from "./port.js";
 
 /** What the channel reads of WhatsApp Web's raw message before downloading (all optional: WhatsApp changes it). */

@@ -5,7 +5,7 @@ import type { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { GridFSBucket, type MongoClient, type ObjectId } from "mongodb";
 import type { Store as WwebjsStore } from "whatsapp-web.js";
-import type { Logger } from "../../core/log.js";
+import type { Logger } from "../../core/log/index.js";
 
 /**
  * The WhatsApp session backup for whatsapp-web.js `RemoteAuth`, kept in MongoDB GridFS.

@@ -1,6 +1,13 @@
-import type { LayoutRules } from "../shared/markdown/layout.js";
-import { writeMarkup, type MarkupDialect } from "../shared/markdown/markup.js";
-import { PLAIN, renderMarkdown, renderPlain, type Emitter, type RenderedPart } from "../shared/markdown/render.js";
+import {
+  type LayoutRules,
+  writeMarkup,
+  type MarkupDialect,
+  PLAIN,
+  renderMarkdown,
+  renderPlain,
+  type Emitter,
+  type RenderedPart,
+} from "../../core/markdown/index.js";
 
 /**
  * WhatsApp's emitter: the shared markdown IR as WhatsApp formatting.
@@ -35,7 +42,7 @@ export const WHATSAPP_DIALECT: MarkupDialect = {
   emphasis: ["_", "_"],
   strike: ["~", "~"],
   code: (code) => `${FENCE}${breakFences(code)}${FENCE}`,
-  link: PLAIN.link,
+  link: (href, label, plain) => PLAIN.link(href, label, plain),
   formatsInLinks: true,
   pre: (_language, code, prefix) => `${FENCE}${breakFences(code).split("\n").join(`\n${prefix}`)}${FENCE}`,
   quotePrefix: "> ",

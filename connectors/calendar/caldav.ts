@@ -103,16 +103,16 @@ export class CaldavClient {
    */
   async calendars(): Promise<RemoteCalendar[]> {
     const account = await this.discover();
-    const responses = await this.dav(() => propfind({ url: account.homeUrl!, props: CALENDAR_PROPS, depth: "1", headers: this.headers, fetch: this.fetch }));
-    this.assertOk(responses, account.homeUrl!);
+    const responses = await this.dav(() => propfind({ url: account.homeUrl, props: CALENDAR_PROPS, depth: "1", headers: this.headers, fetch: this.fetch }));
+    this.assertOk(responses, account.homeUrl);
     const calendars: RemoteCalendar[] = [];
     for (const r of responses) {
-      if (r.href === undefined || !Object.keys(r.props?.resourcetype ?? {}).includes("calendar")) continue;
-      const components = componentNames(r.props?.supportedCalendarComponentSet?.comp);
+      if (r.href === undefined || !Object.keys((r.props?.resourcetype ?? {}) as object).includes("calendar")) continue;
+      const components = componentNames(r.props?.supportedCalendarComponentSet);
       if (components.length > 0 && !components.includes("VEVENT")) continue;
-      const reports = reportNames(r.props?.supportedReportSet?.supportedReport);
+      const reports = reportNames(r.props?.supportedReportSet);
       calendars.push({
-        url: new URL(r.href, account.homeUrl!).href,
+        url: new URL(r.href, account.homeUrl).href,
         name: textOf(r.props?.displayname) ?? lastSegment(r.href),
         ctag: textOf(r.props?.getctag),
         syncToken: textOf(r.props?.syncToken),
@@ -246,7 +246,7 @@ export class CaldavClient {
     for (const r of responses) {
       if (r.href === undefined || !r.ok) continue;
       const href = new URL(r.href, calendar.url).href;
-      if (sameCollection(href, calendar.url) || Object.keys(r.props?.resourcetype ?? {}).includes("collection")) continue;
+      if (sameCollection(href, calendar.url) || Object.keys((r.props?.resourcetype ?? {}) as object).includes("collection")) continue;
       remote.set(href, textOf(r.props?.getetag));
     }
     const deletes = [...known.etags.keys()].filter((href) => !remote.has(href));
@@ -312,13 +312,20 @@ function textOf(value: unknown): string | null {
   return null;
 }
 
-function componentNames(comp: unknown): string[] {
-  const list = Array.isArray(comp) ? comp : comp === undefined ? [] : [comp];
-  return list.map((c) => String((c as { _attributes?: { name?: unknown } })?._attributes?.name ?? "").toUpperCase()).filter((n) => n !== "");
+/** `supported-calendar-component-set` as tsdav parses it: `{ comp: one or many { _attributes: { name } } }`. */
+function componentNames(set: unknown): string[] {
+  const comp = (set as { comp?: unknown } | undefined)?.comp;
+  const list: unknown[] = Array.isArray(comp) ? comp : comp === undefined ? [] : [comp];
+  return list
+    .map((c) => (c as { _attributes?: { name?: unknown } } | undefined)?._attributes?.name)
+    .map((name) => (typeof name === "string" ? name.toUpperCase() : ""))
+    .filter((n) => n !== "");
 }
 
-function reportNames(supported: unknown): string[] {
-  const list = Array.isArray(supported) ? supported : supported === undefined ? [] : [supported];
+/** `supported-report-set` as tsdav parses it: `{ supportedReport: one or many { report: { <name>: … } } }`. */
+function reportNames(set: unknown): string[] {
+  const supported = (set as { supportedReport?: unknown } | undefined)?.supportedReport;
+  const list: unknown[] = Array.isArray(supported) ? supported : supported === undefined ? [] : [supported];
   return list.map((sr) => Object.keys((sr as { report?: object })?.report ?? {})[0]).filter((n): n is string => typeof n === "string");
 }
 

@@ -5,7 +5,7 @@
  * pass the same guard with their loopback server allow-listed. CalDAV (tsdav) reaches the network
  * only through {@link davFetch}, a `fetch` built on this port.
  */
-import { EgressDeniedError, EgressFailedError } from "../../core/sentinel/errors.js";
+import { EgressDeniedError, EgressFailedError } from "../../core/egress/index.js";
 import { CalendarError } from "./errors.js";
 
 /** One HTTP exchange through the egress guard (the subset of `EgressGuard.request` the calendar uses). */
@@ -41,6 +41,8 @@ export function davFetch(http: CalendarHttp, limits: { maxBytes: number; timeout
     new Headers(init?.headers).forEach((value, key) => {
       headers[key] = value;
     });
+    // tsdav sends XML strings; anything else is stringified as before (URLSearchParams as a query string).
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string
     const body = init?.body === undefined || init.body === null ? undefined : typeof init.body === "string" ? init.body : String(init.body);
     const response = await guarded(url, () =>
       http.request(url, {

@@ -10,9 +10,9 @@
  */
 import type { Document } from "mongodb";
 import type { PersonId } from "../../core/ids.js";
-import type { DbLike } from "../../core/storage/mongo/driver.js";
+import type { DbLike } from "../../core/storage/mongo/index.js";
 import { seriesSchema } from "./model.js";
-import type { CalendarStore, CalendarSyncBatch, StoredCalendar, StoredItem } from "./store.js";
+import { eventIdOf, type CalendarStore, type CalendarSyncBatch, type StoredCalendar, type StoredItem } from "./store.js";
 
 /** Collection names of the calendar store. */
 export const calendarCollections = { calendars: "calendar_calendars", items: "calendar_items", conflicts: "calendar_conflicts" } as const;
@@ -27,7 +27,7 @@ export class MongoCalendarStore implements CalendarStore {
     await this.db.collection(calendarCollections.items).createIndexes([
       { key: { personId: 1, startMs: 1 }, name: "person_window" },
       { key: { personId: 1, calendarId: 1 }, name: "person_calendar" },
-      { key: { personId: 1, uids: 1 }, name: "person_uid" },
+      { key: { personId: 1, eventIds: 1 }, name: "person_event" },
     ]);
   }
 
@@ -92,7 +92,7 @@ export class MongoCalendarStore implements CalendarStore {
             hash: item.hash,
             ics: item.ics,
             series: JSON.stringify(item.series),
-            uids: [...new Set(item.series.map((s) => s.uid))],
+            eventIds: [...new Set(item.series.map((s) => eventIdOf(calendarId, s.uid)))],
             startMs: item.startMs,
             endMs: item.endMs,
           },
@@ -102,7 +102,8 @@ export class MongoCalendarStore implements CalendarStore {
     }
     if (batch.deletes.length > 0) await items.deleteMany({ personId, calendarId, href: { $in: batch.deletes } });
     if (batch.replaceAll) await items.deleteMany({ personId, calendarId, href: { $nin: batch.upserts.map((u) => u.href) } });
-    await this.db.collection(calendarCollections.calendars).updateOne({ _id: key(personId, calendarId) }, { $set: { sync: batch.sync, syncedAt: batch.syncedAt, error: null } });
+    if (batch.sync === undefined) return;
+    await this.db.collection(calendarCollections.calendars).updateOne({ _id: key(personId, calendarId) }, { $set: { sync: batch.sync, syncedAt: batch.syncedAt ?? null, error: null } });
   }
 
   async itemsInWindow(personId: PersonId, fromMs: number, toMs: number, calendarIds?: readonly string[]): Promise<(StoredItem & { calendarId: string })[]> {
@@ -113,8 +114,8 @@ export class MongoCalendarStore implements CalendarStore {
     return docs.map(toItem);
   }
 
-  async itemsByUid(personId: PersonId, uid: string): Promise<(StoredItem & { calendarId: string })[]> {
-    const docs = await this.db.collection(calendarCollections.items).find({ personId, uids: uid }).toArray();
+  async itemsByEvent(personId: PersonId, eventId: string): Promise<(StoredItem & { calendarId: string })[]> {
+    const docs = await this.db.collection(calendarCollections.items).find({ personId, eventIds: eventId }).toArray();
     return docs.map(toItem);
   }
 

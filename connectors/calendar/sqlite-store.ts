@@ -7,7 +7,7 @@
  * journaling the two connections read concurrently and take turns writing (`busy_timeout`).
  *
  * Tables (created if missing): `calendar_calendars`, `calendar_items` (window index on
- * `(person_id, start_ms)`), `calendar_conflicts`. Every method is one synchronous statement or one
+ * `(person_id, start_ms)`), `calendar_item_events` (event id → item), `calendar_conflicts`. Every method is one synchronous statement or one
  * transaction, so it is atomic.
  */
 import { mkdirSync } from "node:fs";
@@ -15,7 +15,7 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type { PersonId } from "../../core/ids.js";
 import { seriesSchema } from "./model.js";
-import type { CalendarStore, CalendarSyncBatch, StoredCalendar, StoredItem } from "./store.js";
+import { eventIdOf, type CalendarStore, type CalendarSyncBatch, type StoredCalendar, type StoredItem } from "./store.js";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS calendar_calendars (
@@ -30,9 +30,9 @@ CREATE TABLE IF NOT EXISTS calendar_items (
   PRIMARY KEY (person_id, calendar_id, href)
 );
 CREATE INDEX IF NOT EXISTS calendar_items_window ON calendar_items (person_id, start_ms);
-CREATE TABLE IF NOT EXISTS calendar_item_uids (
-  person_id TEXT NOT NULL, uid TEXT NOT NULL, calendar_id TEXT NOT NULL, href TEXT NOT NULL,
-  PRIMARY KEY (person_id, uid, calendar_id, href)
+CREATE TABLE IF NOT EXISTS calendar_item_events (
+  person_id TEXT NOT NULL, event_id TEXT NOT NULL, calendar_id TEXT NOT NULL, href TEXT NOT NULL,
+  PRIMARY KEY (person_id, event_id, calendar_id, href)
 );
 CREATE TABLE IF NOT EXISTS calendar_conflicts (
   person_id TEXT NOT NULL, conflict_key TEXT NOT NULL, first_seen TEXT NOT NULL,
@@ -132,7 +132,7 @@ export class SqliteCalendarStore implements CalendarStore {
   async removeCalendar(personId: PersonId, calendarId: string): Promise<void> {
     this.db.transaction(() => {
       this.db.prepare("DELETE FROM calendar_items WHERE person_id = ? AND calendar_id = ?").run(personId, calendarId);
-      this.db.prepare("DELETE FROM calendar_item_uids WHERE person_id = ? AND calendar_id = ?").run(personId, calendarId);
+      this.db.prepare("DELETE FROM calendar_item_events WHERE person_id = ? AND calendar_id = ?").run(personId, calendarId);
       this.db.prepare("DELETE FROM calendar_calendars WHERE person_id = ? AND calendar_id = ?").run(personId, calendarId);
     })();
   }
@@ -157,8 +157,8 @@ export class SqliteCalendarStore implements CalendarStore {
          start_ms = excluded.start_ms, end_ms = excluded.end_ms`,
     );
     const remove = this.db.prepare("DELETE FROM calendar_items WHERE person_id = ? AND calendar_id = ? AND href = ?");
-    const removeUids = this.db.prepare("DELETE FROM calendar_item_uids WHERE person_id = ? AND calendar_id = ? AND href = ?");
-    const addUid = this.db.prepare("INSERT OR IGNORE INTO calendar_item_uids (person_id, uid, calendar_id, href) VALUES (?, ?, ?, ?)");
+    const removeUids = this.db.prepare("DELETE FROM calendar_item_events WHERE person_id = ? AND calendar_id = ? AND href = ?");
+    const addEvent = this.db.prepare("INSERT OR IGNORE INTO calendar_item_events (person_id, event_id, calendar_id, href) VALUES (?, ?, ?, ?)");
     this.db.transaction(() => {
       if (batch.replaceAll) {
         const keep = new Set(batch.upserts.map((u) => u.href));
@@ -177,11 +177,12 @@ export class SqliteCalendarStore implements CalendarStore {
         const uids = [...new Set(item.series.map((s) => s.uid))];
         upsert.run(personId, calendarId, item.href, item.etag, item.hash, item.ics, JSON.stringify(item.series), item.startMs, item.endMs);
         removeUids.run(personId, calendarId, item.href);
-        for (const uid of uids) addUid.run(personId, uid, calendarId, item.href);
+        for (const uid of uids) addEvent.run(personId, eventIdOf(calendarId, uid), calendarId, item.href);
       }
+      if (batch.sync === undefined) return;
       this.db
         .prepare("UPDATE calendar_calendars SET sync_token = ?, ctag = ?, etag = ?, last_modified = ?, synced_at = ?, error = NULL WHERE person_id = ? AND calendar_id = ?")
-        .run(batch.sync.syncToken, batch.sync.ctag, batch.sync.etag, batch.sync.lastModified, batch.syncedAt, personId, calendarId);
+        .run(batch.sync.syncToken, batch.sync.ctag, batch.sync.etag, batch.sync.lastModified, batch.syncedAt ?? null, personId, calendarId);
     })();
   }
 
@@ -194,13 +195,13 @@ export class SqliteCalendarStore implements CalendarStore {
     return rows.map(toItem);
   }
 
-  async itemsByUid(personId: PersonId, uid: string): Promise<(StoredItem & { calendarId: string })[]> {
+  async itemsByEvent(personId: PersonId, eventId: string): Promise<(StoredItem & { calendarId: string })[]> {
     const rows = this.db
       .prepare(
-        `SELECT i.calendar_id, i.href, i.etag, i.hash, i.ics, i.series, i.start_ms, i.end_ms FROM calendar_item_uids u
-         JOIN calendar_items i ON i.person_id = u.person_id AND i.calendar_id = u.calendar_id AND i.href = u.href WHERE u.person_id = ? AND u.uid = ?`,
+        `SELECT i.calendar_id, i.href, i.etag, i.hash, i.ics, i.series, i.start_ms, i.end_ms FROM calendar_item_events u
+         JOIN calendar_items i ON i.person_id = u.person_id AND i.calendar_id = u.calendar_id AND i.href = u.href WHERE u.person_id = ? AND u.event_id = ?`,
       )
-      .all(personId, uid) as ItemRow[];
+      .all(personId, eventId) as ItemRow[];
     return rows.map(toItem);
   }
 

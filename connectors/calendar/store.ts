@@ -66,8 +66,9 @@ export interface CalendarSyncBatch {
   deletes: string[];
   /** Delete every item not in `upserts` (a feed is replaced as a whole). */
   replaceAll?: boolean;
-  sync: CalendarSyncState;
-  syncedAt: string;
+  /** The new sync state and its time; absent for Familiar's own writes, which change items only. */
+  sync?: CalendarSyncState;
+  syncedAt?: string;
 }
 
 /** The calendar storage port. Every method is scoped to one person. */
@@ -88,8 +89,8 @@ export interface CalendarStore {
   applySync(personId: PersonId, calendarId: string, batch: CalendarSyncBatch): Promise<void>;
   /** Items of the person (optionally of some calendars) whose span may overlap `[fromMs, toMs)`. */
   itemsInWindow(personId: PersonId, fromMs: number, toMs: number, calendarIds?: readonly string[]): Promise<(StoredItem & { calendarId: string })[]>;
-  /** The items holding event `uid` (in any of the person's calendars). */
-  itemsByUid(personId: PersonId, uid: string): Promise<(StoredItem & { calendarId: string })[]>;
+  /** The items holding the event `eventId` (see {@link eventIdOf}; normally one). */
+  itemsByEvent(personId: PersonId, eventId: string): Promise<(StoredItem & { calendarId: string })[]>;
   /**
    * Records conflict keys as announced and returns those that were not known before (in the order
    * given). Idempotent: a key is new exactly once.
@@ -100,6 +101,14 @@ export interface CalendarStore {
 /** A stable calendar id from its source and URL: `cal_` + 16 hex of SHA-256. */
 export function calendarIdOf(sourceId: string, url: string): string {
   return `cal_${createHash("sha256").update(`${sourceId}\n${url}`).digest("hex").slice(0, 16)}`;
+}
+
+/**
+ * The id an event goes by in tools (`ev_` + 12 hex of SHA-256 of calendar id and UID): short,
+ * stable across syncs, and distinct for the same UID in two calendars.
+ */
+export function eventIdOf(calendarId: string, uid: string): string {
+  return `ev_${createHash("sha256").update(`${calendarId}\n${uid}`).digest("hex").slice(0, 12)}`;
 }
 
 /** A stored item from parsed series (computes its hash and span). */

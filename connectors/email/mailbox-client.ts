@@ -6,9 +6,8 @@
  * is refused as not found instead of pointing at another message.
  */
 import type { ImapFlow, SearchObject } from "imapflow";
-import { closeImap, openImap } from "./imap-connect.js";
+import { closeImap, openImap, where } from "./imap-connect.js";
 import { EmailError, describeMailError } from "./errors.js";
-import { where } from "./imap-connect.js";
 import type { EmailCredentials, EmailSettings } from "./settings.js";
 import type { MailParsePool } from "./parse-pool.js";
 import type { ParseOutcome } from "./message.js";
@@ -116,7 +115,10 @@ export class MailboxClient {
 
   private armIdleClose(): void {
     if (this.idleTimer) clearTimeout(this.idleTimer);
-    this.idleTimer = setTimeout(() => void this.close(), this.options.idleCloseMs ?? 30_000);
+    // close() catches the logout itself; a throw of client.close() is nothing to act on here.
+    this.idleTimer = setTimeout(() => {
+      this.close().catch(() => undefined);
+    }, this.options.idleCloseMs ?? 30_000);
     this.idleTimer.unref();
   }
 

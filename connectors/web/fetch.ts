@@ -1,6 +1,6 @@
 import { z } from "zod";
-import type { EgressGuard } from "../../core/sentinel/egress.js";
-import { defineTool, type ToolDefinition } from "../../core/tools/tool.js";
+import type { EgressGuard } from "../../core/egress/index.js";
+import { defineTool, type ToolDefinition } from "../../core/tools/index.js";
 import { DEFAULT_MAX_CHARS, egressErrorResult, responseText } from "./response.js";
 
 /**

@@ -2,8 +2,8 @@
  * Web connector: `http_fetch` (read) and `http_request` (write), both through Sentinel's egress
  * guard and declared to Sentinel with their capability, access and destination arguments.
  */
-import type { EgressGuard } from "../../core/sentinel/egress.js";
-import type { ToolDefinition } from "../../core/tools/tool.js";
+import type { EgressGuard } from "../../core/egress/index.js";
+import type { ToolDefinition } from "../../core/tools/index.js";
 import { httpFetchTool } from "./fetch.js";
 import { httpRequestTool } from "./request.js";
 

@@ -1,6 +1,5 @@
-import { EgressDeniedError, EgressFailedError } from "../../core/sentinel/errors.js";
-import type { EgressResponse } from "../../core/sentinel/egress.js";
-import type { ToolResult } from "../../core/tools/tool.js";
+import { EgressDeniedError, EgressFailedError, type EgressResponse } from "../../core/egress/index.js";
+import type { ToolResult } from "../../core/tools/index.js";
 
 /** Most characters of a response the model gets (the rest is cut with a note). */
 export const DEFAULT_MAX_CHARS = 20_000;

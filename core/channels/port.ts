@@ -1,6 +1,6 @@
 import type { ArtifactId, PersonId } from "../ids.js";
-import type { CardView } from "../sentinel/card-view.js";
-import type { AttachmentKind, Button, ChannelName } from "../storage/types.js";
+import type { CardView } from "./card-view.js";
+import type { AttachmentKind, Button, ChannelName } from "../storage/index.js";
 
 /**
  * The channel port: one adapter per messenger (and the local web chat) in `bots/`. Adapters turn

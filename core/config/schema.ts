@@ -15,6 +15,7 @@ const bool = (fallback: boolean) =>
   z.preprocess((v) => {
     if (v === undefined || v === "") return fallback;
     if (typeof v === "boolean") return v;
+    if (typeof v !== "string" && typeof v !== "number") return v;
     const s = String(v).toLowerCase();
     if (["1", "true", "yes", "on"].includes(s)) return true;
     if (["0", "false", "no", "off"].includes(s)) return false;
@@ -23,10 +24,10 @@ const bool = (fallback: boolean) =>
 const int = (fallback: number, min: number, max: number) =>
   z.preprocess((v) => (v === undefined || v === "" ? fallback : typeof v === "string" ? Number(v) : v), z.number().int().min(min).max(max));
 
-const csv = (v: unknown) =>
+const csv = (v: unknown): unknown =>
   v === undefined || v === ""
     ? []
-    : Array.isArray(v)
+    : Array.isArray(v) || (typeof v !== "string" && typeof v !== "number" && typeof v !== "boolean")
       ? v
       : String(v)
           .split(",")
@@ -135,7 +136,7 @@ export const configSchema = z
  * every problem at once.
  */
 export function contradictions(c: Record<string, unknown>): { key: string; expected: string }[] {
-  const set = (key: string) => typeof c[key] === "string" && (c[key] as string).trim() !== "";
+  const set = (key: string) => typeof c[key] === "string" && (c[key]).trim() !== "";
   const out: { key: string; expected: string }[] = [];
   if (set("TELEGRAM_WEBHOOK_URL") && !set("TELEGRAM_WEBHOOK_SECRET")) out.push({ key: "TELEGRAM_WEBHOOK_SECRET", expected: "a secret token, required with TELEGRAM_WEBHOOK_URL" });
   if ((set("TELEGRAM_WEBHOOK_URL") || set("TELEGRAM_WEBHOOK_SECRET")) && !set("TELEGRAM_BOT_TOKEN")) out.push({ key: "TELEGRAM_BOT_TOKEN", expected: "the bot token, required for Telegram webhook mode" });

@@ -1,7 +1,6 @@
-import type { ChatMessage, ChatTool } from "../model/port.js";
+import type { ChatMessage, ChatTool } from "../model/index.js";
 import { messageText, shownImages, type ContextMedia } from "./attachments.js";
-import type { Store } from "../storage/ports.js";
-import type { ConversationMessage, Goal, MemoryItem, Person, Task } from "../storage/types.js";
+import type { Store, ConversationMessage, Goal, MemoryItem, Person, Task } from "../storage/index.js";
 import { personaFor, personLine } from "./persona.js";
 import type { TokenCounter } from "./tokens.js";
 import { untrustedNotice, wrapUntrusted, type UntrustedContent } from "./untrusted.js";

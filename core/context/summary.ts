@@ -1,6 +1,5 @@
-import type { ModelClient } from "../model/port.js";
-import type { Store } from "../storage/ports.js";
-import type { ConversationMessage, Person } from "../storage/types.js";
+import type { ModelClient } from "../model/index.js";
+import type { Store, ConversationMessage, Person } from "../storage/index.js";
 import { messageText } from "./attachments.js";
 import type { TokenCounter } from "./tokens.js";
 

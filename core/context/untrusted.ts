@@ -1,8 +1,8 @@
-import { wrapUntrusted as wrapBlock } from "../harness/untrusted.js";
+import { wrapUntrusted as wrapBlock } from "../tools/index.js";
 
 /**
  * Untrusted content (web pages, emails, files, webhook bodies) enters the model's context only as
- * delimited data (see `core/harness/untrusted.ts` for the delimiter and its escaping).
+ * delimited data (see `core/tools/untrusted.ts` for the delimiter and its escaping).
  */
 
 /** A piece of outside content and where it came from (URL, `email:<id>`, `hook:<id>`, …). */

@@ -1,7 +1,6 @@
 import type { Clock } from "../clock.js";
 import { asId } from "../ids.js";
-import type { Store } from "../storage/ports.js";
-import type { Person } from "../storage/types.js";
+import type { Store, Person } from "../storage/index.js";
 
 /** A chat command's answer (markdown). */
 export type CommandReply = { text: string };

@@ -13,11 +13,10 @@
  *   the owner or an admin adds others with `/group add <channel:groupId> <channel:account>`.
  * Every refusal is audited.
  */
-import type { InboundEvent } from "../channels/port.js";
+import type { InboundEvent } from "../channels/index.js";
 import type { Clock } from "../clock.js";
 import type { PersonId } from "../ids.js";
-import type { Store } from "../storage/ports.js";
-import { channelNames, type ChannelName, type GroupRef, type Person } from "../storage/types.js";
+import { type Store, channelNames, type ChannelName, type GroupRef, type Person } from "../storage/index.js";
 import type { CommandRegistry } from "./commands.js";
 
 /** What the door needs. */

@@ -1,8 +1,7 @@
-import type { InboundEvent, InboundMessage, InboundOutcome, InboundPress } from "../channels/port.js";
+import type { InboundEvent, InboundMessage, InboundOutcome, InboundPress } from "../channels/index.js";
 import type { Clock } from "../clock.js";
-import type { Logger } from "../log.js";
-import type { Store } from "../storage/ports.js";
-import type { Identity, Person } from "../storage/types.js";
+import type { Logger } from "../log/index.js";
+import type { Store, Identity, Person } from "../storage/index.js";
 import type { CommandRegistry } from "./commands.js";
 import type { LinkCodes } from "./links.js";
 import { describedOnly, type MediaIntake, type PreparedMedia } from "./media.js";

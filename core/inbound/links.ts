@@ -1,11 +1,10 @@
 import { randomInt } from "node:crypto";
-import type { InboundMessage } from "../channels/port.js";
+import type { InboundMessage } from "../channels/index.js";
 import type { Clock } from "../clock.js";
 import { DuplicateKeyError } from "../errors.js";
 import type { PersonId } from "../ids.js";
-import type { Logger } from "../log.js";
-import type { Store } from "../storage/ports.js";
-import type { ChannelName, Person } from "../storage/types.js";
+import type { Logger } from "../log/index.js";
+import type { Store, ChannelName, Person } from "../storage/index.js";
 
 /** /link codes expire after ten minutes. */
 export const LINK_TTL_MS = 10 * 60_000;

@@ -1,12 +1,10 @@
 import mime from "mime-types";
-import { AttachmentError, formatBytes } from "../channels/attachments.js";
-import type { InboundAttachment, InboundMessage } from "../channels/port.js";
-import { attachmentNoun } from "../context/attachments.js";
+import { AttachmentError, formatBytes, type InboundAttachment, type InboundMessage } from "../channels/index.js";
+import { attachmentNoun } from "../context/index.js";
 import type { PersonId } from "../ids.js";
-import type { Logger } from "../log.js";
-import type { ModelCapabilities } from "../model/capabilities.js";
-import { TranscriptionUnavailableError, type Transcriber } from "../model/transcription.js";
-import type { MessageAttachment, Person } from "../storage/types.js";
+import type { Logger } from "../log/index.js";
+import { type ModelCapabilities, TranscriptionUnavailableError, type Transcriber } from "../model/index.js";
+import type { MessageAttachment, Person } from "../storage/index.js";
 
 /** Default MAX_ATTACHMENT_BYTES: 20 MB, the most the Telegram Bot API lets a bot download (getFile). */
 export const DEFAULT_MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024;
@@ -118,7 +116,7 @@ export class MediaIntake {
     try {
       attachment.path = await this.deps.files.save(person.id, inboxFolder(event.at, person.timeZone), fileNameFor(inbound, event, index), bytes);
     } catch (err) {
-      // The workspace's quota (sandbox/jail.ts: JailError "quota_exceeded") is the person's to manage.
+      // The workspace's quota (sandbox/workspace/jail.ts: JailError "quota_exceeded") is the person's to manage.
       if (err instanceof Error && "code" in err && err.code === "quota_exceeded") {
         return failed("not kept: the workspace is full", `Your workspace is full, so I couldn't keep your ${noun}; delete some files there and send it again.`);
       }

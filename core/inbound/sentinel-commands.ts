@@ -1,5 +1,5 @@
 import { asId } from "../ids.js";
-import type { SentinelViews } from "../sentinel/views.js";
+import type { SentinelViews } from "../sentinel/index.js";
 import type { CommandRegistry } from "./commands.js";
 
 /** /permissions (list and revoke grants) and /activity (status line and recent audit events). */

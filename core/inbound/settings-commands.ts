@@ -1,7 +1,7 @@
 import type { Clock } from "../clock.js";
 import { asId, type PersonId } from "../ids.js";
-import type { Store } from "../storage/ports.js";
-import { isValidTimeZone } from "../time/zones.js";
+import type { Store } from "../storage/index.js";
+import { isValidTimeZone } from "../time/index.js";
 import type { CommandRegistry } from "./commands.js";
 
 const hhmm = /^([01]\d|2[0-3]):([0-5]\d)$/;

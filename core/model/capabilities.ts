@@ -1,4 +1,4 @@
-import type { Logger } from "../log.js";
+import type { Logger } from "../log/index.js";
 
 /** What is known about one capability of the model endpoint. */
 export type CapabilityState = "yes" | "no" | "unknown";

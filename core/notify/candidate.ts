@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { MonitorState, NotificationOrigin, Urgency } from "../storage/types.js";
+import type { MonitorState, NotificationOrigin, Urgency } from "../storage/index.js";
 import { monitorStateSchema, originSchema, urgencySchema } from "./schemas.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { NotificationDecision, NotificationOrigin, Person, Urgency } from "../storage/types.js";
+import type { NotificationDecision, NotificationOrigin, Person, Urgency } from "../storage/index.js";
 import { inQuietHours, quietHoursEnd } from "./digest-timing.js";
 import type { NoveltyVerdict } from "./novelty.js";
 

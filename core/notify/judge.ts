@@ -1,6 +1,6 @@
 import { z } from "zod";
-import type { ModelClient } from "../model/port.js";
-import type { NotificationDecision, Person } from "../storage/types.js";
+import type { ModelClient } from "../model/index.js";
+import type { NotificationDecision, Person } from "../storage/index.js";
 import type { Candidate } from "./candidate.js";
 import { dailyBudget, type FilterVerdict } from "./filter.js";
 import { localTimeLabel } from "./digest-timing.js";

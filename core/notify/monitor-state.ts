@@ -1,4 +1,4 @@
-import type { MonitorState, MonitorValue } from "../storage/types.js";
+import type { MonitorState, MonitorValue } from "../storage/index.js";
 
 /**
  * "Unchanged since the last report" and "trivial change", decided by code from a monitor's

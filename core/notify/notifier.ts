@@ -1,11 +1,10 @@
 import { createHash } from "node:crypto";
 import type { Clock } from "../clock.js";
 import type { PersonId, TaskId } from "../ids.js";
-import type { Logger } from "../log.js";
-import type { ModelClient } from "../model/port.js";
-import type { Scheduler } from "../scheduling/scheduler.js";
-import type { Store } from "../storage/ports.js";
-import type { Button, NotificationRecord, Person } from "../storage/types.js";
+import type { Logger } from "../log/index.js";
+import type { ModelClient } from "../model/index.js";
+import type { Scheduler } from "../scheduling/index.js";
+import type { Store, Button, NotificationRecord, Person } from "../storage/index.js";
 import type { Candidate } from "./candidate.js";
 import { releaseAt, startOfLocalDay } from "./digest-timing.js";
 import { applyRules, stricter, type FilterVerdict, type RuleId } from "./filter.js";

@@ -1,10 +1,20 @@
 import type { TaskId } from "../ids.js";
-import type { MonitorState, NotificationOrigin, Urgency } from "../storage/types.js";
+import type { MonitorState, NotificationOrigin, Urgency } from "../storage/index.js";
 import { compareMonitor } from "./monitor-state.js";
 import { reportsOnlyTrivialChange, targetsOf } from "./change-text.js";
 import { conceptsOf, differentSubjects, normaliseWords } from "./concepts.js";
 import { saysNothingNew } from "./no-news.js";
-import { analyse, fold, hasRestatementMarker, isChatter, isNoNews, jaccard, similarity, type Analysis, type Fact } from "./text.js";
+import {
+  analyse,
+  fold,
+  hasRestatementMarker,
+  isChatter,
+  isNoNews,
+  jaccard,
+  similarity,
+  type Analysis,
+  type Fact,
+} from "./text.js";
 
 /**
  * The deterministic novelty stage (rule 1 of the filter): does a candidate carry anything the

@@ -1,6 +1,5 @@
 import { z } from "zod";
-import type { Store } from "../storage/ports.js";
-import type { JournalEntry, MonitorState, Task } from "../storage/types.js";
+import type { Store, JournalEntry, MonitorState, Task } from "../storage/index.js";
 import { ownInitiative, proposalSchema, type Candidate, type Proposal, type Provenance } from "./candidate.js";
 import { monitorStateSchema } from "./schemas.js";
 import { proposeMessageToolName, reportMonitorStateToolName } from "./tools.js";

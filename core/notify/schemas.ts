@@ -1,5 +1,11 @@
 import { z } from "zod";
-import { notificationOrigins, urgencies, type MonitorState, type NotificationOrigin, type Urgency } from "../storage/types.js";
+import {
+  notificationOrigins,
+  urgencies,
+  type MonitorState,
+  type NotificationOrigin,
+  type Urgency,
+} from "../storage/index.js";
 
 /**
  * zod schemas of the notification filter's shapes, shared by the tools that produce candidates,

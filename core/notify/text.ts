@@ -228,10 +228,10 @@ export function analyse(text: string): Analysis {
     }
     rest = out + rest.slice(last);
   };
-  take(/https?:\/\/[^\s)>\]]+/g, (m) => ({ kind: "url", value: m[0]!.replace(/[.,;]+$/, "") }));
-  take(/[\w.+-]+@[\w-]+\.[\w.-]+/g, (m) => ({ kind: "url", value: m[0]! }));
+  take(/https?:\/\/[^\s)>\]]+/g, (m) => ({ kind: "url", value: m[0].replace(/[.,;]+$/, "") }));
+  take(/[\w.+-]+@[\w-]+\.[\w.-]+/g, (m) => ({ kind: "url", value: m[0] }));
   // Host names ("example-shop.com", "blog.example.de") identify a site the way a link does.
-  take(/\b(?:[a-z0-9-]+\.)+[a-z]{2,12}\b(?!\.?\d)/g, (m) => (/[a-z]{2,}\.[a-z]{2,}/.test(m[0]!) ? { kind: "url", value: m[0]! } : null));
+  take(/\b(?:[a-z0-9-]+\.)+[a-z]{2,12}\b(?!\.?\d)/g, (m) => (/[a-z]{2,}\.[a-z]{2,}/.test(m[0]) ? { kind: "url", value: m[0] } : null));
   take(/\b(\d{4})-(\d{2})-(\d{2})\b/g, (m) => ({ kind: "date", value: `${m[1]}-${m[2]}-${m[3]}` }));
   // d/m(/y) and d.m.(y): "12/05", "12.05.", "12.05.2026" — never "3.10" (a price), never a month 0 or 13.
   const dayMonth = (m: RegExpExecArray): Fact | null => {
@@ -248,7 +248,7 @@ export function analyse(text: string): Analysis {
   const statuses = statusesOf(text);
   if (statuses.has("down")) rest = rest.replace(elapsed, " ");
   take(/\b(?=[a-z0-9-]*\d)(?=[a-z0-9-]*[a-z])[a-z0-9]+(?:-[a-z0-9]+)*\b/g, (m) => {
-    const v = m[0]!;
+    const v = m[0];
     // "5min", "3x", "2nd", "10kg": a number with a unit is a number, not a code.
     const unit = /^(\d+(?:[.,]\d+)?)(k|m|x|st|nd|rd|th|min|mins|h|hrs?|kg|km|gb|mb|eur|usd|pct)$/.exec(v);
     if (unit) {
@@ -258,7 +258,7 @@ export function analyse(text: string): Analysis {
     return { kind: "code", value: v };
   });
   take(/\d+(?:[.,]\d+)*/g, (m) => {
-    const n = parseNumber(m[0]!);
+    const n = parseNumber(m[0]);
     return n === null ? null : { kind: "num", value: String(n), n };
   });
   // Status words are compared as statuses (language-independent), not again as words.

@@ -1,5 +1,5 @@
-import type { Store } from "../storage/ports.js";
-import { defineTool, type ToolDefinition } from "../tools/tool.js";
+import type { Store } from "../storage/index.js";
+import { defineTool, type ToolDefinition } from "../tools/index.js";
 import { proposalSchema } from "./candidate.js";
 import { compareMonitor } from "./monitor-state.js";
 import { monitorStateSchema } from "./schemas.js";
@@ -55,5 +55,5 @@ export function notifyTools(deps: { store: Pick<Store, "notifications"> }): Tool
         };
       },
     }),
-  ] as unknown as ToolDefinition[];
+  ];
 }

@@ -1,10 +1,18 @@
-import { DeliveryError, filePart, type AttachmentSource, type ChannelAdapter, type ChannelTarget, type OutboundContent, type OutboundPart, type RenderOptions } from "../channels/port.js";
+import {
+  DeliveryError,
+  filePart,
+  type AttachmentSource,
+  type ChannelAdapter,
+  type ChannelTarget,
+  type OutboundContent,
+  type OutboundPart,
+  type RenderOptions,
+  parseCardView,
+} from "../channels/index.js";
 import type { Clock } from "../clock.js";
-import type { Logger } from "../log.js";
-import type { DueSource } from "../runtime/due-loop.js";
-import { parseCardView } from "../sentinel/card-view.js";
-import type { Store } from "../storage/ports.js";
-import type { ChannelName, DeliveryProgress, Identity, OutboxMessage } from "../storage/types.js";
+import type { Logger } from "../log/index.js";
+import type { DueSource } from "../scheduling/index.js";
+import type { Store, ChannelName, DeliveryProgress, Identity, OutboxMessage } from "../storage/index.js";
 
 /** Attempts before a transient failure becomes permanent (with the backoff below: about 2.5 hours). */
 const MAX_ATTEMPTS = 20;

@@ -1,18 +1,27 @@
 import { z } from "zod";
 import type { Clock } from "../clock.js";
-import { assembleContext, type AssembledContext, type ConversationView } from "../context/assemble.js";
-import type { ContextMedia } from "../context/attachments.js";
-import type { TokenCounter } from "../context/tokens.js";
-import type { UntrustedContent } from "../context/untrusted.js";
-import { runToolLoop, toChatTool } from "../harness/index.js";
-import type { ExecuteTool, ToolLoopResult } from "../harness/types.js";
+import {
+  assembleContext,
+  type AssembledContext,
+  type ConversationView,
+  type ContextMedia,
+  type TokenCounter,
+  type UntrustedContent,
+} from "../context/index.js";
+import { runToolLoop, toChatTool, type ExecuteTool, type ToolLoopResult } from "../tool-loop/index.js";
 import { newId, type HookId } from "../ids.js";
-import type { ModelClient } from "../model/port.js";
-import type { Store } from "../storage/ports.js";
-import type { Goal, Person, Task } from "../storage/types.js";
-import { defineTool, type ToolDefinition } from "../tools/tool.js";
-import type { Inherited, RuntimeState, Trigger } from "./checkpoint.js";
-import { findTool, journalHistory, journaled, recordPlan } from "./journal.js";
+import type { ModelClient } from "../model/index.js";
+import type { Store, Goal, Person, Task } from "../storage/index.js";
+import { defineTool, type ToolDefinition } from "../tools/index.js";
+import {
+  type Inherited,
+  type RuntimeState,
+  type Trigger,
+  findTool,
+  journalHistory,
+  journaled,
+  recordPlan,
+} from "../tasks/index.js";
 
 /** What a task activation asked the runtime to do next (set by the wait tools and Sentinel). */
 export interface ActivationRequests {
@@ -97,7 +106,7 @@ export async function runActivation(deps: ActivationDeps, input: ActivationInput
   const inherited = input.inherited ?? { tainted: false, source: null, depth: 0 };
   const chainDepth = inherited.depth;
   const toolContext = { personId: person.id, taskId: task.id, originMessageId: input.originMessageId, now: clock.now(), chainDepth };
-  const baseExecute: ExecuteTool = (tool, args, ctx) => tool.execute(args as never, ctx);
+  const baseExecute: ExecuteTool = (tool, args, ctx) => tool.execute(args, ctx);
   const history = runtime.resumes > 0 || runtime.round > 0 ? await store.journal.listJournal(task.id) : [];
   const rebuilt = await journalHistory(history, prefix, async (entry) => {
     const tool = findTool(tools, entry.tool);
@@ -153,7 +162,7 @@ function activationTools(deps: ActivationDeps, input: { task: Task; person: Pers
         requests.waitForReply = args.question;
         return { ok: true, content: "The task will wait for the person's reply after this message." };
       },
-    }) as unknown as ToolDefinition,
+    }),
   ];
   if (deps.createHook) {
     const createHook = deps.createHook;
@@ -171,7 +180,7 @@ function activationTools(deps: ActivationDeps, input: { task: Task; person: Pers
           requests.waitForEvent = { hookId };
           return { ok: true, content: `Webhook ${hookId} created; the person has its URL and secret. The task will wait for it.` };
         },
-      }) as unknown as ToolDefinition,
+      }),
     );
   }
   return tools;

@@ -3,10 +3,10 @@
  * for turns that produced no answer.
  */
 import { asId } from "../ids.js";
-import type { TaskState } from "../storage/types.js";
-import { nextCronTime } from "../time/zones.js";
+import type { TaskState } from "../storage/index.js";
+import { nextCronTime } from "../time/index.js";
 import type { ActivationOutcome } from "./activation.js";
-import type { TaskCheckpoint } from "./checkpoint.js";
+import type { TaskCheckpoint } from "../tasks/index.js";
 
 /**
  * The task's next state after an activation, in this order: waiting for the approval it asked for,

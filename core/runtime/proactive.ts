@@ -5,11 +5,15 @@
  * state), and the notifier decides send now / hold / drop. Delivery keys follow the occurrence, so a
  * wake-up occurrence that runs again says its piece once.
  */
-import type { Notifier } from "../notify/notifier.js";
-import { backgroundCandidates, occurrenceKeyOf, reminderCandidate, wakeupProvenance } from "../notify/producers.js";
-import type { Store } from "../storage/ports.js";
-import type { Person, Task } from "../storage/types.js";
-import type { TaskCheckpoint, Trigger } from "./checkpoint.js";
+import {
+  type Notifier,
+  backgroundCandidates,
+  occurrenceKeyOf,
+  reminderCandidate,
+  wakeupProvenance,
+} from "../notify/index.js";
+import type { Store, Person, Task } from "../storage/index.js";
+import type { TaskCheckpoint, Trigger } from "../tasks/index.js";
 
 /** What a finished background activation hands over. */
 export interface ProactiveInput {

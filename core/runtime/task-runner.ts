@@ -5,17 +5,24 @@
  * starts or resumes its activation with the inputs stored in its checkpoint, and moves it on.
  */
 import type { Clock } from "../clock.js";
-import type { Logger } from "../log.js";
-import type { ModelClient } from "../model/port.js";
+import type { Logger } from "../log/index.js";
+import type { ModelClient } from "../model/index.js";
 import { asId } from "../ids.js";
-import type { Store } from "../storage/ports.js";
-import type { ClaimedTask, ConversationMessage, Person, Task, TaskState } from "../storage/types.js";
-import type { ToolDefinition } from "../tools/tool.js";
+import type { Store, ClaimedTask, ConversationMessage, Person, Task, TaskState } from "../storage/index.js";
+import type { ToolDefinition } from "../tools/index.js";
 import { failureText, nextOccurrence, nextState } from "./after-activation.js";
 import { newSessionId, runActivation, type ActivationDeps, type ActivationOutcome } from "./activation.js";
-import { inheritedOf, parseCheckpoint, runtimeOf, toStored, type RuntimeState, type TaskCheckpoint, type Trigger } from "./checkpoint.js";
-import type { DueSource } from "./due-loop.js";
-import { resumeDecidedApproval } from "./approvals.js";
+import {
+  inheritedOf,
+  parseCheckpoint,
+  runtimeOf,
+  toStored,
+  type RuntimeState,
+  type TaskCheckpoint,
+  type Trigger,
+} from "../tasks/index.js";
+import type { DueSource } from "../scheduling/index.js";
+import { resumeDecidedApproval } from "./approval-resume.js";
 import type { ProactiveFlow } from "./proactive.js";
 import { answeredMessage, answerRange, handOverToWaitingTask, unansweredFrom } from "./turn.js";
 import { initialTrigger, triggerText, type WakeupFlow } from "./wakeup.js";

@@ -4,9 +4,8 @@
  * get a turn of their own. When a task is waiting for the person's reply, the turn hands its
  * messages over to that task instead of answering them itself.
  */
-import type { Store } from "../storage/ports.js";
-import type { ConversationMessage, Person, Task } from "../storage/types.js";
-import { turnSpecSchema, type TaskCheckpoint, type Trigger, type TurnCheckpoint } from "./checkpoint.js";
+import type { Store, ConversationMessage, Person, Task } from "../storage/index.js";
+import { turnSpecSchema, type TaskCheckpoint, type Trigger, type TurnCheckpoint } from "../tasks/index.js";
 
 /** The person's messages an activation answers directly (null: it is background work). */
 export function answerRange(checkpoint: TaskCheckpoint, origin: Trigger): { fromSeq: number; toSeq: number } | null {

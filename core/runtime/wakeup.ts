@@ -7,12 +7,11 @@
  */
 import type { Clock } from "../clock.js";
 import type { GoalId, PersonId } from "../ids.js";
-import type { Logger } from "../log.js";
-import type { Store } from "../storage/ports.js";
-import type { Person, Task, TaskState } from "../storage/types.js";
-import { formatLocal } from "../time/zones.js";
+import type { Logger } from "../log/index.js";
+import type { Store, Person, Task, TaskState } from "../storage/index.js";
+import { formatLocal } from "../time/index.js";
 import { nextOccurrence } from "./after-activation.js";
-import type { TaskCheckpoint, Trigger } from "./checkpoint.js";
+import type { TaskCheckpoint, Trigger } from "../tasks/index.js";
 
 export interface WakeupFlowDeps {
   store: Pick<Store, "goals" | "tasks" | "audit">;

@@ -6,9 +6,8 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../clock.js";
 import { asId, type HookId } from "../ids.js";
-import type { Store } from "../storage/ports.js";
-import type { Person, Task } from "../storage/types.js";
-import type { Trigger } from "./checkpoint.js";
+import type { Store, Person, Task } from "../storage/index.js";
+import type { Trigger } from "../tasks/index.js";
 
 /** Result of {@link WebhookEvents.receive}: unknown hook (404), wrong secret (401), or how many tasks resumed. */
 export type HookEventResult = { status: "unknown" } | { status: "forbidden" } | { status: "accepted"; resumed: number };

@@ -19,9 +19,8 @@
  */
 import { Lexer, type MarkedToken, type Token } from "marked";
 import type { PersonId } from "../ids.js";
-import type { Store } from "../storage/ports.js";
-import { parseGrantPattern } from "./patterns.js";
-import { hostsIn } from "./provenance.js";
+import type { Store } from "../storage/index.js";
+import { parseGrantPattern, hostsIn } from "../policy/index.js";
 
 /** Decides whether a link to `needle` (`host` or `host:port`, lower case) may stay a link. */
 export type LinkAllowed = (needle: string) => boolean;

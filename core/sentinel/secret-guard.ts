@@ -3,11 +3,10 @@
  * arguments (a raw vault value going where it is not bound), the substitution of the acting person's
  * references for bound destinations, and the scrubbing of everything that comes back.
  */
-import type { ToolResult } from "../tools/tool.js";
-import type { ActionDescriptor } from "./descriptor.js";
-import { SecretError } from "./errors.js";
-import { scrubDeep, secretsIn } from "./scrub.js";
-import type { SecretVault } from "./vault.js";
+import type { ToolResult } from "../tools/index.js";
+import type { ActionDescriptor } from "../policy/index.js";
+import { SecretError, type SecretVault } from "../secrets/index.js";
+import { scrubDeep, secretsIn } from "../log/index.js";
 
 /** The vault-facing half of Sentinel. Without a vault, references are refused and nothing is substituted. */
 export class SecretGuard {

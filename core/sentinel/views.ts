@@ -4,11 +4,16 @@
  */
 import { systemClock } from "../clock.js";
 import type { GrantId, PersonId } from "../ids.js";
-import type { Store } from "../storage/ports.js";
-import type { Grant, GrantScope } from "../storage/types.js";
-import { liveGrants, type ActiveGrant } from "./grants.js";
-import { describePattern, parseGrantPattern } from "./patterns.js";
-import { SESSION_IDLE_MS, SentinelClock, SessionTracker } from "./time.js";
+import type { Store, Grant, GrantScope } from "../storage/index.js";
+import {
+  liveGrants,
+  type ActiveGrant,
+  describePattern,
+  parseGrantPattern,
+  SESSION_IDLE_MS,
+  SentinelClock,
+  SessionTracker,
+} from "../policy/index.js";
 
 /** One grant as the person sees it. */
 export interface GrantView {
@@ -41,7 +46,7 @@ export class SentinelViews {
     private readonly store: ViewStore,
     time?: { clock: SentinelClock; sessions: SessionTracker },
   ) {
-    this.time = time ?? { clock: new SentinelClock(store, systemClock.now), sessions: new SessionTracker(store) };
+    this.time = time ?? { clock: new SentinelClock(store, () => systemClock.now()), sessions: new SessionTracker(store) };
   }
 
   private async clock(): Promise<Date> {

@@ -25,7 +25,6 @@ import type {
   ApprovalRequest,
   Artifact,
   NewArtifact,
-  LocalAttachment,
   AuditEvent,
   ChannelName,
   ClaimedTask,

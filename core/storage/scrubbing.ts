@@ -1,6 +1,6 @@
 /**
  * The store's secret boundary: a view of a {@link Store} whose writes of error texts and audit rows
- * pass through a scrubber first (scrub.ts `SecretRegistry.scrubDeep`: configured bot tokens and API
+ * pass through a scrubber first (core/log/redaction.ts `SecretRegistry.scrubDeep`: configured bot tokens and API
  * keys, every vault value in every encoding, token shapes). Covered: `audit.appendAudit` (summary and
  * data), `journal.recordIntent` and `journal.recordOutcome` (arguments, results and errors),
  * `tasks.transitionTask` (a failed task's error), `outbox.markDeliveryFailed` (the platform's error)
@@ -13,21 +13,21 @@ type Scrub = <T>(value: T) => T;
 /** Wraps `store` so the writes listed in the module doc are scrubbed by `scrub`. */
 export function scrubbingStore(store: Store, scrub: Scrub): Store {
   const wrappers: Partial<Record<keyof Store, Record<string, (original: (...args: never[]) => unknown) => (...args: never[]) => unknown>>> = {
-    audit: { appendAudit: (f) => (input: never) => f(scrub(input) as never) },
+    audit: { appendAudit: (f) => (input: never) => f(scrub<never>(input)) },
     journal: {
-      recordIntent: (f) => (input: never) => f(scrub(input) as never),
-      recordOutcome: (f) => ((key: never, outcome: never, now: never) => f(key, scrub(outcome) as never, now)) as (...args: never[]) => unknown,
+      recordIntent: (f) => (input: never) => f(scrub<never>(input)),
+      recordOutcome: (f) => ((key: never, outcome: never, now: never) => f(key, scrub<never>(outcome), now)),
     },
-    tasks: { transitionTask: (f) => (input: never) => f(scrub(input) as never) },
-    outbox: { markDeliveryFailed: (f) => (input: never) => f(scrub(input) as never) },
-    persons: { setIdentityUnreachable: (f) => ((channel: never, account: never, reason: never, now: never) => f(channel, account, scrub(reason) as never, now)) as (...args: never[]) => unknown },
+    tasks: { transitionTask: (f) => (input: never) => f(scrub<never>(input)) },
+    outbox: { markDeliveryFailed: (f) => (input: never) => f(scrub<never>(input)) },
+    persons: { setIdentityUnreachable: (f) => ((channel: never, account: never, reason: never, now: never) => f(channel, account, scrub<never>(reason), now)) },
   };
   const repos = new Map<string | symbol, unknown>();
   return new Proxy(store, {
     get(target, prop, receiver) {
       const value: unknown = Reflect.get(target, prop, receiver);
       const wrap = typeof prop === "string" ? wrappers[prop as keyof Store] : undefined;
-      if (wrap === undefined || value === null || typeof value !== "object") return typeof value === "function" ? value.bind(target) : value;
+      if (wrap === undefined || value === null || typeof value !== "object") return typeof value === "function" ? (value.bind(target) as unknown) : value;
       let repo = repos.get(prop);
       if (repo === undefined) {
         repo = new Proxy(value, {

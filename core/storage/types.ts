@@ -240,7 +240,7 @@ export interface Lease {
 }
 
 /**
- * What a task is for; its checkpoint's shape depends on it (parsed by `core/runtime/checkpoint.ts`):
+ * What a task is for; its checkpoint's shape depends on it (parsed by `core/tasks/checkpoint.ts`):
  * - `turn`: answers a range of the person's messages;
  * - `wakeup`: a wake-up the model scheduled (once or on a cron in a time zone);
  * - `checkin`: a goal's recurring check-in.
@@ -347,7 +347,7 @@ export interface GrantConstraints {
   recipient?: string;
   /** Upper bound, in the currency's minor unit. */
   maxAmount?: number;
-  /** Digest of one described action (core/sentinel/action.ts): the grant covers that action only. */
+  /** Digest of one described action (core/tools/action.ts): the grant covers that action only. */
   action?: string;
 }
 

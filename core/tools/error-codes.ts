@@ -1,5 +1,3 @@
-import type { EgressFailureCode, SecretErrorCode } from "../sentinel/errors.js";
-
 /**
  * Codes the tool loop itself gives to calls it did not run or that threw:
  * `invalid_json` (arguments not JSON), `invalid_arguments` (schema mismatch), `unknown_tool`,
@@ -18,7 +16,16 @@ export type JournalErrorCode = "not_run" | "failed";
  */
 export type SentinelErrorCode = "denied" | "approval_required" | "approvals_paused" | "approval_deferred" | "egress_denied";
 
-/** Why the workspace jail (sandbox/jail.ts) refused a path or file. */
+/** Why an allowed request still failed. */
+export type EgressFailureCode = "timeout" | "too_large" | "network" | "aborted";
+
+/**
+ * Why the vault refused. `secret_unbound_destination`: a request carried a vault value (in some
+ * encoding) to an origin that secret is not bound to — refused whatever the grants say.
+ */
+export type SecretErrorCode = "secret_unknown" | "secret_not_bound" | "secret_unbound_destination" | "vault_key_invalid" | "vault_corrupt";
+
+/** Why the workspace jail (sandbox/workspace/jail.ts) refused a path or file. */
 export type JailErrorCode =
   | "path_outside_workspace"
   | "not_a_regular_file"

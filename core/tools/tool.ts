@@ -1,8 +1,7 @@
 import type { z } from "zod";
 import type { PersonId, TaskId } from "../ids.js";
-import type { ActionDescription } from "../sentinel/action.js";
-import type { ToolPolicy } from "../sentinel/types.js";
-import type { Json } from "../storage/types.js";
+import type { ActionDescription } from "./action.js";
+import type { Json } from "../storage/index.js";
 import type { ToolErrorCode } from "./error-codes.js";
 
 /**
@@ -49,6 +48,40 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    */
   backgroundOnly?: boolean;
   execute(args: z.infer<S>, context: ToolContext): Promise<ToolResult>;
+}
+
+/** What a tool declares to Sentinel. Tools without one are internal (goals, memory): allowed, still audited. */
+export interface ToolPolicy {
+  /** Dotted capability, e.g. `web.fetch`, `web.request`, `email.send`. Grants are per capability. */
+  capability: string;
+  /** `read` gets information; `write` changes something or sends something outside. */
+  access: "read" | "write";
+  /** Argument paths (dot notation, `[]` for arrays, e.g. `to[]`) holding URLs, recipients or payees. */
+  destinationArgs: string[];
+  /** Argument paths that can carry data out (a request body, an email text). */
+  exfiltrationArgs: string[];
+  /** Payments, deletions, messages to other people: always asked unless a grant covers it. */
+  hardToUndo?: boolean;
+  /**
+   * The action's verb: a fixed one (`{ fixed: "WRITE" }`, `{ fixed: "SUBMIT" }`) or the argument
+   * holding it (`{ arg: "method" }` for an HTTP method). Default: `READ` for reads, `WRITE` for writes.
+   */
+  method?: { fixed: string } | { arg: string; default?: string };
+  /** Argument paths holding workspace file paths (each becomes a `file` target of the action). */
+  fileArgs?: string[];
+  /** Argument paths holding header maps (names shown on cards; `{{secret:NAME}}` values as "🔒 NAME"). */
+  headerArgs?: string[];
+  /** Argument paths holding a payload shown decoded on cards (JSON pretty, form fields, base64/hex text). */
+  bodyArgs?: string[];
+  /**
+   * For tools whose effect depends on outside state (a web page): describes the exact action the
+   * call would perform now (`core/tools/action.ts`). When present, Sentinel derives the action
+   * descriptor from the description (method, destinations, its digest) instead of the argument
+   * paths above, shows it on the card and binds "Approve once" to its digest; the tool receives it
+   * as `context.action` and must refuse to act if its effect no longer has that digest. Throws
+   * `ActionUnavailableError` when there is nothing to describe.
+   */
+  describe?: (args: unknown, context: ToolContext) => Promise<ActionDescription>;
 }
 
 /** What an internal tool leaves behind, as Sentinel judges it (see `ToolDefinition.persists`). */

@@ -12,7 +12,7 @@
  * reference; the digest holds a hash of it, so a different password is a different action.
  */
 import { createHash } from "node:crypto";
-import { actionDigest, type ActionDescription } from "../../core/sentinel/action.js";
+import { actionDigest, type ActionDescription } from "../../core/tools/index.js";
 import type { ObservedWrite } from "./network.js";
 import type { CheckoutFacts, ElementFacts, FormField } from "./page-scripts.js";
 

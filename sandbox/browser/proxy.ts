@@ -20,8 +20,7 @@ import http from "node:http";
 import net from "node:net";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
-import type { CheckedTarget } from "../../core/sentinel/egress.js";
-import { EgressDeniedError } from "../../core/sentinel/errors.js";
+import { type CheckedTarget, EgressDeniedError } from "../../core/egress/index.js";
 import { InFlight } from "./in-flight.js";
 
 /** What the proxy needs from the egress guard. */
@@ -62,9 +61,16 @@ export class EgressProxy {
   static async start(options: EgressProxyOptions): Promise<EgressProxy> {
     const server = http.createServer();
     const proxy = new EgressProxy(server, options);
-    server.on("request", (req, res) => void proxy.forward(req, res));
-    server.on("connect", (req, socket, head) => void proxy.tunnel(req, socket, head));
-    server.on("upgrade", (req, socket) => void proxy.refuseUpgrade(req, socket));
+    // A request that fails in a way the handlers did not foresee (the resolver threw) is cut, never left to crash the process.
+    server.on("request", (req, res) => {
+      proxy.forward(req, res).catch(() => res.destroy());
+    });
+    server.on("connect", (req, socket, head) => {
+      proxy.tunnel(req, socket, head).catch(() => socket.destroy());
+    });
+    server.on("upgrade", (req, socket) => {
+      proxy.refuseUpgrade(req, socket).catch(() => socket.destroy());
+    });
     server.on("connection", (socket) => proxy.track(socket));
     server.on("clientError", (_error, socket) => socket.destroy());
     await new Promise<void>((resolve, reject) => {

@@ -24,7 +24,7 @@ import { join, resolve } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { z } from "zod";
 import type { PersonId } from "../../core/ids.js";
-import type { Logger } from "../../core/log.js";
+import type { Logger } from "../../core/log/index.js";
 import { NetworkGuard } from "./network.js";
 import { EgressProxy, type DeniedRequest, type EgressCheck } from "./proxy.js";
 import { RefMemory } from "./refs.js";
@@ -311,7 +311,7 @@ export class BrowserRuntime {
           });
           page.on("crash", () => {
             this.options.logger?.warn({ personId }, "browser page crashed; a new page opens on next use");
-            void page?.close().catch(() => undefined);
+            page?.close().catch(() => undefined);
           });
           session.refs.clear();
         }
@@ -346,7 +346,7 @@ export class BrowserRuntime {
       if (this.slots.size > 0 || this.opening.size > 0) return;
       const browser = this.browser;
       this.browser = null;
-      void browser?.close().catch(() => undefined);
+      browser?.close().catch(() => undefined);
     }, this.idleMs);
     this.browserTimer.unref();
   }
@@ -388,7 +388,7 @@ export class BrowserRuntime {
     this.options.logger?.error({ contexts: this.slots.size }, "the browser process stopped; profiles are kept and it restarts on next use");
     for (const [id, slot] of this.slots) {
       if (slot.timer) clearTimeout(slot.timer);
-      void slot.proxy.close();
+      slot.proxy.close().catch(() => undefined);
       this.slots.delete(id);
     }
     this.wakeWaiter();

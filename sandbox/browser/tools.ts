@@ -5,15 +5,34 @@
  * the approved write may leave (`network.ts`).
  */
 import { z } from "zod";
-import { ActionUnavailableError, type ActionDescription } from "../../core/sentinel/action.js";
-import { defineTool, type ToolContext, type ToolDefinition, type ToolResult } from "../../core/tools/tool.js";
+import {
+  ActionUnavailableError,
+  type ActionDescription,
+  defineTool,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolResult,
+} from "../../core/tools/index.js";
 import type { PersonId } from "../../core/ids.js";
-import type { ArtifactSink } from "../artifacts.js";
-import { Workspace } from "../workspace.js";
-import { describeClick, describeDownload, describeFill, describeOpen, describeUpload, pageLabel, type Scrub } from "./describe.js";
+import { type ArtifactSink, Workspace } from "../workspace/index.js";
+import {
+  describeClick,
+  describeDownload,
+  describeFill,
+  describeOpen,
+  describeUpload,
+  pageLabel,
+  type Scrub,
+} from "./describe.js";
 import { inPage } from "./in-page.js";
 import { pairsOf, type ObservedWrite } from "./network.js";
-import { CHECKOUT_FACTS, ELEMENT_FACTS, checkoutFactsSchema, elementFactsSchema, type ElementFacts } from "./page-scripts.js";
+import {
+  CHECKOUT_FACTS,
+  ELEMENT_FACTS,
+  checkoutFactsSchema,
+  elementFactsSchema,
+  type ElementFacts,
+} from "./page-scripts.js";
 import { mask, passwordValues, readPage } from "./read.js";
 import type { DeniedRequest } from "./proxy.js";
 import { BrowserUnavailableError, type BrowserRuntime, type PersonBrowser } from "./runtime.js";
@@ -416,7 +435,7 @@ export function browserTools(options: BrowserToolOptions): ToolDefinition[] {
     },
   });
 
-  return [open, read, click, fill("browser_type"), fill("browser_select"), screenshot, download, upload] as unknown as ToolDefinition[];
+  return [open, read, click, fill("browser_type"), fill("browser_select"), screenshot, download, upload];
 }
 
 /** One line naming refused requests (origin or URL as the refusal reported it, and its code). */

@@ -15,6 +15,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { constants, readFileSync, readdirSync } from "node:fs";
 import { mkdir, open, type FileHandle } from "node:fs/promises";
 import { constants as osConstants } from "node:os";
+import { KeyedQueue } from "../../core/scheduling/index.js";
 import { FD, bwrapOptions, hostCommand, type SandboxCommand } from "./bwrap.js";
 import { openPathFor, type HostLayout, type Language } from "./host.js";
 import { DEFAULT_LIMITS, MAX_WALL_SECONDS, cpuSecondsOf, formatBytes, type ExecLimits, type LimitHit } from "./limits.js";
@@ -80,7 +81,7 @@ export class SandboxRunner {
   private readonly seccomp = buildSeccompFilter();
   private running = 0;
   private readonly waiting: Array<() => void> = [];
-  private readonly busy = new Map<string, Promise<unknown>>();
+  private readonly busy = new KeyedQueue();
 
   constructor(
     private readonly host: HostLayout,
@@ -96,14 +97,7 @@ export class SandboxRunner {
 
   /** Runs a program. @throws ExecError when the sandbox cannot start or the workspace is refused */
   async run(request: ExecRequest): Promise<ExecResult> {
-    const previous = this.busy.get(request.workspaceRoot) ?? Promise.resolve();
-    const mine = previous.catch(() => undefined).then(() => this.withSlot(() => this.runNow(request)));
-    const tail = mine.catch(() => undefined);
-    this.busy.set(request.workspaceRoot, tail);
-    void tail.then(() => {
-      if (this.busy.get(request.workspaceRoot) === tail) this.busy.delete(request.workspaceRoot);
-    });
-    return mine;
+    return this.busy.run(request.workspaceRoot, () => this.withSlot(() => this.runNow(request)));
   }
 
   private async withSlot<T>(fn: () => Promise<T>): Promise<T> {
@@ -131,7 +125,9 @@ export class SandboxRunner {
     await openPathFor(this.host.identity, this.options.dataDir, request.workspaceRoot).catch((error: unknown) => {
       throw new ExecError("sandbox_failed", error instanceof Error ? error.message : String(error));
     });
-    const before = await walk(request.workspaceRoot, this.limits.workspaceEntries);
+    const before = await walk(request.workspaceRoot, this.limits.workspaceEntries).catch((error: unknown) => {
+      throw new ExecError("workspace_refused", `the workspace cannot be opened (${(error as NodeJS.ErrnoException).code ?? String(error)}): it must be a folder, not a link`);
+    });
     if (before.truncated) throw new ExecError("workspace_refused", `the workspace holds more than ${this.limits.workspaceEntries.toLocaleString("en-US")} files and folders; remove some first`);
     const unlinked = await neutraliseOutsideLinks(request.workspaceRoot, before);
     if (this.host.identity.kind === "switch") await handOver(request.workspaceRoot, before, this.host.identity.uid, this.host.identity.gid);

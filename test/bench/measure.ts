@@ -97,7 +97,7 @@ export async function spawnApp(mode: AppMode, port: number, env: Record<string, 
   let exited = false;
   const exit = new Promise<void>((resolve) => child.once("exit", () => ((exited = true), resolve())));
   const ready = new Promise<void>((resolve, reject) => {
-    child.stdout!.on("data", (chunk: Buffer) => {
+    child.stdout.on("data", (chunk: Buffer) => {
       const text = chunk.toString();
       output.push(text);
       const m = /Familiar is running: open (http:\/\/[^ "]+) to chat/.exec(text);
@@ -107,8 +107,8 @@ export async function spawnApp(mode: AppMode, port: number, env: Record<string, 
         resolve();
       }
     });
-    child.stderr!.on("data", (c: Buffer) => output.push(c.toString()));
-    void exit.then(() => reject(new Error(`${mode} child exited before it was ready:\n${output.join("").slice(-2000)}`)));
+    child.stderr.on("data", (c: Buffer) => output.push(c.toString()));
+    exit.then(() => reject(new Error(`${mode} child exited before it was ready:\n${output.join("").slice(-2000)}`)), reject);
   });
   const healthy = (async () => {
     for (;;) {

@@ -28,6 +28,7 @@ const modules: { name: string; load: () => Promise<{ bench: (emit: Emit) => Prom
   { name: "render", load: () => import("./render.js") },
   { name: "sentinel", load: () => import("./sentinel.js") },
   { name: "exec", load: () => import("./exec.js") },
+  { name: "calendar", load: () => import("./calendar.js") },
 ];
 
 const stdoutWrite = process.stdout.write.bind(process.stdout);

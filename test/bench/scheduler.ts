@@ -17,7 +17,7 @@ import { randomUUID } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MongoClient } from "mongodb";
-import { createEmbeddedScheduler, createMongoScheduler, type AgendaScheduler } from "../../jobs/index.js";
+import { createEmbeddedScheduler, createMongoScheduler, type AgendaScheduler } from "../../jobs/agenda/index.js";
 import { percentile, round } from "./measure.js";
 
 const jobs = 200;

@@ -7,7 +7,7 @@
  */
 import { performance } from "node:perf_hooks";
 import type { Store } from "../../core/storage/ports.js";
-import { wakeupCheckpoint } from "../../core/runtime/checkpoint.js";
+import { wakeupCheckpoint } from "../../core/tasks/checkpoint.js";
 import { reply, RuntimeHarness, runtimeNote, ScriptedModel, type Proc } from "../core/runtime/harness.js";
 import { percentile, round } from "./measure.js";
 

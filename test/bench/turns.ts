@@ -25,7 +25,6 @@
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { performance } from "node:perf_hooks";
 import type { PersonId } from "../../core/ids.js";
-import type { ChatMessage } from "../../core/model/port.js";
 import { startFakeOpenAI, text, type FakeOpenAIServer, type RecordedRequest } from "../fakes/openai-server.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { ChatUser, installModelTimer } from "./chat-client.js";
@@ -139,7 +138,7 @@ async function measureTurn(app: TestApp, model: FakeOpenAIServer, chat: ChatUser
   return {
     tokens: requestTokens(turn),
     toolTokens: countTokens(JSON.stringify(turn.body.tools ?? [])),
-    verbatim: (turn.messages as ChatMessage[]).filter((m) => m.role === "user" || m.role === "assistant").length,
+    verbatim: (turn.messages).filter((m) => m.role === "user" || m.role === "assistant").length,
     summaries: requests.filter((r) => !isTurnRequest(r, question)).map(requestTokens),
     e2eMs: readAt - startedAt,
   };

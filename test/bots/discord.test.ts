@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createDiscordChannel, type DiscordChannel } from "../../bots/discord/channel.js";
 import { renderDiscordMessages } from "../../bots/discord/render.js";
 import { DeliveryError, type InboundEvent, type InboundOutcome, type InboundSink } from "../../core/channels/port.js";
-import { createLogger } from "../../core/log.js";
+import { createLogger } from "../../core/log/logger.js";
 import { FakeDiscord, INTERACTION_DEADLINE_MS, snowflake, type FakeUser } from "../fakes/discord-api.js";
 
 const { logger } = createLogger({ level: "silent" });

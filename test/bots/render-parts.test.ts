@@ -7,7 +7,7 @@ import { createSlackChannel } from "../../bots/slack/channel.js";
 import { createTelegramChannel } from "../../bots/telegram/channel.js";
 import { createWhatsAppChannel } from "../../bots/whatsapp/channel.js";
 import type { ChannelAdapter, OutboundContent } from "../../core/channels/port.js";
-import { createLogger } from "../../core/log.js";
+import { createLogger } from "../../core/log/logger.js";
 import { FakeWhatsAppLibrary } from "../fakes/whatsapp-client.js";
 
 /**

@@ -1,10 +1,10 @@
 import { send } from "../helpers/send.js";
 import { deliverThroughOutbox } from "../helpers/outbox.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { HttpServer } from "../../bots/http/server.js";
+import { HttpServer } from "../../web/http/server.js";
 import { createSlackChannel, type SlackChannel } from "../../bots/slack/index.js";
 import { DeliveryError, type InboundEvent, type InboundOutcome, type InboundSink } from "../../core/channels/port.js";
-import { createLogger } from "../../core/log.js";
+import { createLogger } from "../../core/log/logger.js";
 import { FakeSlackApi, type FakeSlackMessage } from "../fakes/slack-api.js";
 import { blockActionsPayload, postEvent, postInteraction } from "../fakes/slack-events.js";
 

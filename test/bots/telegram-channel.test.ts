@@ -1,7 +1,7 @@
 import { send } from "../helpers/send.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { createTelegramChannel, type TelegramChannelOptions } from "../../bots/telegram/channel.js";
-import { HttpServer } from "../../bots/http/server.js";
+import { HttpServer } from "../../web/http/server.js";
 import { DeliveryError, type InboundMessage } from "../../core/channels/port.js";
 import { FakeTelegramApi, FAKE_BOT, updates } from "../fakes/telegram-api.js";
 import { captureLogger, deferred, recordingSink } from "../fakes/telegram-sinks.js";

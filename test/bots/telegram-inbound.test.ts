@@ -7,7 +7,7 @@ import { FAKE_BOT, updates } from "../fakes/telegram-api.js";
 /** Which Telegram messages with files Familiar reads, and how their files are described. */
 const me = { ...FAKE_BOT, can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false, can_connect_to_business: false, has_main_web_app: false } as UserFromGetMe;
 const policy: ChatPolicy = { me, groups: new Set(["-100123"]) };
-const asUpdate = (u: Omit<Update, "update_id">): Update => ({ ...u, update_id: 7 }) as Update;
+const asUpdate = (u: Omit<Update, "update_id">): Update => ({ ...u, update_id: 7 });
 const file = (id: string, size: number) => ({ file_id: id, file_unique_id: `u${id}`, file_size: size, file_path: `p/${id}` });
 
 describe("Telegram messages with files", () => {

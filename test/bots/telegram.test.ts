@@ -5,8 +5,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { createTelegramChannel, type TelegramChannel, type TelegramChannelOptions } from "../../bots/telegram/channel.js";
-import { HttpServer } from "../../bots/http/server.js";
+import {
+  createTelegramChannel,
+  type TelegramChannel,
+  type TelegramChannelOptions,
+} from "../../bots/telegram/channel.js";
+import { HttpServer } from "../../web/http/server.js";
 import { DeliveryError, type InboundOutcome } from "../../core/channels/port.js";
 import { FakeTelegramApi, TEXT_LIMIT, updates } from "../fakes/telegram-api.js";
 import { captureLogger, dedupeSink, deferred, durableDedupeSink, recordingSink } from "../fakes/telegram-sinks.js";

@@ -5,13 +5,18 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { MongoClient } from "mongodb";
 import { afterEach, describe, expect, it } from "vitest";
-import { HttpServer } from "../../bots/http/server.js";
-import { createMessengers } from "../../bots/messengers/setup.js";
+import { HttpServer } from "../../web/http/server.js";
+import { createMessengers } from "../../app/messengers.js";
 import { createWhatsAppChannel, type WhatsAppChannel } from "../../bots/whatsapp/channel.js";
 import { realWhatsAppLibrary, type WhatsAppLibrary } from "../../bots/whatsapp/port.js";
-import { createGridFsSessionStore, GridFsSessionStore, remoteSessionName, type RemoteAuthStore } from "../../bots/whatsapp/remote-store.js";
+import {
+  createGridFsSessionStore,
+  GridFsSessionStore,
+  remoteSessionName,
+  type RemoteAuthStore,
+} from "../../bots/whatsapp/remote-store.js";
 import { loadConfig } from "../../core/config/load.js";
-import { createLogger } from "../../core/log.js";
+import { createLogger } from "../../core/log/logger.js";
 import { FakeGridFsBucket } from "../fakes/gridfs-bucket.js";
 import { FakeWhatsAppLibrary } from "../fakes/whatsapp-client.js";
 

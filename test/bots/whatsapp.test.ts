@@ -5,11 +5,15 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import type { Poll } from "whatsapp-web.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { createWhatsAppChannel, type WhatsAppChannel, type WhatsAppChannelOptions } from "../../bots/whatsapp/channel.js";
+import {
+  createWhatsAppChannel,
+  type WhatsAppChannel,
+  type WhatsAppChannelOptions,
+} from "../../bots/whatsapp/channel.js";
 import { renderWhatsAppMessages } from "../../bots/whatsapp/render.js";
 import { realWhatsAppLibrary } from "../../bots/whatsapp/port.js";
 import { DeliveryError, type InboundEvent, type InboundSink } from "../../core/channels/port.js";
-import { createLogger } from "../../core/log.js";
+import { createLogger } from "../../core/log/logger.js";
 import { FakeWhatsAppLibrary, OWN_ID } from "../fakes/whatsapp-client.js";
 
 const ADA = "15550001@c.us";

@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { httpFetchTool, httpRequestTool, webTools } from "../../connectors/web/index.js";
 import { asId } from "../../core/ids.js";
-import { EgressGuard } from "../../core/sentinel/egress.js";
+import { EgressGuard } from "../../core/egress/guard.js";
 import type { ToolContext, ToolResult } from "../../core/tools/tool.js";
 import { startServer, type TestServer } from "../core/sentinel/helpers.js";
 

@@ -1,13 +1,20 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { FakeSlackApi, type FakeSlackMessage } from "../fakes/slack-api.js";
 import { blockActionsPayload, postEvent, postInteraction, type PostResult } from "../fakes/slack-events.js";
-import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type FakeScriptItem, type RecordedRequest } from "../fakes/openai-server.js";
+import {
+  startFakeOpenAI,
+  text,
+  toolCall,
+  type FakeOpenAIServer,
+  type FakeScriptItem,
+  type RecordedRequest,
+} from "../fakes/openai-server.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { isWake, recordingServer as pageServer, sleep } from "../helpers/e2e.js";
 
 /**
  * The whole product through Slack: the real app (`startTestApp`, which wires Slack from the settings
- * through bots/messengers/setup.ts), the real Bolt / WebClient over real HTTP against the local fake
+ * through app/messengers.ts), the real Bolt / WebClient over real HTTP against the local fake
  * of the Web API, and events and interactions posted to the app's own `/slack/events`, signed the
  * way Slack signs them. Only the model is scripted.
  */

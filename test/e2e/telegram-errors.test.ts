@@ -33,7 +33,7 @@ describe("a platform error that echoes the bot token is scrubbed everywhere (iss
     fake.push(updates.text(ANA, "hi", { name: "Ana" }));
     const identity = await (async () => {
       for (let i = 0; i < 100; i++) {
-        const found = await app!.store.persons.findIdentity("telegram", String(ANA));
+        const found = await app.store.persons.findIdentity("telegram", String(ANA));
         if (found) return found;
         await new Promise((r) => setTimeout(r, 100));
       }

@@ -2,8 +2,17 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { httpError, imageUrls, startFakeOpenAI, text, type FakeOpenAIOptions, type FakeOpenAIServer, type FakeResponse, type RecordedRequest } from "../fakes/openai-server.js";
-import { chatLogKey } from "../../bots/web/chat-log.js";
+import {
+  httpError,
+  imageUrls,
+  startFakeOpenAI,
+  text,
+  type FakeOpenAIOptions,
+  type FakeOpenAIServer,
+  type FakeResponse,
+  type RecordedRequest,
+} from "../fakes/openai-server.js";
+import { chatLogKey } from "../../web/api/chat-log.js";
 import { FakeTelegramApi, updates, type FakeMessage } from "../fakes/telegram-api.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { freePort, startChild } from "../helpers/child.js";

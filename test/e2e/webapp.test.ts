@@ -3,11 +3,17 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { buildWebUi } from "../../webui/build.mjs";
-import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type RecordedRequest } from "../fakes/openai-server.js";
+import {
+  startFakeOpenAI,
+  text,
+  toolCall,
+  type FakeOpenAIServer,
+  type RecordedRequest,
+} from "../fakes/openai-server.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { launchChromium, newContext, notificationProbe, screenshot } from "../helpers/browser.js";
 import { lastTool, recordingServer, until } from "../helpers/e2e.js";
-import { MESSAGE_TEXT_MAX, formatCount } from "../../bots/shared/message-limit.js";
+import { MESSAGE_TEXT_MAX, formatCount } from "../../web/shared/message-limit.js";
 
 const KEY = "sk-fake-web-setup-0123456789";
 

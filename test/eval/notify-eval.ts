@@ -15,7 +15,7 @@
  */
 import { Writable } from "node:stream";
 import { z } from "zod";
-import { createLogger } from "../../core/log.js";
+import { createLogger } from "../../core/log/logger.js";
 import type { ModelClient } from "../../core/model/port.js";
 import { candidateSchema } from "../../core/notify/candidate.js";
 import { startOfLocalDay } from "../../core/notify/digest-timing.js";

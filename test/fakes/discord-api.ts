@@ -99,7 +99,7 @@ export class FakeDiscord {
     const wss = new WebSocketServer({ noServer: true });
     this.wss = wss;
     const server = createServer((req, res) => {
-      void this.handle(req).then(({ status, body, raw, contentType }) => {
+      this.handle(req).then(({ status, body, raw, contentType }) => {
         if (raw) {
           res.writeHead(status, { "content-type": contentType ?? "application/octet-stream", "content-length": raw.length }).end(raw);
         } else if (body === undefined) {
@@ -107,7 +107,7 @@ export class FakeDiscord {
         } else {
           res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
         }
-      });
+      }, (err: unknown) => res.writeHead(500, { "content-type": "text/plain" }).end(String(err)));
     });
     server.on("upgrade", (req, socket, head) => {
       const url = new URL(req.url ?? "/", "http://x");

@@ -205,7 +205,7 @@ export class MingoCollection implements CollectionLike {
     return {
       toArray: async () => {
         await tick();
-        return new Aggregator(pipeline).run(this.docs.map((d) => structuredClone(d))) as Document[];
+        return new Aggregator(pipeline).run<Document>(this.docs.map((d) => structuredClone(d)));
       },
     };
   }

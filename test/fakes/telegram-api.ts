@@ -106,8 +106,8 @@ export class FakeTelegramApi {
     const app = express();
     const server = createServer(app);
     const fake = new FakeTelegramApi(server, token);
-    app.post("/bot:token/:method", express.json({ limit: "5mb" }), (req, res) => void fake.serve(req, res));
-    app.get("/file/:token/*path", (req, res) => void fake.download(req, res));
+    app.post("/bot:token/:method", express.json({ limit: "5mb" }), (req, res, next) => fake.serve(req, res).catch(next));
+    app.get("/file/:token/*path", (req, res, next) => fake.download(req, res).catch(next));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     return fake;
   }
@@ -137,7 +137,7 @@ export class FakeTelegramApi {
 
   /** Queues an update for getUpdates (assigning the next update_id) and returns it. */
   push(update: Omit<Update, "update_id">): Update {
-    const full = { ...update, update_id: this.nextUpdateId++ } as Update;
+    const full = { ...update, update_id: this.nextUpdateId++ };
     this.queue.push(full);
     this.waiter?.wake("update");
     return full;
@@ -145,7 +145,7 @@ export class FakeTelegramApi {
 
   /** Builds an update body without queueing it (for webhook posts). */
   build(update: Omit<Update, "update_id">): Update {
-    return { ...update, update_id: this.nextUpdateId++ } as Update;
+    return { ...update, update_id: this.nextUpdateId++ };
   }
 
   /** The next `times` calls of `method` (for `chatId`, or any chat when null) answer `error`. */
@@ -385,7 +385,7 @@ export const updates = {
           text: "card",
         },
       },
-    } as Omit<Update, "update_id">;
+    };
   },
 };
 

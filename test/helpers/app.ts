@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { loadConfig } from "../../core/config/load.js";
 import type { Clock } from "../../core/clock.js";
-import type { Familiar } from "../../core/familiar.js";
-import { startApp, type RunningApp } from "../../main.js";
+import type { Familiar } from "../../app/familiar.js";
+import { startApp, type RunningApp } from "../../app/index.js";
 
 /** A Familiar started in-process on a temp DATA_DIR and a random port, plus a local-chat client. */
 export interface TestApp extends RunningApp {

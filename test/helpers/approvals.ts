@@ -4,10 +4,10 @@
  * there by the request's owner — so every check of the real press path applies.
  */
 import type { ApprovalId } from "../../core/ids.js";
-import { ApprovalDesk, type PressResult } from "../../core/sentinel/approvals.js";
-import { ApprovalCards } from "../../core/sentinel/card-issuer.js";
-import { renderCardMarkdown, parseCardView } from "../../core/sentinel/card-view.js";
-import { SentinelClock, SessionTracker } from "../../core/sentinel/time.js";
+import { ApprovalDesk, type PressResult } from "../../core/approvals/desk.js";
+import { ApprovalCards } from "../../core/approvals/card-issuer.js";
+import { renderCardMarkdown, parseCardView } from "../../core/channels/card-view.js";
+import { SentinelClock, SessionTracker } from "../../core/policy/time.js";
 import type { Store } from "../../core/storage/ports.js";
 import type { ApprovalChoiceKind } from "../../core/storage/types.js";
 

@@ -39,8 +39,8 @@ export async function startChild(env: Record<string, string>, entry = "main.ts",
         resolve();
       }
     };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", (c: Buffer) => output.push(c.toString()));
+    child.stdout.on("data", onData);
+    child.stderr.on("data", (c: Buffer) => output.push(c.toString()));
     child.once("exit", (code) => {
       clearTimeout(timer);
       reject(new Error(`child exited with ${code} before it was ready:\n${output.join("")}`));

@@ -85,8 +85,8 @@ export async function startRadicale(options: { user?: string; password?: string;
         resolve(Number(listening[1]));
       }
     };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
     child.once("exit", (code) => {
       clearTimeout(timer);
       reject(new Error(`Radicale exited with ${code}:\n${log.join("")}`));

@@ -6,7 +6,7 @@
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { JobContext } from "../../core/scheduling/scheduler.js";
-import { createEmbeddedScheduler, type AgendaScheduler } from "../../jobs/index.js";
+import { createEmbeddedScheduler, type AgendaScheduler } from "../../jobs/agenda/index.js";
 import { tempDir } from "./helpers.js";
 
 const MIN = 60_000;

@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createEmbeddedScheduler, inboundRetentionMs, LazyScheduler, sqliteJobsExist, startHousekeeping } from "../../jobs/index.js";
+import { createEmbeddedScheduler } from "../../jobs/agenda/index.js";
+import { inboundRetentionMs, LazyScheduler, sqliteJobsExist, startHousekeeping } from "../../jobs/index.js";
 
 describe("LazyScheduler (embedded mode)", () => {
   const dirs: string[] = [];

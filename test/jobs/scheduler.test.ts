@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MongoClient } from "mongodb";
 import { ValidationError, StoreUnavailableError } from "../../core/errors.js";
 import type { JobContext } from "../../core/scheduling/scheduler.js";
-import { createEmbeddedScheduler, createMongoScheduler, type AgendaScheduler } from "../../jobs/index.js";
+import { createEmbeddedScheduler, createMongoScheduler, type AgendaScheduler } from "../../jobs/agenda/index.js";
 import { sleep, tempDir, waitFor } from "./helpers.js";
 
 let tmp: ReturnType<typeof tempDir>;

@@ -6,8 +6,8 @@
  */
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { JobParameters } from "agenda";
-import { SqliteBackend, SqliteJobRepository } from "../../jobs/sqlite-backend.js";
+import { SqliteBackend } from "../../jobs/agenda/sqlite-backend.js";
+import { SqliteJobRepository } from "../../jobs/agenda/sqlite/repository.js";
 import { ValidationError } from "../../core/errors.js";
 import { job, tempDir } from "./helpers.js";
 
@@ -462,7 +462,7 @@ describe("saveJobState", () => {
     await expect(repo.saveJobState({ ...saved, name: "renamed" }, undefined)).rejects.toThrow(/cannot be updated/);
     await repo.removeJobs({ id: saved._id! });
     await expect(repo.saveJobState(saved, undefined)).rejects.toThrow(/cannot be updated/);
-    await expect(repo.saveJobState({ ...saved, _id: undefined } as JobParameters, undefined)).rejects.toThrow(/without job ID/);
+    await expect(repo.saveJobState({ ...saved, _id: undefined }, undefined)).rejects.toThrow(/without job ID/);
   });
 });
 

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { asId } from "../../core/ids.js";
 import { ModelCapabilities } from "../../core/model/capabilities.js";
-import { workspaceContextMedia, workspaceReceivedFiles } from "../../sandbox/inbox.js";
-import { PathJailError } from "../../sandbox/workspace.js";
+import { workspaceContextMedia, workspaceReceivedFiles } from "../../sandbox/workspace/inbox.js";
+import { PathJailError } from "../../sandbox/workspace/tools.js";
 
 /** Received files in the workspace: new files only, numbered names, the jail, byte limits. */
 describe("received files in the person's workspace", () => {

@@ -1,11 +1,21 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { execFileSync } from "node:child_process";
-import { linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { asId } from "../../core/ids.js";
-import { JailError, Workspace } from "../../sandbox/workspace.js";
+import { JailError } from "../../sandbox/workspace/jail.js";
+import { Workspace } from "../../sandbox/workspace/tools.js";
 
 const ATTACKER = join(import.meta.dirname, "jail-attacker.cjs");
 const ITERATIONS = 10_000;

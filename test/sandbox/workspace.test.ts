@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { asId } from "../../core/ids.js";
-import { PathJailError, Workspace, workspaceTools } from "../../sandbox/workspace.js";
+import { PathJailError, Workspace, workspaceTools } from "../../sandbox/workspace/tools.js";
 
 describe("per-person workspace (path jail)", () => {
   let dataDir: string;

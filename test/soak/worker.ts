@@ -7,7 +7,7 @@ import { appendFileSync } from "node:fs";
 import { z } from "zod";
 import { loadConfig } from "../../core/config/load.js";
 import { defineTool, type ToolDefinition } from "../../core/tools/tool.js";
-import { startApp } from "../../main.js";
+import { startApp } from "../../app/index.js";
 
 const ledger = process.env.SOAK_LEDGER;
 if (!ledger) throw new Error("SOAK_LEDGER is required");
@@ -28,4 +28,6 @@ const pay = defineTool({
 }) as unknown as ToolDefinition;
 
 const app = await startApp(loadConfig(), { configure: (familiar) => familiar.addTools([pay]) });
-process.once("SIGTERM", () => void app.stop().then(() => process.exit(0)));
+process.once("SIGTERM", () => {
+  app.stop().then(() => process.exit(0), () => process.exit(1));
+});

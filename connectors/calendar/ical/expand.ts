@@ -48,6 +48,8 @@ const vtimezoneCache = new Map<string, ICAL.Timezone>();
 export class SeriesClock {
   private readonly vtimezones = new Map<string, ICAL.Timezone>();
   private readonly reader: Zone;
+  /** Instants already computed, by time object (an occurrence's start is asked for several times). */
+  private readonly known = new WeakMap<EventTime, number>();
 
   constructor(series: Pick<CalendarSeries, "timezones">, readerZone: string) {
     this.reader = { kind: "iana", name: readerZone };
@@ -71,14 +73,21 @@ export class SeriesClock {
 
   /** The instant a time starts at (a date: its local midnight for the reader). */
   ms(time: EventTime): number {
+    const known = this.known.get(time);
+    if (known !== undefined) return known;
+    let ms: number;
     switch (time.kind) {
       case "date":
-        return startOfDate(time.date, this.reader.kind === "iana" ? this.reader.name : "UTC");
+        ms = startOfDate(time.date, this.reader.kind === "iana" ? this.reader.name : "UTC");
+        break;
       case "utc":
-        return Date.parse(time.instant);
+        ms = Date.parse(time.instant);
+        break;
       default:
-        return wallToInstant(parseWall(time.wall), this.zoneOf(time));
+        ms = wallToInstant(parseWall(time.wall), this.zoneOf(time));
     }
+    this.known.set(time, ms);
+    return ms;
   }
 
   /** The identity of an occurrence that started (originally) at `time`: a date, or an instant. */
@@ -183,7 +192,7 @@ function ruleSteps(rrule: string, master: EventComponent, clock: SeriesClock, op
         : start.kind === "zoned"
           ? { kind: "zoned", wall: formatWall(wall), tzid: start.tzid }
           : { kind: "floating", wall: formatWall(wall) };
-    const ms = allDay ? wallToInstant(wall, zone) : time.kind === "utc" ? Date.parse(time.instant) : wallToInstant(wall, zone);
+    const ms = clock.ms(time);
     if (ms >= options.toMs) break;
     // Ends before the window (all-day lengths vary by an hour across a clock change).
     if (ms + durationMs + (allDay ? 7_200_000 : 0) <= options.fromMs && !(durationMs === 0 && ms === options.fromMs)) continue;

@@ -2,7 +2,7 @@
  * Writing iCalendar: a new event Familiar creates, and changes to an existing calendar object
  * (the whole series, or one occurrence as a RECURRENCE-ID override / EXDATE), with ical.js.
  *
- * Timed events are written on the wall clock of the person's zone with its TZID and a VTIMEZONE
+ * Timed events are written on the wall clock of their zone (the person's, for new ones) with its TZID and a VTIMEZONE
  * (RFC 5545 §3.6.5), so a weekly 09:00 stays 09:00 across clock changes in every client; all-day
  * events are DATE values with an exclusive DTEND. Edits keep every property Familiar does not
  * change, raise SEQUENCE and refresh DTSTAMP (RFC 5546 §2.1.4).
@@ -12,17 +12,12 @@ import type { EventTime } from "../model.js";
 import { vtimezoneFor } from "./vtimezone.js";
 import { ianaName } from "./zones.js";
 
-/** A time as the person gave it: a date (all-day) or a wall time in `EventDraft.zone`. */
-export type DraftTime = { date: string } | { wall: string };
-
-/** An event to write (times in the person's zone). */
+/** An event to write. Times are `date` (all-day) or `zoned` (a wall time with its TZID). */
 export interface EventDraft {
   title: string;
-  start: DraftTime;
+  start: EventTime;
   /** Exclusive: the day after the last day of an all-day event; the end instant of a timed one. */
-  end: DraftTime;
-  /** IANA zone of wall times. */
-  zone: string;
+  end: EventTime;
   location?: string | null;
   description?: string | null;
   /** E-mail addresses. */
@@ -32,7 +27,7 @@ export interface EventDraft {
 }
 
 /** The fields of a change: only what is given is changed. */
-export type EventChanges = Partial<Omit<EventDraft, "zone">> & { zone: string };
+export type EventChanges = Partial<EventDraft>;
 
 const PRODID = "-//Familiar//Calendar 1.0//EN";
 
@@ -147,12 +142,12 @@ function durationOf(vevent: ICAL.Component): ICAL.Duration {
   return ICAL.Duration.fromSeconds(start.isDate ? 86_400 : 0);
 }
 
-function applyChanges(vevent: ICAL.Component, changes: Partial<EventDraft> & { zone: string }): void {
+function applyChanges(vevent: ICAL.Component, changes: EventChanges): void {
   if (changes.title !== undefined) vevent.updatePropertyWithValue("summary", changes.title);
-  if (changes.start !== undefined) setDraftTime(vevent, "dtstart", changes.start, changes.zone);
+  if (changes.start !== undefined) setTime(vevent, "dtstart", changes.start);
   if (changes.end !== undefined) {
     vevent.removeAllProperties("duration");
-    setDraftTime(vevent, "dtend", changes.end, changes.zone);
+    setTime(vevent, "dtend", changes.end);
   }
   if (changes.location !== undefined) setText(vevent, "location", changes.location);
   if (changes.description !== undefined) setText(vevent, "description", changes.description);
@@ -175,10 +170,6 @@ function applyChanges(vevent: ICAL.Component, changes: Partial<EventDraft> & { z
 function setText(vevent: ICAL.Component, name: string, value: string | null): void {
   if (value === null || value === "") vevent.removeAllProperties(name);
   else vevent.updatePropertyWithValue(name, value);
-}
-
-function setDraftTime(vevent: ICAL.Component, name: string, time: DraftTime, zone: string): void {
-  setTime(vevent, name, "date" in time ? { kind: "date", date: time.date } : { kind: "zoned", wall: time.wall, tzid: zone });
 }
 
 function setTime(vevent: ICAL.Component, name: string, time: EventTime): void {

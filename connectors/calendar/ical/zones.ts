@@ -58,9 +58,48 @@ export function zoneOf(tzid: string, vtimezones: ReadonlyMap<string, ICAL.Timezo
   return timezone === undefined ? null : { kind: "vtimezone", tzid, timezone };
 }
 
-/** Offset of `zone` from UTC at instant `ms`, in minutes (east positive). */
+const QUARTER_MS = 15 * 60_000;
+/** Per zone: offset by UTC day when the whole day has one offset; `null` marks a day with a change. */
+const dayOffsets = new Map<string, Map<number, number | null>>();
+/** Per zone: offset by quarter hour, for days with a change. */
+const quarterOffsets = new Map<string, Map<number, number>>();
+const CACHE_LIMIT = 100_000;
+
+/**
+ * Offset of `zone` from UTC at instant `ms`, in minutes (east positive). Asking Intl costs tens of
+ * microseconds, so answers are kept: per UTC day when the day's first and last minute agree, else
+ * per quarter hour — exact for every offset change since 1970, as all of them fall on a quarter hour
+ * in UTC (offsets in use are multiples of 15 minutes). Earlier instants are asked directly.
+ */
 function ianaOffset(name: string, ms: number): number {
-  return IANAZone.create(name).offset(ms);
+  if (ms < 0) return IANAZone.create(name).offset(ms);
+  const zone = IANAZone.create(name);
+  const days = cacheFor(dayOffsets, name);
+  const day = Math.floor(ms / DAY_MS);
+  let whole = days.get(day);
+  if (whole === undefined) {
+    const first = zone.offset(day * DAY_MS);
+    whole = first === zone.offset((day + 1) * DAY_MS - 60_000) ? first : null;
+    days.set(day, whole);
+  }
+  if (whole !== null) return whole;
+  const quarters = cacheFor(quarterOffsets, name);
+  const quarter = Math.floor(ms / QUARTER_MS);
+  let offset = quarters.get(quarter);
+  if (offset === undefined) {
+    offset = zone.offset(quarter * QUARTER_MS);
+    quarters.set(quarter, offset);
+  }
+  return offset;
+}
+
+function cacheFor<V>(caches: Map<string, Map<number, V>>, name: string): Map<number, V> {
+  let cache = caches.get(name);
+  if (cache === undefined || cache.size > CACHE_LIMIT) {
+    cache = new Map();
+    caches.set(name, cache);
+  }
+  return cache;
 }
 
 /** Milliseconds of `wall` read as if it were UTC (a number to do arithmetic on wall times). */

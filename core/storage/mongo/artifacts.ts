@@ -1,7 +1,6 @@
 /** MongoDB implementation of `ArtifactRepository` (`artifacts`), newest first by (createdAt, id). */
 import { asId, newId, type ArtifactId, type PersonId } from "../../ids.js";
-import type { ArtifactRepository } from "../ports.js";
-import type { Artifact, NewArtifact, Page, PageRequest } from "../types.js";
+import type { ArtifactRepository, Artifact, NewArtifact, Page, PageRequest } from "../index.js";
 import type { ArtifactDoc } from "./collections.js";
 import type { DbLike } from "./driver.js";
 import { pageLimit, timeAfter, toPage } from "./paging.js";

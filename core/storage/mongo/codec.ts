@@ -3,28 +3,28 @@
  * server-added fields such as a text score never leak out) and turns JSON text back into values.
  */
 import { asId } from "../../ids.js";
-import { emptyProgress } from "../types.js";
-import { parseStoredDemotion, parseStoredMonitor, parseStoredOrigin, parseStoredUrgency } from "../../notify/schemas.js";
-import { readAttachments } from "../attachments.js";
-import type {
-  ApprovalRequest,
-  AuditEvent,
-  ConversationMessage,
-  ConversationSummary,
-  Goal,
-  Grant,
-  Identity,
-  Json,
-  JournalEntry,
-  LocalMessage,
-  MemoryItem,
-  NotificationRecord,
-  OutboxMessage,
-  Person,
-  Task,
-  TaskKind,
-  TaskState,
-} from "../types.js";
+import {
+  emptyProgress,
+  readAttachments,
+  type ApprovalRequest,
+  type AuditEvent,
+  type ConversationMessage,
+  type ConversationSummary,
+  type Goal,
+  type Grant,
+  type Identity,
+  type Json,
+  type JournalEntry,
+  type LocalMessage,
+  type MemoryItem,
+  type NotificationRecord,
+  type OutboxMessage,
+  type Person,
+  type Task,
+  type TaskKind,
+  type TaskState,
+} from "../index.js";
+import { parseStoredDemotion, parseStoredMonitor, parseStoredOrigin, parseStoredUrgency } from "../../notify/index.js";
 import type {
   ApprovalDoc,
   AuditDoc,

@@ -35,7 +35,7 @@ import type {
   TaskStatus,
   Urgency,
   WaitCondition,
-} from "../types.js";
+} from "../index.js";
 
 /** Every collection the adapter uses. */
 export const collectionNames = {

@@ -7,8 +7,12 @@
 import type { Clock } from "../../clock.js";
 import { DuplicateKeyError, StoreUnavailableError } from "../../errors.js";
 import { newId, type MessageId, type PersonId } from "../../ids.js";
-import type { ConversationRepository } from "../ports.js";
-import type { ConversationMessage, ConversationSummary, NewConversationMessage } from "../types.js";
+import type {
+  ConversationRepository,
+  ConversationMessage,
+  ConversationSummary,
+  NewConversationMessage,
+} from "../index.js";
 import type { CounterDoc, MessageDoc, SummaryDoc } from "./collections.js";
 import { toMessage, toSummary } from "./codec.js";
 import type { DbLike } from "./driver.js";

@@ -2,8 +2,7 @@
 import type { Clock } from "../../clock.js";
 import { NotFoundError } from "../../errors.js";
 import { newId, type GoalId, type PersonId } from "../../ids.js";
-import type { GoalRepository } from "../ports.js";
-import type { Goal, GoalPatch, GoalStatus, NewGoal, Page, PageRequest } from "../types.js";
+import type { GoalRepository, Goal, GoalPatch, GoalStatus, NewGoal, Page, PageRequest } from "../index.js";
 import type { GoalDoc } from "./collections.js";
 import { toGoal } from "./codec.js";
 import type { DbLike } from "./driver.js";

@@ -1,8 +1,7 @@
 /** MongoDB implementation of `GrantRepository` (`grants`). Consumption and revocation are conditional updates. */
 import type { Clock } from "../../clock.js";
 import { newId, type GrantId, type PersonId } from "../../ids.js";
-import type { GrantRepository } from "../ports.js";
-import type { Grant, GrantConstraints, NewGrant } from "../types.js";
+import type { GrantRepository, Grant, GrantConstraints, NewGrant } from "../index.js";
 import type { GrantDoc } from "./collections.js";
 import { encodeJson, toGrant } from "./codec.js";
 import type { DbLike } from "./driver.js";

@@ -3,8 +3,7 @@
  * Old records are removed by `pruneProcessedUpdates` (the caller picks the window), not by a TTL
  * index, so the retention rule is the same as SQLite's.
  */
-import type { InboundRepository } from "../ports.js";
-import type { ChannelName } from "../types.js";
+import type { InboundRepository, ChannelName } from "../index.js";
 import { DuplicateKeyError } from "../../errors.js";
 import { creationKey, type InboundDoc } from "./collections.js";
 import type { DbLike } from "./driver.js";

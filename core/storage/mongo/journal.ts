@@ -2,8 +2,7 @@
 import type { Clock } from "../../clock.js";
 import { ConflictError, NotFoundError } from "../../errors.js";
 import type { TaskId } from "../../ids.js";
-import type { JournalRepository } from "../ports.js";
-import type { Json, JournalEntry, NewJournalIntent } from "../types.js";
+import type { JournalRepository, Json, JournalEntry, NewJournalIntent } from "../index.js";
 import { creationKey, type JournalDoc } from "./collections.js";
 import { encodeJson, toJournalEntry } from "./codec.js";
 import type { DbLike } from "./driver.js";

@@ -3,8 +3,7 @@
  * store-wide counter, so a poller that remembers the highest seq it saw never misses a message or
  * an edit (an edit takes a new seq).
  */
-import type { Button, Json, LocalMessage, NewLocalMessage } from "../types.js";
-import type { LocalMailboxRepository } from "../ports.js";
+import type { Button, Json, LocalMessage, NewLocalMessage, LocalMailboxRepository } from "../index.js";
 import type { CounterDoc, LocalMailboxDoc } from "./collections.js";
 import { encodeJson, toLocalMessage } from "./codec.js";
 import { nextCounterValue, type Atomically } from "./conversation.js";

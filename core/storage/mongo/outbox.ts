@@ -7,8 +7,16 @@
 import type { Clock } from "../../clock.js";
 import { ConflictError, DuplicateKeyError, NotFoundError, StoreUnavailableError } from "../../errors.js";
 import { newId, type OutboxId, type PersonId } from "../../ids.js";
-import type { OutboxRepository } from "../ports.js";
-import { emptyProgress, type ChannelName, type DeliveryProgress, type NewOutboxMessage, type OutboxMessage, type Page, type PageRequest } from "../types.js";
+import {
+  type OutboxRepository,
+  emptyProgress,
+  type ChannelName,
+  type DeliveryProgress,
+  type NewOutboxMessage,
+  type OutboxMessage,
+  type Page,
+  type PageRequest,
+} from "../index.js";
 import type { OutboxDoc } from "./collections.js";
 import { encodeJson, toOutbox } from "./codec.js";
 import type { DbLike } from "./driver.js";

@@ -7,7 +7,7 @@
 import type { Document } from "mongodb";
 import { z } from "zod";
 import { ValidationError } from "../../errors.js";
-import type { Page, PageRequest } from "../types.js";
+import type { Page, PageRequest } from "../index.js";
 
 export const defaultPageLimit = 50;
 export const maxPageLimit = 500;

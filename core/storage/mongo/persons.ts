@@ -2,8 +2,16 @@
 import type { Clock } from "../../clock.js";
 import { NotFoundError } from "../../errors.js";
 import { newId, type PersonId } from "../../ids.js";
-import type { PersonRepository } from "../ports.js";
-import type { ChannelName, Identity, NewPerson, Page, PageRequest, Person, PersonSettingsPatch } from "../types.js";
+import type {
+  PersonRepository,
+  ChannelName,
+  Identity,
+  NewPerson,
+  Page,
+  PageRequest,
+  Person,
+  PersonSettingsPatch,
+} from "../index.js";
 import { creationKey, type IdentityDoc, type PersonDoc } from "./collections.js";
 import { toIdentity, toPerson } from "./codec.js";
 import type { DbLike } from "./driver.js";

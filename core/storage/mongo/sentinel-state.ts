@@ -5,8 +5,7 @@
  * (`untrusted_hosts`, `_id` = person|host, inserted with `$setOnInsert`).
  */
 import { asId, type ApprovalId, type PersonId } from "../../ids.js";
-import type { SentinelStateRepository } from "../ports.js";
-import type { ApprovalChoice, HostSighting, SentinelSession } from "../types.js";
+import type { SentinelStateRepository, ApprovalChoice, HostSighting, SentinelSession } from "../index.js";
 import type { ApprovalChoiceDoc, SentinelClockDoc, SentinelSessionDoc, UntrustedHostDoc } from "./collections.js";
 import type { DbLike } from "./driver.js";
 import { openColl } from "./session.js";

@@ -5,9 +5,9 @@
  */
 import type { MongoClient } from "mongodb";
 import { systemClock, type Clock } from "../../clock.js";
-import type { Store, StoreHealth } from "../ports.js";
-import { MongoAccessRepository } from "./access.js";
-import { MongoApprovalRepository } from "./approvals.js";
+import type { Store, StoreHealth } from "../index.js";
+import { MongoAccessRepository } from "./roles.js";
+import { MongoApprovalRepository } from "./approval-requests.js";
 import { MongoAuditRepository } from "./audit.js";
 import { MongoConversationRepository } from "./conversation.js";
 import type { DbLike } from "./driver.js";

@@ -6,8 +6,20 @@
 import type { Clock } from "../../clock.js";
 import { ConflictError, IllegalTransitionError, NotFoundError, ValidationError } from "../../errors.js";
 import { newId, type PersonId, type TaskId } from "../../ids.js";
-import type { TaskRepository } from "../ports.js";
-import { legalTransitions, type ClaimedTask, type Json, type NewTask, type Page, type PageRequest, type Task, type TaskState, type TaskKind, type TaskStatus, type WaitMatch } from "../types.js";
+import {
+  type TaskRepository,
+  legalTransitions,
+  type ClaimedTask,
+  type Json,
+  type NewTask,
+  type Page,
+  type PageRequest,
+  type Task,
+  type TaskState,
+  type TaskKind,
+  type TaskStatus,
+  type WaitMatch,
+} from "../index.js";
 import type { Document } from "mongodb";
 import type { TaskDoc } from "./collections.js";
 

@@ -1,6 +1,5 @@
 import { asId, newId, type ArtifactId, type PersonId } from "../../ids.js";
-import type { ArtifactRepository } from "../ports.js";
-import type { Artifact, NewArtifact, Page, PageRequest } from "../types.js";
+import type { ArtifactRepository, Artifact, NewArtifact, Page, PageRequest } from "../index.js";
 import { type Row, type SqliteContext, ms, toDate } from "./context.js";
 import { keyset, toPage } from "./pagination.js";
 

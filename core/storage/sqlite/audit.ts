@@ -1,6 +1,5 @@
 import { asId, newId, type PersonId } from "../../ids.js";
-import type { AuditRepository } from "../ports.js";
-import type { AuditEvent, Json, NewAuditEvent, Page, PageRequest } from "../types.js";
+import type { AuditRepository, AuditEvent, Json, NewAuditEvent, Page, PageRequest } from "../index.js";
 import { type Row, type SqliteContext, inJson, jsonText, ms, parseJson, toDate } from "./context.js";
 import { keyset, toPage } from "./pagination.js";
 

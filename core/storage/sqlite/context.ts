@@ -1,6 +1,12 @@
 import type Database from "better-sqlite3";
-import { FamiliarError, IllegalTransitionError, NotFoundError, StoreUnavailableError, ValidationError } from "../../errors.js";
-import type { Json } from "../types.js";
+import {
+  FamiliarError,
+  IllegalTransitionError,
+  NotFoundError,
+  StoreUnavailableError,
+  ValidationError,
+} from "../../errors.js";
+import type { Json } from "../index.js";
 import type { Clock } from "../../clock.js";
 import type { TxGate } from "./gate.js";
 

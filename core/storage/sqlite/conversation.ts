@@ -1,9 +1,14 @@
 import { asId, newId, type MessageId, type PersonId } from "../../ids.js";
-import type { ConversationRepository } from "../ports.js";
-import type { ChannelName, ConversationMessage, ConversationSummary, NewConversationMessage } from "../types.js";
+import {
+  type ConversationRepository,
+  type ChannelName,
+  type ConversationMessage,
+  type ConversationSummary,
+  type NewConversationMessage,
+  readAttachments,
+} from "../index.js";
 import { type Row, type SqliteContext, ms, toDate } from "./context.js";
 import { DuplicateKeyError } from "../../errors.js";
-import { readAttachments } from "../attachments.js";
 
 function toMessage(row: Row): ConversationMessage {
   return {

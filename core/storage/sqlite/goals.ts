@@ -1,7 +1,15 @@
 import { NotFoundError } from "../../errors.js";
 import { asId, newId, type GoalId, type PersonId } from "../../ids.js";
-import type { GoalRepository } from "../ports.js";
-import type { CheckInSchedule, Goal, GoalPatch, GoalStatus, NewGoal, Page, PageRequest } from "../types.js";
+import type {
+  GoalRepository,
+  CheckInSchedule,
+  Goal,
+  GoalPatch,
+  GoalStatus,
+  NewGoal,
+  Page,
+  PageRequest,
+} from "../index.js";
 import { type Row, type SqliteContext, inJson, jsonText, parseJson, toDate } from "./context.js";
 import { keyset, toPage } from "./pagination.js";
 

@@ -1,6 +1,5 @@
 import { asId, newId, type GrantId, type PersonId } from "../../ids.js";
-import type { GrantRepository } from "../ports.js";
-import type { ChannelName, Grant, GrantConstraints, GrantScope, Json, NewGrant } from "../types.js";
+import type { GrantRepository, ChannelName, Grant, GrantConstraints, GrantScope, Json, NewGrant } from "../index.js";
 import { type Row, type SqliteContext, jsonText, ms, parseJson, toDate, toDateOrNull } from "./context.js";
 
 function toScope(row: Row): GrantScope {

@@ -1,6 +1,5 @@
 import { asId, newId, type HookId, type PersonId } from "../../ids.js";
-import type { HookRepository } from "../ports.js";
-import type { Hook, NewHook } from "../types.js";
+import type { HookRepository, Hook, NewHook } from "../index.js";
 import { type Row, type SqliteContext, ms, toDate, toDateOrNull } from "./context.js";
 
 function toHook(row: Row): Hook {

@@ -1,5 +1,4 @@
-import type { InboundRepository } from "../ports.js";
-import type { ChannelName } from "../types.js";
+import type { InboundRepository, ChannelName } from "../index.js";
 import { type SqliteContext, ms } from "./context.js";
 
 /** Durable dedupe of platform update ids. */

@@ -1,7 +1,6 @@
 import { ConflictError, DuplicateKeyError, NotFoundError } from "../../errors.js";
 import { asId, type TaskId } from "../../ids.js";
-import type { JournalRepository } from "../ports.js";
-import type { Json, JournalEntry, NewJournalIntent } from "../types.js";
+import type { JournalRepository, Json, JournalEntry, NewJournalIntent } from "../index.js";
 import { type Row, type SqliteContext, jsonText, ms, parseJson, toDate } from "./context.js";
 
 function toEntry(row: Row): JournalEntry {

@@ -1,6 +1,13 @@
 import { DuplicateKeyError } from "../../errors.js";
-import type { LocalMailboxRepository } from "../ports.js";
-import type { Button, ChannelName, Json, LocalAttachment, LocalMessage, NewLocalMessage } from "../types.js";
+import type {
+  LocalMailboxRepository,
+  Button,
+  ChannelName,
+  Json,
+  LocalAttachment,
+  LocalMessage,
+  NewLocalMessage,
+} from "../index.js";
 import { type Row, type SqliteContext, jsonText, ms, parseJson, toDate } from "./context.js";
 
 function toLocal(row: Row): LocalMessage {

@@ -1,7 +1,15 @@
 import { NotFoundError } from "../../errors.js";
 import { asId, newId, type MemoryId, type PersonId } from "../../ids.js";
-import type { MemoryRepository } from "../ports.js";
-import type { ChannelName, MemoryItem, MemoryKind, MemoryPatch, NewMemoryItem, Page, PageRequest } from "../types.js";
+import type {
+  MemoryRepository,
+  ChannelName,
+  MemoryItem,
+  MemoryKind,
+  MemoryPatch,
+  NewMemoryItem,
+  Page,
+  PageRequest,
+} from "../index.js";
 import { type Row, type SqliteContext, ms, msOrNull, toDate, toDateOrNull } from "./context.js";
 import { keyset, toPage } from "./pagination.js";
 

@@ -1,8 +1,22 @@
 import { asId, newId, type NotificationId, type PersonId } from "../../ids.js";
-import type { NotificationRepository } from "../ports.js";
-import type { NewNotificationRecord, NotificationDecision, NotificationRecord } from "../types.js";
-import { parseStoredDemotion, parseStoredMonitor, parseStoredOrigin, parseStoredUrgency } from "../../notify/schemas.js";
-import { type Row, type SqliteContext, inJson, jsonText, ms, msOrNull, parseJson, toDate, toDateOrNull } from "./context.js";
+import type {
+  NotificationRepository,
+  NewNotificationRecord,
+  NotificationDecision,
+  NotificationRecord,
+} from "../index.js";
+import { parseStoredDemotion, parseStoredMonitor, parseStoredOrigin, parseStoredUrgency } from "../../notify/index.js";
+import {
+  type Row,
+  type SqliteContext,
+  inJson,
+  jsonText,
+  ms,
+  msOrNull,
+  parseJson,
+  toDate,
+  toDateOrNull,
+} from "./context.js";
 
 function toRecord(row: Row): NotificationRecord {
   return {

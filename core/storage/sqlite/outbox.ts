@@ -1,7 +1,18 @@
 import { ConflictError, NotFoundError } from "../../errors.js";
 import { asId, newId, type OutboxId, type PersonId } from "../../ids.js";
-import type { OutboxRepository } from "../ports.js";
-import { emptyProgress, type Button, type ChannelName, type DeliveryProgress, type Json, type NewOutboxMessage, type OutboxMessage, type OutboxStatus, type Page, type PageRequest } from "../types.js";
+import {
+  type OutboxRepository,
+  emptyProgress,
+  type Button,
+  type ChannelName,
+  type DeliveryProgress,
+  type Json,
+  type NewOutboxMessage,
+  type OutboxMessage,
+  type OutboxStatus,
+  type Page,
+  type PageRequest,
+} from "../index.js";
 import { type Row, type SqliteContext, inJson, jsonText, ms, parseJson, toDate, toDateOrNull } from "./context.js";
 import { keyset, toPage } from "./pagination.js";
 

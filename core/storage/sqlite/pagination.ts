@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ValidationError } from "../../errors.js";
-import type { Page, PageRequest } from "../types.js";
+import type { Page, PageRequest } from "../index.js";
 import type { Row } from "./context.js";
 
 /** Page size when the caller gives none. */

@@ -1,7 +1,15 @@
 import { DuplicateKeyError, NotFoundError } from "../../errors.js";
 import { asId, newId, type PersonId } from "../../ids.js";
-import type { PersonRepository } from "../ports.js";
-import type { ChannelName, Identity, NewPerson, Page, PageRequest, Person, PersonSettingsPatch } from "../types.js";
+import type {
+  PersonRepository,
+  ChannelName,
+  Identity,
+  NewPerson,
+  Page,
+  PageRequest,
+  Person,
+  PersonSettingsPatch,
+} from "../index.js";
 import { type Row, type SqliteContext, ms, toDate, toDateOrNull } from "./context.js";
 import { keyset, toPage } from "./pagination.js";
 

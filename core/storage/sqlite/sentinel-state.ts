@@ -1,7 +1,12 @@
 import { DuplicateKeyError } from "../../errors.js";
 import { asId, type ApprovalId, type PersonId } from "../../ids.js";
-import type { SentinelStateRepository } from "../ports.js";
-import type { ApprovalChoice, ApprovalChoiceKind, HostSighting, SentinelSession } from "../types.js";
+import type {
+  SentinelStateRepository,
+  ApprovalChoice,
+  ApprovalChoiceKind,
+  HostSighting,
+  SentinelSession,
+} from "../index.js";
 import { type Row, type SqliteContext, ms, toDate } from "./context.js";
 
 function toChoice(row: Row): ApprovalChoice {

@@ -1,8 +1,36 @@
-import { ConflictError, DuplicateKeyError, IllegalTransitionError, NotFoundError, ValidationError } from "../../errors.js";
+import {
+  ConflictError,
+  DuplicateKeyError,
+  IllegalTransitionError,
+  NotFoundError,
+  ValidationError,
+} from "../../errors.js";
 import { asId, newId, type GoalId, type PersonId, type TaskId } from "../../ids.js";
-import type { TaskRepository } from "../ports.js";
-import type { ClaimedTask, Json, NewTask, Page, PageRequest, Task, TaskKind, TaskState, TaskStatus, WaitCondition, WaitMatch } from "../types.js";
-import { type Row, type SqliteContext, inJson, jsonText, ms, msOrNull, parseJson, toDate, toDateOrNull } from "./context.js";
+import type {
+  TaskRepository,
+  ClaimedTask,
+  Json,
+  NewTask,
+  Page,
+  PageRequest,
+  Task,
+  TaskKind,
+  TaskState,
+  TaskStatus,
+  WaitCondition,
+  WaitMatch,
+} from "../index.js";
+import {
+  type Row,
+  type SqliteContext,
+  inJson,
+  jsonText,
+  ms,
+  msOrNull,
+  parseJson,
+  toDate,
+  toDateOrNull,
+} from "./context.js";
 import { keyset, toPage } from "./pagination.js";
 
 function toWait(row: Row): WaitCondition {

@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CaldavClient, type KnownCalendar, type RemoteCalendar } from "../../../connectors/calendar/caldav.js";
 import { CalendarError } from "../../../connectors/calendar/errors.js";
-import { EgressGuard } from "../../../core/sentinel/egress.js";
+import { EgressGuard } from "../../../core/egress/guard.js";
 import { startRadicale, type RadicaleServer } from "../../helpers/radicale.js";
 
 let radicale: RadicaleServer;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CalendarError } from "../../../connectors/calendar/errors.js";
 import { feedUrl, fetchFeed } from "../../../connectors/calendar/feed.js";
-import { EgressGuard } from "../../../core/sentinel/egress.js";
+import { EgressGuard } from "../../../core/egress/guard.js";
 import { startIcsServer, type IcsServer } from "../../helpers/ics-server.js";
 
 let server: IcsServer;

@@ -72,10 +72,11 @@ describe("recurrence in words", () => {
 });
 
 describe("writing events", () => {
+  const berlin = (wall: string) => ({ kind: "zoned" as const, wall, tzid: "Europe/Berlin" });
   const now = new Date("2026-02-20T10:00:00Z");
 
   it("writes a weekly event on the person's wall clock with TZID and VTIMEZONE, which reads back at 09:00 across the change", () => {
-    const ics = newEventIcs({ title: "Piano", start: { wall: "2026-03-16T09:00:00" }, end: { wall: "2026-03-16T10:00:00" }, zone: "Europe/Berlin", rrule: "FREQ=WEEKLY", attendees: ["ann@example.org"] }, { uid: "fam-1", now });
+    const ics = newEventIcs({ title: "Piano", start: berlin("2026-03-16T09:00:00"), end: berlin("2026-03-16T10:00:00"), rrule: "FREQ=WEEKLY", attendees: ["ann@example.org"] }, { uid: "fam-1", now });
     expect(ics).toContain("DTSTART;TZID=Europe/Berlin:20260316T090000");
     expect(ics).toContain("BEGIN:VTIMEZONE");
     expect(ics).toContain("ATTENDEE;PARTSTAT=NEEDS-ACTION;RSVP=TRUE:mailto:ann@example.org");
@@ -85,17 +86,17 @@ describe("writing events", () => {
   });
 
   it("writes an all-day event as DATE values with an exclusive end", () => {
-    const ics = newEventIcs({ title: "Camp", start: { date: "2026-07-04" }, end: { date: "2026-07-07" }, zone: "America/Los_Angeles" }, { uid: "fam-2", now });
+    const ics = newEventIcs({ title: "Camp", start: { kind: "date", date: "2026-07-04" }, end: { kind: "date", date: "2026-07-07" } }, { uid: "fam-2", now });
     expect(ics).toContain("DTSTART;VALUE=DATE:20260704");
     expect(ics).toContain("DTEND;VALUE=DATE:20260707");
     expect(ics).not.toContain("VTIMEZONE");
   });
 
   it("moves one occurrence as an override, cancels another with EXDATE, and changes the series keeping the rest", () => {
-    const ics = newEventIcs({ title: "Piano", start: { wall: "2026-03-16T09:00:00" }, end: { wall: "2026-03-16T10:00:00" }, zone: "Europe/Berlin", rrule: "FREQ=WEEKLY" }, { uid: "fam-3", now });
-    const moved = updateOccurrenceIcs(ics, "fam-3", { kind: "zoned", wall: "2026-03-23T09:00:00", tzid: "Europe/Berlin" }, { zone: "Europe/Berlin", start: { wall: "2026-03-24T17:00:00" }, end: { wall: "2026-03-24T18:00:00" } }, now);
+    const ics = newEventIcs({ title: "Piano", start: berlin("2026-03-16T09:00:00"), end: berlin("2026-03-16T10:00:00"), rrule: "FREQ=WEEKLY" }, { uid: "fam-3", now });
+    const moved = updateOccurrenceIcs(ics, "fam-3", { kind: "zoned", wall: "2026-03-23T09:00:00", tzid: "Europe/Berlin" }, { start: berlin("2026-03-24T17:00:00"), end: berlin("2026-03-24T18:00:00") }, now);
     const cancelled = deleteOccurrenceIcs(moved, "fam-3", { kind: "zoned", wall: "2026-03-30T09:00:00", tzid: "Europe/Berlin" }, now);
-    const renamed = updateSeriesIcs(cancelled, "fam-3", { zone: "Europe/Berlin", title: "Piano lesson", location: "Music school" }, now);
+    const renamed = updateSeriesIcs(cancelled, "fam-3", { title: "Piano lesson", location: "Music school" }, now);
     const parsed = parseICalendar(renamed);
     expect(parsed.errors).toEqual([]);
     const occurrences = expandSeries(parsed.series[0]!, { fromMs: Date.parse("2026-03-15T00:00:00Z"), toMs: Date.parse("2026-04-10T00:00:00Z"), zone: "Europe/Berlin" }).occurrences;

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parseICalendar } from "../../../connectors/calendar/ical/parse.js";
 import { MongoCalendarStore } from "../../../connectors/calendar/mongo-store.js";
 import { SqliteCalendarStore } from "../../../connectors/calendar/sqlite-store.js";
-import { calendarIdOf, storedItem, type CalendarStore } from "../../../connectors/calendar/store.js";
+import { calendarIdOf, eventIdOf, storedItem, type CalendarStore } from "../../../connectors/calendar/store.js";
 import { asId } from "../../../core/ids.js";
 import { MingoDb } from "../../fakes/mingo-db.js";
 
@@ -55,7 +55,7 @@ function contract(name: string, open: () => Promise<{ store: CalendarStore; clos
       expect(march.find((i) => i.href === single.href)!.series[0]!.uid).toBe("a");
       expect(await store.itemsInWindow(bob, 0, Date.parse("2030-01-01T00:00:00Z"))).toEqual([]);
       expect(await store.itemsInWindow(alice, 0, Date.parse("2030-01-01T00:00:00Z"), [])).toEqual([]);
-      expect((await store.itemsByUid(alice, "b")).map((i) => i.href)).toEqual([weekly.href]);
+      expect((await store.itemsByEvent(alice, eventIdOf(cal, "b"))).map((i) => i.href)).toEqual([weekly.href]);
       const tags = await store.itemTags(alice, cal);
       expect(tags.get(single.href)).toEqual({ etag: '"a-1"', hash: single.hash });
       const [got] = await store.getItems(alice, cal, [single.href, "https://dav.example/alice/work/none.ics"]);
@@ -63,18 +63,23 @@ function contract(name: string, open: () => Promise<{ store: CalendarStore; clos
       expect(await store.getItems(alice, cal, [])).toEqual([]);
 
       await store.applySync(alice, cal, { upserts: [item(single.href, "a2", "20260302T090000Z")], deletes: [weekly.href], sync: { syncToken: "t2", ctag: null, etag: null, lastModified: null }, syncedAt: "2026-03-02T00:00:00.000Z" });
-      expect(await store.itemsByUid(alice, "b")).toEqual([]);
-      expect(await store.itemsByUid(alice, "a")).toEqual([]);
-      expect((await store.itemsByUid(alice, "a2")).map((i) => i.href)).toEqual([single.href]);
+      expect(await store.itemsByEvent(alice, eventIdOf(cal, "b"))).toEqual([]);
+      expect(await store.itemsByEvent(alice, eventIdOf(cal, "a"))).toEqual([]);
+      expect((await store.itemsByEvent(alice, eventIdOf(cal, "a2"))).map((i) => i.href)).toEqual([single.href]);
       expect((await store.listCalendars(alice))[0]!.sync.syncToken).toBe("t2");
 
       await store.applySync(alice, cal, { upserts: [old], deletes: [], replaceAll: true, sync: { syncToken: null, ctag: null, etag: '"f"', lastModified: null }, syncedAt: "2026-03-03T00:00:00.000Z" });
       expect([...(await store.itemTags(alice, cal)).keys()]).toEqual([old.href]);
 
+      // Familiar's own write: items change, the sync state does not.
+      await store.applySync(alice, cal, { upserts: [single], deletes: [] });
+      expect((await store.listCalendars(alice))[0]!.sync.etag).toBe('"f"');
+      expect([...(await store.itemTags(alice, cal)).keys()].sort()).toEqual([single.href, old.href].sort());
+
       await store.removeCalendar(alice, cal);
       expect(await store.listCalendars(alice)).toEqual([]);
       expect(await store.itemTags(alice, cal)).toEqual(new Map());
-      expect(await store.itemsByUid(alice, "c")).toEqual([]);
+      expect(await store.itemsByEvent(alice, eventIdOf(cal, "c"))).toEqual([]);
     });
 
     it("announces a conflict key once", async () => {

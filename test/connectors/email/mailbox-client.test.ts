@@ -4,7 +4,8 @@
  * move and flags; wrong passwords and stale refs end in words.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startMailServers, postfixUnavailable, settingsFor, testMail, type MailServers } from "../../helpers/mail/servers.js";
+import { startMailServers, settingsFor, testMail, type MailServers } from "../../helpers/mail/servers.js";
+import { postfixUnavailable } from "../../helpers/mail/postfix.js";
 import { until } from "../../helpers/e2e.js";
 import { MailboxClient } from "../../../connectors/email/mailbox-client.js";
 import { createParsePool } from "../../../connectors/email/parse-pool.js";

@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import nodemailer from "nodemailer";
-import { startMailServers, postfixUnavailable, type MailServers } from "../../helpers/mail/servers.js";
+import { startMailServers, type MailServers } from "../../helpers/mail/servers.js";
+import { postfixUnavailable } from "../../helpers/mail/postfix.js";
 import { until } from "../../helpers/e2e.js";
 
 const noPostfix = postfixUnavailable();

@@ -5,7 +5,8 @@
  * never in a thrown error. Every case checks that no mail is missed or handed on twice.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startMailServers, settingsFor, testMail, type MailServers, type TestAccount } from "../../helpers/mail/servers.js";
+import { startMailServers, settingsFor, testMail, type MailServers } from "../../helpers/mail/servers.js";
+import type { TestAccount } from "../../helpers/mail/dovecot.js";
 import { startTcpProxy, type TcpProxy } from "../../helpers/mail/tcp-proxy.js";
 import { until } from "../../helpers/e2e.js";
 import { MemorySyncStore } from "../../fakes/mail-sync-store.js";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ChannelAdapter, InboundMessage } from "../../../core/channels/port.js";
-import { AccessControl } from "../../../core/inbound/access.js";
+import { AccessControl } from "../../../core/inbound/pairing.js";
 import { CommandRegistry } from "../../../core/inbound/commands.js";
 import type { Store } from "../../../core/storage/ports.js";
 import { openSqliteStore } from "../../../core/storage/sqlite/index.js";

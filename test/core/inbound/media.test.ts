@@ -11,7 +11,7 @@ import { fileNameFor, inboxFolder, MediaIntake } from "../../../core/inbound/med
 import { ModelCapabilities } from "../../../core/model/capabilities.js";
 import { TranscriptionUnavailableError, type Transcriber } from "../../../core/model/transcription.js";
 import type { Person } from "../../../core/storage/types.js";
-import { workspaceReceivedFiles } from "../../../sandbox/inbox.js";
+import { workspaceReceivedFiles } from "../../../sandbox/workspace/inbox.js";
 
 /** Taking in a message's files: limits, workspace, transcription, vision, honest lines. */
 describe("MediaIntake", () => {

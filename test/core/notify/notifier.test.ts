@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createLogger } from "../../../core/log.js";
+import { createLogger } from "../../../core/log/logger.js";
 import type { ModelClient, ModelRequest } from "../../../core/model/port.js";
 import type { Candidate } from "../../../core/notify/candidate.js";
 import { nextDigestAt, releaseAt, startOfLocalDay } from "../../../core/notify/digest-timing.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { asId } from "../../../core/ids.js";
-import { inheritedOf, parseCheckpoint } from "../../../core/runtime/checkpoint.js";
+import { inheritedOf, parseCheckpoint } from "../../../core/tasks/checkpoint.js";
 import type { Json, Task, TaskKind } from "../../../core/storage/types.js";
 
 const task = (kind: TaskKind, checkpoint: Json): Task => ({

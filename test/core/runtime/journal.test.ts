@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { systemClock } from "../../../core/clock.js";
-import { interruptedOutcome, journalHistory, journaled } from "../../../core/runtime/journal.js";
+import { interruptedOutcome, journalHistory, journaled } from "../../../core/tasks/journal.js";
 import { openSqliteStore } from "../../../core/storage/sqlite/index.js";
 import type { Store } from "../../../core/storage/ports.js";
 import type { Task } from "../../../core/storage/types.js";
@@ -34,7 +34,7 @@ describe("tool-call journal: exactly-once side effects", () => {
         effects.push(`${ctx.idempotencyKey}:${args.amount}`);
         return { ok: true, content: `paid ${args.amount}` };
       },
-    }) as unknown as ToolDefinition;
+    });
     reader = defineTool({
       name: "look",
       description: "reads",
@@ -45,7 +45,7 @@ describe("tool-call journal: exactly-once side effects", () => {
         effects.push("read");
         return { ok: true, content: "page", untrusted: { source: "https://example.com" } };
       },
-    }) as unknown as ToolDefinition;
+    });
   });
   afterEach(async () => {
     await store.close();

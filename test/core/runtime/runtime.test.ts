@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { pino } from "pino";
 import { z } from "zod";
-import { wakeupCheckpoint } from "../../../core/runtime/checkpoint.js";
-import { DueLoop } from "../../../core/runtime/due-loop.js";
+import { wakeupCheckpoint } from "../../../core/tasks/checkpoint.js";
+import { DueLoop } from "../../../core/scheduling/due-loop.js";
 import { defineTool, type ToolDefinition } from "../../../core/tools/tool.js";
 import { call, reply, RuntimeHarness, runtimeNote, ScriptedModel, userTexts, type Proc } from "./harness.js";
 

@@ -5,16 +5,16 @@ import { Writable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { webTools } from "../../../connectors/web/index.js";
-import { runToolLoop } from "../../../core/harness/index.js";
-import { asId, type PersonId, type TaskId } from "../../../core/ids.js";
-import { createLogger } from "../../../core/log.js";
+import { runToolLoop } from "../../../core/tool-loop/index.js";
+import { asId, type PersonId } from "../../../core/ids.js";
+import { createLogger } from "../../../core/log/logger.js";
 import { OpenAIModelClient } from "../../../core/model/openai.js";
-import { describeAction } from "../../../core/sentinel/descriptor.js";
-import { EgressGuard } from "../../../core/sentinel/egress.js";
-import { patternFor, type GrantPattern } from "../../../core/sentinel/patterns.js";
-import { parseApprovalDetails } from "../../../core/sentinel/request.js";
-import { Sentinel } from "../../../core/sentinel/sentinel.js";
-import { SecretVault } from "../../../core/sentinel/vault.js";
+import { describeAction } from "../../../core/policy/descriptor.js";
+import { EgressGuard } from "../../../core/egress/guard.js";
+import { patternFor, type GrantPattern } from "../../../core/policy/patterns.js";
+import { parseApprovalDetails } from "../../../core/approvals/request.js";
+import { Sentinel } from "../../../core/sentinel/gate.js";
+import { SecretVault } from "../../../core/secrets/vault.js";
 import type { SqliteStore } from "../../../core/storage/sqlite/index.js";
 import type { ApprovalRequest, GrantScope } from "../../../core/storage/types.js";
 import { defineTool, type ToolContext, type ToolDefinition } from "../../../core/tools/tool.js";
@@ -241,7 +241,7 @@ describe("grants through the facade", () => {
     await grantFor(tool("http_request"), postArgs(), { kind: "task", taskId: t1 });
     expect(await post(undefined, { taskId: t1 })).toMatchObject({ ok: true });
     expect(await post(undefined, { taskId: t2 })).toMatchObject({ code: "approval_required" });
-    expect(await post(undefined, { taskId: asId("task", "task_none") as TaskId })).toMatchObject({ code: "approval_required" });
+    expect(await post(undefined, { taskId: asId("task", "task_none") })).toMatchObject({ code: "approval_required" });
   });
 
   it("a session grant covers the person's session until they have been away 2 hours, whatever activation asks", async () => {

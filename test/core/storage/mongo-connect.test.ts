@@ -85,7 +85,7 @@ function recordingDb(inner: MingoDb, seen: { method: string; session: unknown }[
           return (...args: unknown[]) => {
             const last = args[args.length - 1];
             if (last !== null && typeof last === "object" && !Array.isArray(last) && "session" in last) {
-              const { session, ...rest } = last as { session: unknown };
+              const { session, ...rest } = last;
               seen.push({ method: String(prop), session });
               args[args.length - 1] = rest;
             } else {

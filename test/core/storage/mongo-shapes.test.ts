@@ -26,12 +26,12 @@ import {
   transitionUpdate,
 } from "../../../core/storage/mongo/task-filters.js";
 import { legalTransitions, type TaskState, type TaskStatus } from "../../../core/storage/types.js";
-import { FakeDuplicateKeyError, FakeShapeError, MingoDb } from "../../fakes/mingo-db.js";
-import { applyUpdate } from "../../fakes/mingo-shapes.js";
+import { FakeDuplicateKeyError, MingoDb } from "../../fakes/mingo-db.js";
+import { FakeShapeError, applyUpdate } from "../../fakes/mingo-shapes.js";
 
 const T = Date.UTC(2030, 0, 1);
 const at = (ms: number) => new Date(T + ms);
-const matches = (filter: object, doc: object) => new Query(filter as Record<string, unknown>).test(doc as Record<string, unknown>);
+const matches = (filter: object, doc: object) => new Query(filter).test(doc as Record<string, unknown>);
 
 const statuses = Object.keys(legalTransitions) as TaskStatus[];
 const sampleState: Record<TaskStatus, TaskState> = {

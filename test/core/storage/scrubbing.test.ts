@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SecretRegistry } from "../../../core/sentinel/scrub.js";
+import { SecretRegistry } from "../../../core/log/redaction.js";
 import { scrubbingStore } from "../../../core/storage/scrubbing.js";
 import { storeWithPerson } from "../sentinel/helpers.js";
 

@@ -8,8 +8,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Grant } from "../../../core/storage/types.js";
 import { cardOf, pressCard } from "../../helpers/approvals.js";
-import { Sentinel } from "../../../core/sentinel/sentinel.js";
-import { SecretVault } from "../../../core/sentinel/vault.js";
+import { Sentinel } from "../../../core/sentinel/gate.js";
+import { SecretVault } from "../../../core/secrets/vault.js";
 import type { ApprovalId } from "../../../core/ids.js";
 import type { ToolContext, ToolResult } from "../../../core/tools/tool.js";
 import { browserRig, clearPendingApprovals, grantOrigin, type BrowserRig } from "./helpers.js";

@@ -8,10 +8,10 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, afterEach } from "vitest";
 import { cardOf, pressCard } from "../../helpers/approvals.js";
-import { Sentinel } from "../../../core/sentinel/sentinel.js";
+import { Sentinel } from "../../../core/sentinel/gate.js";
 import type { ApprovalId } from "../../../core/ids.js";
 import type { ToolContext, ToolResult } from "../../../core/tools/tool.js";
-import { Workspace } from "../../../sandbox/workspace.js";
+import { Workspace } from "../../../sandbox/workspace/tools.js";
 import { browserRig, clearPendingApprovals, grantOrigin, type BrowserRig } from "./helpers.js";
 import { TestSite } from "./pages.js";
 

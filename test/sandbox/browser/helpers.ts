@@ -4,11 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { systemClock } from "../../../core/clock.js";
 import type { PersonId } from "../../../core/ids.js";
-import { EgressGuard, type Resolver } from "../../../core/sentinel/egress.js";
+import { EgressGuard, type Resolver } from "../../../core/egress/guard.js";
 import type { Store } from "../../../core/storage/ports.js";
 import { openSqliteStore } from "../../../core/storage/sqlite/index.js";
 import type { ToolContext, ToolDefinition, ToolResult } from "../../../core/tools/tool.js";
-import { WorkspaceArtifacts } from "../../../sandbox/artifacts.js";
+import { WorkspaceArtifacts } from "../../../sandbox/workspace/artifacts.js";
 import { BrowserRuntime } from "../../../sandbox/browser/runtime.js";
 import { browserTools } from "../../../sandbox/browser/tools.js";
 

@@ -9,7 +9,7 @@
  * browser_read / browser_screenshot never reported any).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { secretsIn } from "../../../core/sentinel/scrub.js";
+import { secretsIn } from "../../../core/log/redaction.js";
 import type { ToolResult } from "../../../core/tools/tool.js";
 import { browserRig, type BrowserRig } from "./helpers.js";
 import { TestSite } from "./pages.js";

@@ -1,0 +1,5 @@
+/**
+ * Telegram (grammY): long polling or a webhook in, Telegram HTML and inline keyboards out. Loaded
+ * only when TELEGRAM_BOT_TOKEN is set.
+ */
+export { createTelegramChannel } from "./channel.js";

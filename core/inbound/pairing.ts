@@ -1,0 +1,168 @@
+import { sendDirect, type ChannelAdapter, type InboundEvent } from "../channels/index.js";
+import type { Clock } from "../clock.js";
+import { DuplicateKeyError } from "../errors.js";
+import type { Logger } from "../log/index.js";
+import type { Store, ChannelName, Person } from "../storage/index.js";
+import type { CommandRegistry } from "./commands.js";
+import type { Door } from "./door.js";
+import { LinkCodes, randomCode } from "./links.js";
+
+/** Pairing codes expire after an hour; at most three wait per messenger (so strangers cannot flood). */
+const PAIRING_TTL_MS = 60 * 60_000;
+const MAX_PENDING_PER_CHANNEL = 3;
+interface PendingPairing {
+  code: string;
+  channel: ChannelName;
+  accountId: string;
+  address: string;
+  displayName: string;
+  expiresAt: number;
+}
+
+/**
+ * Who may talk to Familiar on the messengers:
+ * - identities listed in ALLOW_FROM (`telegram:123,slack:U0ABC,…`) become persons on their first message;
+ * - anyone else gets a one-time pairing code (expires in 1 h, at most 3 pending per messenger) and
+ *   nothing else happens until the owner or an admin (door.ts) approves it with `/pair <code>`;
+ *   another allowed person may not, and their attempt is audited;
+ * - `/link` shows a code; sending that code back from any other channel joins that account to the
+ *   same person and conversation (`LinkCodes` has the rules, including accounts that belong to
+ *   someone else already).
+ * Pending codes live in memory: after a restart a stranger simply gets a new code.
+ */
+export class AccessControl {
+  private readonly allowed: Set<string>;
+  private readonly pairings = new Map<string, PendingPairing>();
+  /** The /link codes; the inbound handler redeems them before it resolves the sender. */
+  readonly links: LinkCodes;
+
+  constructor(
+    private readonly deps: {
+      store: Store;
+      clock: Clock;
+      logger: Logger;
+      allowFrom: readonly string[];
+      /** The running adapter of a channel (to answer people who are not persons yet). */
+      channel: (name: ChannelName) => ChannelAdapter | undefined;
+      /** Who may approve pairings (the owner and admins); without it anyone known may (tests). */
+      door?: Door;
+    },
+  ) {
+    this.allowed = new Set(deps.allowFrom.map((e) => e.trim()));
+    this.links = new LinkCodes(deps);
+  }
+
+  /** The unknown-sender policy: a person for allowed or linking senders; null (after answering) otherwise. */
+  unknownSender = async (event: InboundEvent): Promise<Person | null> => {
+    const { store } = this.deps;
+    const claim = event.kind === "message" ? this.links.claim(event.text) : null;
+    if (claim && event.kind === "message") {
+      const answer = await this.links.redeem(event, claim);
+      if (answer) await this.tell(event.channel, event, answer.text);
+      return null;
+    }
+    if (this.allowed.has(`${event.channel}:${event.accountId}`)) {
+      const person = await store.persons.createPerson({ displayName: event.displayName ?? event.accountId });
+      return this.attach(person, event);
+    }
+    await store.audit.appendAudit({
+      personId: null,
+      kind: "inbound.refused",
+      summary: `${event.kind === "press" ? "A button press" : "A message"} from an unknown ${event.channel} account`,
+      data: { refusal: "unknown_sender", channel: event.channel, accountId: event.accountId, kind: event.kind, groupId: event.groupId ?? null },
+      at: this.deps.clock.now(),
+    });
+    if (event.kind !== "message") return null;
+    await this.offerPairing(event);
+    return null;
+  };
+
+  /** Registers /link and /pair. */
+  registerCommands(registry: CommandRegistry): void {
+    registry.register("link", "connect another messenger (or the local chat) to this conversation: send /link here, then the code from there", async ({ person, args }) => {
+      // A pending code never gets here: the inbound handler redeems it first.
+      if (args) {
+        return {
+          text: `I have no pending code ${args.split(/\s+/)[0]!.toUpperCase()}: codes work once, for 10 minutes. Send /link on the account you already use with me, then send the code it shows from the account you want to add.`,
+        };
+      }
+      const c = this.links.issue(person.id);
+      return { text: `Send this code to me from your other messenger (or the local chat) within 10 minutes: ${c}` };
+    });
+    registry.register("pair", "approve someone's pairing code: `/pair <code>` (owner and admins)", async ({ person, args, channel, accountId }) => {
+      if (this.deps.door && !(await this.deps.door.isOwnerOrAdmin(person.id))) {
+        await this.deps.store.audit.appendAudit({
+          personId: person.id,
+          kind: "pairing.refused",
+          summary: "Tried to approve a pairing without being the owner or an admin",
+          data: { channel, accountId, code: args.trim().toUpperCase().slice(0, 16) },
+          at: this.deps.clock.now(),
+        });
+        return { text: "Only the owner (or an admin the owner named) can approve pairings." };
+      }
+      this.sweep();
+      const pending = this.pairings.get(args.trim().toUpperCase());
+      if (!pending) {
+        const waiting = [...this.pairings.values()].map((p) => `• ${p.channel} ${p.displayName} (${p.accountId})`);
+        return { text: waiting.length ? `No such code. Waiting:\n${waiting.join("\n")}` : "No pairing requests are waiting." };
+      }
+      this.pairings.delete(pending.code);
+      const paired = await this.deps.store.persons.createPerson({ displayName: pending.displayName });
+      await this.attach(paired, pending);
+      await this.deps.store.audit.appendAudit({ personId: person.id, kind: "pairing.approved", summary: `Paired ${pending.channel} account ${pending.accountId}`, data: { channel: pending.channel, accountId: pending.accountId, personId: paired.id } });
+      await this.tell(pending.channel, { accountId: pending.accountId, address: pending.address }, "You're paired — say hello!");
+      return { text: `Paired ${pending.displayName} (${pending.channel}).` };
+    });
+  }
+
+  private async attach(person: Person, who: { channel: ChannelName; accountId: string; address: string }): Promise<Person> {
+    try {
+      await this.deps.store.persons.addIdentity({ personId: person.id, channel: who.channel, accountId: who.accountId, address: who.address });
+      return person;
+    } catch (err) {
+      // Someone attached this account at the same moment: use that person.
+      if (!(err instanceof DuplicateKeyError)) throw err;
+      const existing = await this.deps.store.persons.findIdentity(who.channel, who.accountId);
+      const other = existing && (await this.deps.store.persons.getPerson(existing.personId));
+      if (!other) throw err;
+      return other;
+    }
+  }
+
+  private async offerPairing(event: InboundEvent): Promise<void> {
+    this.sweep();
+    const existing = [...this.pairings.values()].find((p) => p.channel === event.channel && p.accountId === event.accountId);
+    if (existing) return; // one code per sender; nothing else happens until it is approved
+    const pendingHere = [...this.pairings.values()].filter((p) => p.channel === event.channel).length;
+    if (pendingHere >= MAX_PENDING_PER_CHANNEL) {
+      this.deps.logger.warn({ channel: event.channel }, "pairing request ignored: too many pending on this messenger");
+      return;
+    }
+    const c = randomCode(8);
+    this.pairings.set(c, {
+      code: c,
+      channel: event.channel,
+      accountId: event.accountId,
+      address: event.address,
+      displayName: event.displayName ?? event.accountId,
+      expiresAt: this.deps.clock.now().getTime() + PAIRING_TTL_MS,
+    });
+    this.deps.logger.info({ channel: event.channel, accountId: event.accountId }, "pairing code issued");
+    await this.tell(event.channel, event, `Hi! I don't know you yet. Your pairing code is ${c} (valid for 1 hour). Ask the owner to send /pair ${c} to Familiar.`);
+  }
+
+  private async tell(channel: ChannelName, target: { accountId: string; address: string }, text: string): Promise<void> {
+    const adapter = this.deps.channel(channel);
+    if (!adapter) return;
+    try {
+      await sendDirect(adapter, { accountId: target.accountId, address: target.address }, { text, buttons: [] }, `tell:${channel}:${target.accountId}:${this.deps.clock.now().getTime()}`);
+    } catch (err) {
+      this.deps.logger.warn({ err, channel }, "could not answer an unknown sender");
+    }
+  }
+
+  private sweep(): void {
+    const now = this.deps.clock.now().getTime();
+    for (const [k, p] of this.pairings) if (p.expiresAt <= now) this.pairings.delete(k);
+  }
+}

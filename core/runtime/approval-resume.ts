@@ -1,0 +1,130 @@
+import type { InboundOutcome, InboundPress } from "../channels/index.js";
+import type { Clock } from "../clock.js";
+import type { Logger } from "../log/index.js";
+import type { Scheduler } from "../scheduling/index.js";
+import { ApprovalDesk, isApprovalButtonId, statusOf, ApprovalCards } from "../approvals/index.js";
+import type { SentinelClock, SessionTracker } from "../policy/index.js";
+import type { Store, ApprovalRequest, Identity, Person } from "../storage/index.js";
+import type { ApprovalId } from "../ids.js";
+import type { Trigger } from "../tasks/index.js";
+
+/** Job that expires an approval request at its deadline and tells the waiting task. */
+export const approvalExpiryJobName = "approval.expire";
+
+/**
+ * The approval round trip around Sentinel's `ask`: the card goes out through the outbox (each
+ * messenger renders its buttons natively), a press is checked by the ApprovalDesk (owner only,
+ * pending, unexpired, first answer wins — field cases A1, A2), the card is edited to show the
+ * outcome, and the waiting task resumes exactly once (the resume is an atomic claim of the waiting
+ * task). On deny or expiry the model is told, so it can say so.
+ */
+export class ApprovalFlow {
+  private readonly desk: ApprovalDesk;
+  private readonly cards: ApprovalCards;
+
+  constructor(
+    private readonly deps: {
+      store: Store;
+      clock: Clock;
+      logger: Logger;
+      /** Wakes the outbox's delivery loop (a card or its update was queued). */
+      outbox: { poke(): void };
+      scheduler: Scheduler;
+      /** Wakes the task loop (a waiting task became due). */
+      tasks: { poke(): void };
+      /** Sentinel's own time and session tracker (shared with the Sentinel facade). */
+      sentinel: { clock: SentinelClock; sessions: SessionTracker };
+    },
+  ) {
+    this.desk = new ApprovalDesk({ store: deps.store, clock: deps.sentinel.clock, sessions: deps.sentinel.sessions });
+    this.cards = new ApprovalCards({ store: deps.store, clock: deps.sentinel.clock });
+  }
+
+  /** Sentinel stored a request: send the card (its buttons stored with it) and schedule its expiry. */
+  requested = async (request: ApprovalRequest): Promise<void> => {
+    await this.cards.issue(request);
+    await this.deps.scheduler.schedule({ name: approvalExpiryJobName, key: request.id, data: { approvalId: request.id }, timing: { kind: "at", at: request.expiresAt } });
+    this.deps.outbox.poke();
+  };
+
+  /**
+   * Redoes what a crash between storing a request and queueing its card left undone: every pending
+   * request of every person gets its card and its expiry job. Both are idempotent — a card already
+   * queued under the request's delivery key is kept with the buttons it showed (the new tokens are
+   * never recorded), and scheduling an expiry again replaces the job of the same key. Called once at
+   * start; returns how many pending requests were checked.
+   */
+  async recoverCards(): Promise<number> {
+    const { store } = this.deps;
+    let checked = 0;
+    let after: string | undefined;
+    do {
+      const page = await store.persons.listPersons({ limit: 200, ...(after !== undefined && { after }) });
+      for (const person of page.items) {
+        for (const request of await store.approvals.listPendingApprovals(person.id)) {
+          await this.requested(request);
+          checked++;
+        }
+      }
+      after = page.next;
+    } while (after !== undefined);
+    return checked;
+  }
+
+  /** Press handler for the inbound flow: null when the button is not an approval button. */
+  press = async (press: InboundPress, person: Person | null, _identity: Identity | null): Promise<InboundOutcome | null> => {
+    if (!isApprovalButtonId(press.buttonId)) return null;
+    const result = await this.desk.decidePress({
+      buttonId: press.buttonId,
+      presser: { channel: press.channel, accountId: press.accountId, personId: person?.id ?? null, address: press.address, messageRef: press.messageRef, ...(press.groupId !== undefined && { groupId: press.groupId }) },
+    });
+    const request = result.request;
+    if (request && result.status) {
+      await this.cards.settle(request, result.status, result.outcome);
+      // After repeated denials in one task its approvals pause; the person is told once.
+      if (result.paused) await this.cards.tellPaused(request);
+      this.deps.outbox.poke();
+    }
+    if (request && (result.outcome === "approved" || result.outcome === "denied" || result.outcome === "expired")) {
+      await this.resume(request);
+    }
+    return { status: "handled", notice: result.notice };
+  };
+
+  /** The delivered card of a pending request, for the web app's list of approvals (see `ApprovalCards.delivered`). */
+  deliveredCard(request: ApprovalRequest) {
+    return this.cards.delivered(request);
+  }
+
+  /** The expiry job: marks due requests expired (at Sentinel's time), edits their cards and tells their tasks. */
+  async expire(): Promise<number> {
+    const expired = await this.deps.store.approvals.expireApprovals(await this.deps.sentinel.clock.now());
+    for (const request of expired) {
+      await this.cards.settle(request, statusOf(request), "expired");
+      await this.resume(request);
+    }
+    if (expired.length > 0) this.deps.outbox.poke();
+    return expired.length;
+  }
+
+  /** The waiting task is due again, with the decision as its input (first resume wins). */
+  private async resume(request: ApprovalRequest): Promise<void> {
+    if (await resumeDecidedApproval(this.deps, request.id)) this.deps.tasks.poke();
+  }
+}
+
+/**
+ * Resumes the task of a decided (or expired) approval request: it becomes due again with the decision
+ * as its input. Called on the press, on expiry, and by the runtime right after an activation released
+ * its task to wait — the person may have answered while the activation was still running. A request
+ * still pending, or a task no longer waiting for it, changes nothing (first resume wins).
+ */
+export async function resumeDecidedApproval(deps: { store: Pick<Store, "approvals" | "tasks">; clock: Clock }, approvalId: ApprovalId): Promise<boolean> {
+  const request = await deps.store.approvals.getApprovalRequest(approvalId);
+  if (!request?.taskId || request.status === "pending") return false;
+  const outcome = request.status === "approved" ? "approved" : request.status === "denied" ? "denied" : "expired";
+  const scope = request.decision?.kind === "approve" ? request.decision.scope : null;
+  const input: Trigger = { kind: "approval", approvalId: request.id, outcome, summary: request.summary, scope };
+  const resumed = await deps.store.tasks.resumeWaitingTask({ taskId: request.taskId, wait: { kind: "approval", approvalId: request.id }, input, now: deps.clock.now() });
+  return resumed !== null;
+}

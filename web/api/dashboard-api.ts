@@ -1,0 +1,335 @@
+import { randomUUID } from "node:crypto";
+import { Router, type Response } from "express";
+import { z } from "zod";
+import { type InboundPress, type InboundSink, channelInWords } from "../../core/channels/index.js";
+import type { Clock } from "../../core/clock.js";
+import type { CommandRegistry } from "../../core/inbound/index.js";
+import type { ApprovalFlow } from "../../core/runtime/index.js";
+import type { SentinelViews } from "../../core/sentinel/index.js";
+import { asId } from "../../core/ids.js";
+import {
+  type Store,
+  channelNames,
+  type AuditEvent,
+  type Goal,
+  type MemoryItem,
+  type Task,
+} from "../../core/storage/index.js";
+import { resolveTimeZone } from "../../core/time/index.js";
+import { plainErrors } from "./plain-errors.js";
+import { activityInWords } from "./activity-words.js";
+import { hostPath, methodPhrase, parseGrantPattern, type GrantPattern } from "../../core/policy/index.js";
+import { localAccountOf, webContext } from "./auth.js";
+
+const page = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  after: z.string().max(200).optional(),
+});
+const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, "Please give times like 18:30.");
+/** A typed time zone (IANA name in any case, or an unambiguous city) as its canonical IANA name. */
+const timeZoneInput = z.string().transform((typed, ctx) => {
+  const zone = resolveTimeZone(typed);
+  if (zone) return zone;
+  ctx.addIssue({ code: "custom", message: typed.trim() ? `“${typed.trim().slice(0, 64)}” is not a time zone Familiar knows. Type a city such as Berlin, or pick a zone such as Europe/Berlin from the list.` : "Please choose a time zone." });
+  return z.NEVER;
+});
+
+const settingsPatch = z
+  .object({
+    displayName: z.string().trim().min(1, "Please enter a name.").max(64, "A name can be at most 64 characters.").optional(),
+    timeZone: timeZoneInput.optional(),
+    proactivity: z.enum(["off", "low", "normal", "high"]).optional(),
+    quietHours: z.object({ from: hhmm, to: hhmm }).nullable().optional(),
+    digestTime: hhmm.nullable().optional(),
+    personaName: z.string().trim().max(40, "Familiar's name can be at most 40 characters.").nullable().optional(),
+    personaStyle: z.string().trim().max(500, "How Familiar should write can be at most 500 characters.").nullable().optional(),
+  })
+  .strict();
+
+const memoryPatch = z
+  .object({
+    text: z.string().trim().min(1, "Please write what Familiar should remember. To remove it, use Forget.").max(1_000, "A memory can be at most 1,000 characters.").optional(),
+    kind: z.enum(["fact", "preference", "relationship", "decision"]).optional(),
+  })
+  .strict()
+  .refine((p) => p.text !== undefined || p.kind !== undefined, "Please change the text or the kind.");
+
+/** Sends a 400 saying in sentences what is wrong (see plainErrors); returns null. */
+function parse<S extends z.ZodType>(schema: S, input: unknown, res: Response): z.infer<S> | null {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  res.status(400).json({ error: plainErrors(result.error) });
+  return null;
+}
+
+/** When a task next wakes up (UTC), from its state; null when nothing is scheduled. */
+export function nextWakeAt(task: Task): Date | null {
+  if (task.state.status === "waiting" && task.state.wait.kind === "time") return task.state.wait.until;
+  if (task.state.status === "pending") return task.notBefore;
+  return null;
+}
+
+function memoryJson(m: MemoryItem) {
+  return { id: m.id, kind: m.kind, text: m.text, confidence: m.confidence, provenance: m.provenance, expiresAt: m.expiresAt?.toISOString() ?? null, createdAt: m.createdAt.toISOString(), updatedAt: m.updatedAt.toISOString() };
+}
+
+/**
+ * A task as the dashboard shows it. Under a paused goal a task that would wake (pending, or waiting
+ * for a time) shows as `paused` with no next wake-up: the runtime does not wake it while the goal is
+ * paused; resuming the goal brings its wake-up back.
+ */
+function taskJson(t: Task, goalStatus: Goal["status"] | null = null) {
+  const wait = t.state.status === "waiting" ? t.state.wait.kind : null;
+  const held = goalStatus === "paused" && (t.state.status === "pending" || t.state.status === "waiting");
+  if (held) return { id: t.id, title: t.title, status: "paused", waitingFor: null, nextWakeAt: null, heldBy: "goal", updatedAt: t.updatedAt.toISOString() };
+  return { id: t.id, title: t.title, status: t.state.status, waitingFor: wait, nextWakeAt: nextWakeAt(t)?.toISOString() ?? null, heldBy: null, updatedAt: t.updatedAt.toISOString() };
+}
+
+/** The parts of the running core the web app uses: Sentinel's views, the chat commands, the inbound door (button presses) and the approval cards. */
+export interface WebCore {
+  views: SentinelViews;
+  commands: CommandRegistry;
+  handleInbound: InboundSink;
+  approvals: Pick<ApprovalFlow, "deliveredCard">;
+}
+
+/** Dependencies of the dashboard API. */
+export interface DashboardApiDeps {
+  store: Store;
+  familiar: WebCore;
+  clock: Clock;
+  /** Channels running now, and their start-up problems, for the Messengers tab. */
+  channelStatus: () => { channel: string; state: string }[];
+}
+
+/**
+ * The dashboard's JSON API under `/api/web/`, always for the signed-in person only (mount behind
+ * `requireSession`). Lists page with `{items, next}` (pass `next` back as `after`). Decisions use
+ * the same paths as chat: goal actions run the `/goal` command, approvals go through the same press
+ * handler as messenger buttons (owner, pending, unexpired, first answer wins), revocation through
+ * Sentinel's views.
+ */
+export function dashboardApi(deps: DashboardApiDeps): Router {
+  const { store, familiar, clock } = deps;
+  const router = Router();
+
+  router.get("/api/web/now", async (req, res) => {
+    const { person } = webContext(req);
+    const pending = (await store.approvals.listPendingApprovals(person.id)).filter((a) => a.expiresAt > clock.now()).length;
+    res.json({ status: await familiar.views.currentStatus(person.id), pendingApprovals: pending, paused: person.paused });
+  });
+
+  router.get("/api/web/goals", async (req, res) => {
+    const q = parse(page, req.query, res);
+    if (!q) return;
+    const { person } = webContext(req);
+    const goals = await store.goals.listGoals(person.id, {}, { limit: q.limit, ...(q.after && { after: q.after }) });
+    const items = await Promise.all(
+      goals.items.map(async (g: Goal) => {
+        const tasks = await store.tasks.listTasks({ goalId: g.id }, { limit: 20 });
+        return { id: g.id, title: g.title, status: g.status, checkIn: g.checkIn, createdAt: g.createdAt.toISOString(), tasks: tasks.items.map((t) => taskJson(t, g.status)) };
+      }),
+    );
+    // Reminders and wake-ups without a goal, so nothing scheduled is invisible.
+    const loose = q.after ? [] : (await store.tasks.listTasks({ personId: person.id, status: ["pending", "waiting"] }, { limit: 50 })).items.filter((t) => t.goalId === null && t.kind !== "turn");
+    res.json({ items, next: goals.next ?? null, tasks: loose.map((t) => taskJson(t)) });
+  });
+
+  router.post("/api/web/goals/:id/:action", async (req, res) => {
+    const { person, session } = webContext(req);
+    const action = z.enum(["pause", "resume", "cancel"]).safeParse(req.params.action);
+    if (!action.success) return void res.status(404).json({ error: "use pause, resume or cancel" });
+    const goal = await store.goals.getGoal(asId("goal", String(req.params.id)));
+    if (!goal || goal.personId !== person.id) return void res.status(404).json({ error: "No such goal of yours." });
+    const reply = await familiar.commands.run("goal", { person, args: `${action.data} ${goal.id}`, channel: "local", accountId: session.personId });
+    const updated = await store.goals.getGoal(goal.id);
+    res.json({ notice: reply.text, status: updated?.status ?? goal.status });
+  });
+
+  router.get("/api/web/approvals", async (req, res) => {
+    const { person } = webContext(req);
+    const now = clock.now();
+    const pending = (await store.approvals.listPendingApprovals(person.id)).filter((a) => a.expiresAt > now);
+    res.json({
+      items: await Promise.all(
+        pending.map(async (a) => {
+          // The card as it was delivered (its buttons carry opaque ids only Sentinel can map).
+          const card = await familiar.approvals.deliveredCard(a);
+          return { id: a.id, summary: a.summary, text: card?.text ?? a.summary, ...(card?.card ? { card: card.card } : {}), buttons: card?.buttons ?? [], expiresAt: a.expiresAt.toISOString(), createdAt: a.createdAt.toISOString() };
+        }),
+      ),
+      next: null,
+    });
+  });
+
+  router.post("/api/web/approvals/:id/press", async (req, res) => {
+    const body = parse(z.object({ buttonId: z.string().min(1).max(200), clientActionId: z.string().regex(/^[A-Za-z0-9_.:-]{1,100}$/).optional() }).strict(), req.body, res);
+    if (!body) return;
+    const { person } = webContext(req);
+    const request = await store.approvals.getApprovalRequest(asId("approval", String(req.params.id)));
+    if (!request || request.personId !== person.id) return void res.status(404).json({ error: "No such request of yours." });
+    const card = await familiar.approvals.deliveredCard(request);
+    if (!card || !card.buttons.some((b) => b.id === body.buttonId)) return void res.status(400).json({ error: "That is not one of this card's buttons." });
+    const account = await localAccountOf(store, person);
+    const press: InboundPress = {
+      kind: "press",
+      channel: "local",
+      updateId: `${account}:${body.clientActionId ?? randomUUID()}`,
+      accountId: account,
+      address: account,
+      displayName: person.displayName,
+      buttonId: body.buttonId,
+      // The card's copy in the person's chat log: Sentinel accepts a press there as one on the card.
+      messageRef: card.pressRef,
+      at: clock.now(),
+    };
+    const outcome = await familiar.handleInbound(press);
+    const after = await store.approvals.getApprovalRequest(request.id);
+    res.json({ outcome: outcome.status, notice: outcome.notice ?? null, status: after?.status ?? request.status });
+  });
+
+  router.get("/api/web/activity", async (req, res) => {
+    const q = parse(page.extend({ kind: z.string().regex(/^[a-z._]{1,60}$/).optional(), goal: z.string().max(100).optional() }), req.query, res);
+    if (!q) return;
+    const { person } = webContext(req);
+    let taskIds: Set<string> | null = null;
+    if (q.goal) {
+      const goal = await store.goals.getGoal(asId("goal", q.goal));
+      if (!goal || goal.personId !== person.id) return void res.status(404).json({ error: "No such goal of yours." });
+      taskIds = new Set((await store.tasks.listTasks({ goalId: goal.id }, { limit: 500 })).items.map((t) => t.id));
+    }
+    // A goal filter reads on until a page is full (bounded), since the audit log is not indexed by goal.
+    const items: ReturnType<typeof activityJson>[] = [];
+    let after = q.after;
+    let next: string | null = null;
+    for (let round = 0; round < 10 && items.length < q.limit; round++) {
+      const pageOf = await store.audit.listAudit(person.id, { limit: q.limit, ...(after && { after }), ...(q.kind && { kinds: [q.kind] }) });
+      for (const e of pageOf.items) if (!taskIds || taskIds.has(taskOf(e) ?? "")) items.push(activityJson(e));
+      next = pageOf.next ?? null;
+      if (!next) break;
+      after = next;
+    }
+    res.json({ items: items.slice(0, q.limit), next, status: await familiar.views.currentStatus(person.id) });
+  });
+
+  router.get("/api/web/permissions", async (req, res) => {
+    const { person } = webContext(req);
+    const grants = await familiar.views.listGrantsView(person.id);
+    const patterns = new Map((await store.grants.listActiveGrants(person.id, clock.now())).map((a) => [a.id, parseGrantPattern(a.pattern)]));
+    const q = parse(page, req.query, res);
+    if (!q) return;
+    const start = q.after ? Math.max(0, grants.findIndex((g) => g.id === q.after) + 1) : 0;
+    const slice = grants.slice(start, start + q.limit);
+    res.json({ items: slice.map((g) => ({ ...g, words: grantWords(g, patterns.get(g.id) ?? null) })), next: start + q.limit < grants.length ? (slice.at(-1)?.id ?? null) : null });
+  });
+
+  router.delete("/api/web/permissions/:id", async (req, res) => {
+    const { person } = webContext(req);
+    const result = await familiar.views.revokeGrant(person.id, asId("grant", String(req.params.id)));
+    res.status(result.revoked ? 200 : 404).json({ notice: result.notice });
+  });
+
+  router.get("/api/web/memory", async (req, res) => {
+    const q = parse(page.extend({ q: z.string().trim().max(200).optional() }), req.query, res);
+    if (!q) return;
+    const { person } = webContext(req);
+    if (q.q) {
+      const found = await store.memory.searchMemory(person.id, q.q, { limit: q.limit, now: clock.now() });
+      return void res.json({ items: found.map(memoryJson), next: null });
+    }
+    const items = await store.memory.listMemory(person.id, { limit: q.limit, ...(q.after && { after: q.after }) });
+    res.json({ items: items.items.map(memoryJson), next: items.next ?? null });
+  });
+
+  router.patch("/api/web/memory/:id", async (req, res) => {
+    const body = parse(memoryPatch, req.body, res);
+    if (!body) return;
+    const { person } = webContext(req);
+    const item = await store.memory.getMemory(asId("memory", String(req.params.id)));
+    if (!item || item.personId !== person.id) return void res.status(404).json({ error: "No such memory of yours." });
+    const updated = await store.memory.updateMemory(person.id, item.id, body);
+    res.json(memoryJson(updated));
+  });
+
+  router.delete("/api/web/memory/:id", async (req, res) => {
+    const { person } = webContext(req);
+    const removed = await store.memory.deleteMemory(person.id, asId("memory", String(req.params.id)));
+    res.status(removed ? 200 : 404).json({ notice: removed ? "Forgotten." : "No such memory of yours." });
+  });
+
+  router.get("/api/web/settings", (req, res) => void res.json(settingsJson(webContext(req).person)));
+
+  router.patch("/api/web/settings", async (req, res) => {
+    const body = parse(settingsPatch, req.body, res);
+    if (!body) return;
+    const { person } = webContext(req);
+    const patch = { ...body, ...(body.personaName !== undefined && { personaName: body.personaName || null }), ...(body.personaStyle !== undefined && { personaStyle: body.personaStyle || null }) };
+    res.json(settingsJson(await store.persons.updatePerson(person.id, patch)));
+  });
+
+  router.get("/api/web/messengers", async (req, res) => {
+    const { person } = webContext(req);
+    const identities = await store.persons.listIdentities(person.id);
+    const status = new Map(deps.channelStatus().map((c) => [c.channel, c.state]));
+    res.json({
+      items: identities.map((i) => ({ channel: i.channel, accountId: i.accountId, linkedAt: i.createdAt.toISOString(), unreachable: i.unreachable?.reason ?? null, running: status.get(i.channel) ?? "not running" })),
+      channels: deps.channelStatus(),
+    });
+  });
+
+  router.delete("/api/web/messengers/:channel/:accountId", async (req, res) => {
+    const { person } = webContext(req);
+    const channel = z.enum(channelNames).safeParse(req.params.channel);
+    if (!channel.success) return void res.status(404).json({ error: "No such messenger." });
+    const accountId = String(req.params.accountId);
+    const identities = await store.persons.listIdentities(person.id);
+    if (!identities.some((i) => i.channel === channel.data && i.accountId === accountId)) return void res.status(404).json({ error: "No such linked account of yours." });
+    if (identities.length === 1) return void res.status(409).json({ error: "This is your only linked account; Familiar could not reach you without it." });
+    await store.persons.removeIdentity(person.id, channel.data, accountId);
+    await store.audit.appendAudit({ personId: person.id, kind: "identity.unlinked", summary: `Unlinked ${channel.data} account ${accountId}`, data: { channel: channel.data, accountId }, at: clock.now() });
+    res.json({ notice: `Unlinked your ${channel.data} account ${accountId}. Messages from it now count as a stranger's.` });
+  });
+
+  router.post("/api/web/messengers/link", async (req, res) => {
+    const { person, session } = webContext(req);
+    const reply = await familiar.commands.run("link", { person, args: "", channel: "local", accountId: session.personId });
+    res.json({ notice: reply.text });
+  });
+
+  return router;
+}
+
+function settingsJson(p: { displayName: string; timeZone: string; locale: string; proactivity: string; quietHours: { from: string; to: string } | null; digestTime: string | null; paused: boolean; personaName: string | null; personaStyle: string | null }) {
+  return { displayName: p.displayName, timeZone: p.timeZone, locale: p.locale, proactivity: p.proactivity, quietHours: p.quietHours, digestTime: p.digestTime, paused: p.paused, personaName: p.personaName, personaStyle: p.personaStyle };
+}
+
+function taskOf(e: AuditEvent): string | null {
+  const data = e.data;
+  if (data && typeof data === "object" && !Array.isArray(data) && typeof data.taskId === "string") return data.taskId;
+  return null;
+}
+
+function activityJson(e: AuditEvent) {
+  const data = e.data && typeof e.data === "object" && !Array.isArray(e.data) ? e.data : {};
+  const str = (k: string): string | null => {
+    const v = data[k];
+    return typeof v === "string" ? v : null;
+  };
+  const list = (k: string): string[] => {
+    const v = data[k];
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
+  };
+  const words = activityInWords(e.kind, e.summary, { get: str, list });
+  return { at: e.at.toISOString(), kind: e.kind, label: words.label, summary: words.summary, tool: str("tool"), decision: str("effect"), why: words.why, taskId: taskOf(e) };
+}
+
+/**
+ * A grant in words: "Send data (POST) to api.example.com/notes — always (allowed in the web chat)".
+ * From the grant's pattern when it parses (method and destinations), else Sentinel's description.
+ */
+function grantWords(g: { capability: string; target: string; scope: string; grantedVia: string }, pattern: GrantPattern | null): string {
+  const via = g.grantedVia === "local" ? "in the web chat" : `on ${channelInWords(g.grantedVia)}`;
+  const targets = pattern?.targets.map((t) => (t.kind === "url" ? hostPath(t, t.paths !== "any") + (t.paths === "any" ? " (any page)" : "") : t.kind === "file" ? `the file ${t.path}` : t.kind === "recipient" ? t.address : t.value)) ?? [];
+  const what = pattern && pattern.digest === null && targets.length > 0 ? methodPhrase(pattern.method, targets.join(", ")) : g.target.charAt(0).toUpperCase() + g.target.slice(1);
+  return `${what} — ${g.scope} (allowed ${via})`;
+}
