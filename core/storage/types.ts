@@ -206,7 +206,9 @@ export type WaitCondition =
   | { kind: "event"; hookId: HookId }
   | { kind: "approval"; approvalId: ApprovalId }
   | { kind: "reply" }
-  | { kind: "held"; until: Date | null };
+  | { kind: "held"; until: Date | null }
+  /** A change a connection recorded (a new mail) with a seq above `afterSeq` (see ChangeRepository). */
+  | { kind: "change"; afterSeq: number };
 
 /**
  * A task's state. Legal transitions (enforced by the store):
@@ -281,7 +283,8 @@ export interface ClaimedTask {
 export type WaitMatch =
   | { kind: "event"; hookId: HookId }
   | { kind: "approval"; approvalId: ApprovalId }
-  | { kind: "reply" };
+  | { kind: "reply" }
+  | { kind: "change"; afterSeq: number };
 
 /** One entry of a task's tool-call journal: the intent is written before the call, the result after. */
 export interface JournalEntry {
