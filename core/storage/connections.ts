@@ -89,6 +89,8 @@ export interface ChangeRepository {
   commitChanges(input: { connectionId: ConnectionId; personId: PersonId; source: string; cursor: Json; changes: readonly NewConnectionChange[]; now: Date }): Promise<ConnectionChange[]>;
   /** Changes not yet dispatched, oldest first, at most `limit`. */
   listUndispatched(limit: number): Promise<ConnectionChange[]>;
+  /** The person's changes of `kind` with a seq above `afterSeq`, oldest first, at most `limit`. */
+  listChangesAfter(input: { personId: PersonId; kind: string; afterSeq: number; limit: number }): Promise<ConnectionChange[]>;
   /** Marks a change dispatched (idempotent). */
   markDispatched(seq: number, now: Date): Promise<void>;
   /** The highest seq recorded for the person (0 when none): a new watch waits for changes after it. */

@@ -271,7 +271,10 @@ export interface Task {
 }
 
 export type NewTask = Pick<Task, "personId" | "title" | "kind"> &
-  Partial<Pick<Task, "goalId" | "plan" | "checkpoint" | "notBefore">>;
+  Partial<Pick<Task, "goalId" | "plan" | "checkpoint" | "notBefore">> & {
+    /** Create the task already waiting for a connection change (a watch), instead of pending. */
+    waitsFor?: Extract<WaitCondition, { kind: "change" }>;
+  };
 
 /** A claimed task and the instant it was due (its `notBefore`, wait time or lease end before the claim). */
 export interface ClaimedTask {

@@ -190,6 +190,10 @@ export class MongoChangeRepository implements ChangeRepository {
     return (await this.changes.find({ dispatchedAt: null }, { sort: { seq: 1 }, limit })).map(toChange);
   }
 
+  async listChangesAfter(input: { personId: PersonId; kind: string; afterSeq: number; limit: number }): Promise<ConnectionChange[]> {
+    return (await this.changes.find({ personId: input.personId, kind: input.kind, seq: { $gt: input.afterSeq } }, { sort: { seq: 1 }, limit: input.limit })).map(toChange);
+  }
+
   async markDispatched(seq: number, now: Date): Promise<void> {
     await this.changes.updateOne({ seq, dispatchedAt: null }, { $set: { dispatchedAt: now } });
   }

@@ -68,7 +68,7 @@ export class MongoTaskRepository implements TaskRepository {
 
   async createTask(input: NewTask): Promise<Task> {
     const now = this.clock.now();
-    const state: TaskState = { status: "pending" };
+    const state: TaskState = input.waitsFor ? { status: "waiting", wait: { kind: "change", afterSeq: input.waitsFor.afterSeq } } : { status: "pending" };
     const notBefore = input.notBefore ?? null;
     const doc: TaskDoc = {
       _id: newId("task"),

@@ -186,6 +186,12 @@ export class SqliteChangeRepository implements ChangeRepository {
     return this.ctx.run(() => (this.ctx.stmt("SELECT * FROM connection_changes WHERE dispatched_at IS NULL ORDER BY seq LIMIT ?").all(limit) as Row[]).map(toChange));
   }
 
+  listChangesAfter(input: { personId: PersonId; kind: string; afterSeq: number; limit: number }): Promise<ConnectionChange[]> {
+    return this.ctx.run(() =>
+      (this.ctx.stmt("SELECT * FROM connection_changes WHERE person_id = ? AND kind = ? AND seq > ? ORDER BY seq LIMIT ?").all(input.personId, input.kind, input.afterSeq, input.limit) as Row[]).map(toChange),
+    );
+  }
+
   markDispatched(seq: number, now: Date): Promise<void> {
     return this.ctx.run(() => {
       this.ctx.stmt("UPDATE connection_changes SET dispatched_at = ? WHERE seq = ? AND dispatched_at IS NULL").run(ms(now), seq);

@@ -138,10 +138,24 @@ export class SqliteTaskRepository implements TaskRepository {
         toTask(
           this.ctx
             .stmt(
-              `INSERT INTO tasks (id, person_id, goal_id, kind, title, status, plan, cursor, checkpoint, not_before, created_at, updated_at)
-               VALUES (?, ?, ?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?) RETURNING *`,
+              `INSERT INTO tasks (id, person_id, goal_id, kind, title, status, wait_kind, wait_key, plan, cursor, checkpoint, not_before, created_at, updated_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?) RETURNING *`,
             )
-            .get(id, input.personId, input.goalId ?? null, input.kind, input.title, jsonText(input.plan ?? []), jsonText(input.checkpoint ?? {}), msOrNull(input.notBefore), now, now) as Row,
+            .get(
+              id,
+              input.personId,
+              input.goalId ?? null,
+              input.kind,
+              input.title,
+              input.waitsFor ? "waiting" : "pending",
+              input.waitsFor ? "change" : null,
+              input.waitsFor ? String(input.waitsFor.afterSeq) : null,
+              jsonText(input.plan ?? []),
+              jsonText(input.checkpoint ?? {}),
+              msOrNull(input.notBefore),
+              now,
+              now,
+            ) as Row,
         ),
       { duplicate: (cause) => new DuplicateKeyError("task", id, { cause }), references: { entity: "person or goal", id: `${input.personId} / ${input.goalId ?? "(no goal)"}` } },
     );

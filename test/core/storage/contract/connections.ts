@@ -68,6 +68,9 @@ export function connectionsContract(ctx: ContractContext): void {
       expect(await store.changes.latestSeq(ana.id)).toBe(again[0]!.seq);
       expect(await store.changes.latestSeq(ben.id)).toBe(elsewhere[0]!.seq);
 
+      expect((await store.changes.listChangesAfter({ personId: ana.id, kind: "email.arrived", afterSeq: first[0]!.seq, limit: 10 })).map((c) => c.key)).toEqual(["m2", "m3"]);
+      expect((await store.changes.listChangesAfter({ personId: ana.id, kind: "email.arrived", afterSeq: 0, limit: 1 })).map((c) => c.key)).toEqual(["m1"]);
+      expect(await store.changes.listChangesAfter({ personId: ana.id, kind: "email.sent", afterSeq: 0, limit: 10 })).toEqual([]);
       const pending = await store.changes.listUndispatched(10);
       expect(pending.map((c) => c.key)).toEqual(["m1", "m2", "m3", "m1"]);
       expect((await store.changes.listUndispatched(2)).map((c) => c.seq)).toEqual(pending.slice(0, 2).map((c) => c.seq));
@@ -113,6 +116,16 @@ export function connectionsContract(ctx: ContractContext): void {
       expect(resumed?.state).toEqual({ status: "pending" });
       expect(await store.tasks.resumeWaitingTask({ taskId: task.id, wait: { kind: "change", afterSeq: 7 }, input: { kind: "x" }, now: at(4) })).toBeNull();
       expect(await store.tasks.findWaitingTasks({ kind: "change", personId: ana.id })).toEqual([]);
+    });
+
+    it("creates a task already waiting for a change (a watch): never due by time", async () => {
+      const store = ctx.store();
+      const ana = await makePerson(store);
+      const watch = await store.tasks.createTask({ personId: ana.id, kind: "wakeup", title: "tell me when the school writes", waitsFor: { kind: "change", afterSeq: 3 } });
+      expect(watch.state).toEqual({ status: "waiting", wait: { kind: "change", afterSeq: 3 } });
+      expect(await store.tasks.claimDueTask({ owner: "A", now: at(10 ** 9), leaseMs: 1000 })).toBeNull();
+      expect(await store.tasks.nextDueAt()).toBeNull();
+      expect((await store.tasks.findWaitingTasks({ kind: "change", personId: ana.id })).map((t) => t.id)).toEqual([watch.id]);
     });
   });
 }
