@@ -33,5 +33,6 @@ export const KIND_WORDS: Record<string, string> = {
   "secret.removed": "Secret removed",
   "sentinel.secret_unbound_destination": "Secret held back (not its site)",
   "sentinel.inert_links": "Links shown as plain text",
+  "connection.capabilities": "Connection changed",
 };
 
