@@ -2,6 +2,7 @@ import type Database from "better-sqlite3";
 import { StoreUnavailableError } from "../../errors.js";
 import { initialSchema, taskStateMachineTrigger } from "./schema.js";
 import { migrateToV3 } from "./schema-v3.js";
+import { migrateChangeWait, migrateConnections } from "./schema-connections.js";
 
 /** One schema change. Versions are positive integers, strictly increasing in `migrations`. */
 export interface Migration {
@@ -173,6 +174,16 @@ export const migrations: readonly Migration[] = [
       // JSON array of MessageAttachment; NULL for the (many) messages without files.
       db.exec("ALTER TABLE messages ADD COLUMN attachments TEXT");
     },
+  },
+  {
+    version: 72,
+    name: "connections, sync cursors and connection changes",
+    up: migrateConnections,
+  },
+  {
+    version: 73,
+    name: "tasks wait for connection changes",
+    up: migrateChangeWait,
   },
 ];
 
