@@ -49,14 +49,23 @@ const latinOrDigit = /[\p{Script=Latin}\p{N}]/u;
 function buildTrie(): TrieNode {
   const root = newNode();
   for (const [word, info] of foldedLexicon(foldText)) {
-    let node = root;
-    for (let i = 0; i < word.length; i++) node = addChild(node, word.charCodeAt(i));
-    node.entry = { info, startBounded: latinOrDigit.test(word[0]!), endBounded: latinOrDigit.test(word[word.length - 1]!) };
+    // Half-width katakana fold to base + combining mark ("ﾊﾟ" → "ハ\u309A"): the decomposed spelling too.
+    const spellings = /[\u3040-\u30ff]/.test(word) ? new Set([word, word.normalize("NFD")]) : [word];
+    for (const spelling of spellings) {
+      let node = root;
+      for (let i = 0; i < spelling.length; i++) node = addChild(node, spelling.charCodeAt(i));
+      node.entry = { info, startBounded: latinOrDigit.test(spelling[0]!), endBounded: latinOrDigit.test(spelling[spelling.length - 1]!) };
+    }
   }
   return root;
 }
 
 const root = buildTrie();
+
+/** 1 for every UTF-16 unit some word starts with: most positions are skipped on one lookup. */
+const startsAWord = new Uint8Array(65536);
+for (let c = 0; c < 128; c++) if (root.ascii?.[c]) startsAWord[c] = 1;
+for (const c of root.other?.keys() ?? []) startsAWord[c] = 1;
 
 /** Letter or digit of any script, on folded text (fast path for ASCII). */
 function isWordChar(text: string, i: number): boolean {
@@ -86,7 +95,7 @@ export function findWords(folded: string): Hit[] {
     const here = c < 0x80 ? (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) : isWordChar(folded, i);
     // Inside a Latin word no word can start (every ASCII-initial word is bounded at its start).
     const inside = prevWord && here;
-    let node = inside && c < 0x80 ? undefined : child(root, c);
+    let node = startsAWord[c] === 0 || (inside && c < 0x80) ? undefined : child(root, c);
     let best: Hit | null = null;
     for (let j = i + 1; node; j++) {
       const e = node.entry;

@@ -177,11 +177,25 @@ export const migrations: readonly Migration[] = [
   },
   {
     version: 72,
+    name: "inbound updates held until handled (Telegram long polling confirms once held)",
+    up(db) {
+      db.exec(`CREATE TABLE inbound_held (
+        channel TEXT NOT NULL,
+        update_id TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        held_at INTEGER NOT NULL,
+        UNIQUE (channel, update_id)
+      );
+      CREATE INDEX inbound_held_by_time ON inbound_held (held_at);`);
+    },
+  },
+  {
+    version: 73,
     name: "connections, sync cursors and connection changes",
     up: migrateConnections,
   },
   {
-    version: 73,
+    version: 74,
     name: "tasks wait for connection changes",
     up: migrateChangeWait,
   },

@@ -1,12 +1,12 @@
 /**
- * Migrations 72 and 73 (connections, issue 21): a person's connections, the cursors of their synced
+ * Migrations 73 and 74 (connections, issue 21): a person's connections, the cursors of their synced
  * sources and the changes the syncs found; and the `change` wait of tasks (the tasks table is rebuilt,
  * since SQLite cannot change a CHECK constraint in place, as migration 3 did).
  */
 import type Database from "better-sqlite3";
 import { taskStateMachineTrigger } from "./schema.js";
 
-/** Migration 72: connections, sync cursors, connection changes. */
+/** Migration 73: connections, sync cursors, connection changes. */
 export function migrateConnections(db: Database.Database): void {
   db.exec(`CREATE TABLE connections (
     id TEXT PRIMARY KEY,
@@ -46,7 +46,7 @@ export function migrateConnections(db: Database.Database): void {
   CREATE INDEX changes_by_topic ON connection_changes (connection_id, kind, topic, occurred_at) WHERE topic IS NOT NULL;`);
 }
 
-/** Migration 73: tasks may wait for a connection change (`wait_kind = 'change'`, `wait_key` = the seq it waits after). */
+/** Migration 74: tasks may wait for a connection change (`wait_kind = 'change'`, `wait_key` = the seq it waits after). */
 export function migrateChangeWait(db: Database.Database): void {
   db.pragma("defer_foreign_keys = ON");
   db.exec(`CREATE TABLE tasks_v73 (
