@@ -49,7 +49,7 @@ export function migrateConnections(db: Database.Database): void {
 /** Migration 74: tasks may wait for a connection change (`wait_kind = 'change'`, `wait_key` = the seq it waits after). */
 export function migrateChangeWait(db: Database.Database): void {
   db.pragma("defer_foreign_keys = ON");
-  db.exec(`CREATE TABLE tasks_v73 (
+  db.exec(`CREATE TABLE tasks_v74 (
     id TEXT PRIMARY KEY,
     person_id TEXT NOT NULL REFERENCES persons (id),
     goal_id TEXT REFERENCES goals (id),
@@ -77,13 +77,13 @@ export function migrateChangeWait(db: Database.Database): void {
     ) STORED,
     CHECK ((status = 'waiting') = (wait_kind IS NOT NULL))
   );
-  INSERT INTO tasks_v73 (id, person_id, goal_id, kind, title, status, wait_kind, wait_until, wait_key, outcome, plan, cursor,
+  INSERT INTO tasks_v74 (id, person_id, goal_id, kind, title, status, wait_kind, wait_until, wait_key, outcome, plan, cursor,
       checkpoint, lease_owner, lease_until, not_before, created_at, updated_at)
     SELECT id, person_id, goal_id, kind, title, status, wait_kind, wait_until, wait_key, outcome, plan, cursor,
       checkpoint, lease_owner, lease_until, not_before, created_at, updated_at FROM tasks;
   DROP TRIGGER IF EXISTS tasks_state_machine;
   DROP TABLE tasks;
-  ALTER TABLE tasks_v73 RENAME TO tasks;
+  ALTER TABLE tasks_v74 RENAME TO tasks;
   CREATE INDEX tasks_due ON tasks (due_at, created_at, id) WHERE due_at IS NOT NULL;
   CREATE INDEX tasks_by_person ON tasks (person_id, created_at, id);
   CREATE INDEX tasks_by_goal ON tasks (goal_id, created_at, id) WHERE goal_id IS NOT NULL;
