@@ -9,5 +9,5 @@
  */
 export { gateAsk, requestDetails } from "./asking.js";
 export { ApprovalCards } from "./card-issuer.js";
-export { ApprovalDesk, isApprovalButtonId, statusOf } from "./desk.js";
+export { ApprovalDesk, isApprovalButtonId, statusOf, type Presser } from "./desk.js";
 export { summariseAction, summariseDescribed } from "./summary.js";

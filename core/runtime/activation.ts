@@ -41,7 +41,7 @@ export interface ActivationDeps {
   budget: number;
   maxSteps: number;
   /** Tools every activation has. */
-  tools: ToolDefinition[];
+  tools: readonly ToolDefinition[];
   /** Wraps each call (Sentinel); the journal wraps outside it. Gets the activation's starting taint. */
   gate?: (inner: ExecuteTool, activation: { taskId: string; tainted: boolean; taintSource: string | null; chainDepth: number; sessionId: string }) => ExecuteTool;
   /** Creates a hook for `wait_for_event` and tells the person its URL and secret (never the model). */

@@ -136,6 +136,10 @@ export class Sentinel {
    * and keeps later calls tainted whatever the caller passes. Activations are told apart by the
    * idempotency key's prefix, so a shared wrapper never un-taints anything either.
    */
+  /** An activation's gate (the runtime's `ActivationDeps.gate`): `wrap` with the activation's taint and job-chain depth. */
+  gate = (inner: ExecuteTool, activation: { tainted: boolean; taintSource: string | null; chainDepth: number; sessionId: string }): ExecuteTool =>
+    this.wrap(inner, { tainted: activation.tainted, chainDepth: activation.chainDepth, sessionId: activation.sessionId, ...(activation.taintSource !== null && { taintSource: activation.taintSource }) });
+
   wrap(inner: ExecuteTool = runTool, options: ActivationOptions = {}): ExecuteTool {
     const states = new Map<string, ActivationState>();
     return async (tool, args, context) => {
