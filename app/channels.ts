@@ -62,6 +62,7 @@ export function createChannels(
     logger,
     dataDir: parts.dataDir,
     onRefused,
+    inbound: store.inbound,
     ...(storage.mongoClient && { mongoClient: storage.mongoClient }),
     onWhatsAppQr: () => logger.info(`WhatsApp pairing: scan the QR printed above, or open ${parts.url()}/setup`),
     onWhatsAppInvalid: whatsappInvalid,

@@ -57,6 +57,7 @@ export async function mountWebApp(
       channelStatus: channels.status.channels,
       setupApi: {
         model: parts.models.switchable,
+        notificationJudgement: config.NOTIFY_MODEL_JUDGEMENT,
         envModel: parts.models.envModel,
         modelTimeoutMs: config.MODEL_TIMEOUT_MS,
         messengers: channels.status.messengers,
