@@ -6,6 +6,7 @@
  */
 import { ChannelRegistry, TypingIndicators, type AttachmentSource } from "../core/channels/index.js";
 import type { Clock } from "../core/clock.js";
+import type { PersonId } from "../core/ids.js";
 import { RollingSummaries, type ContextMedia, type TokenCounter } from "../core/context/index.js";
 import type { EgressGuard } from "../core/egress/index.js";
 import {
@@ -78,6 +79,8 @@ export interface FamiliarDeps {
   attachments?: AttachmentSource;
   /** Photos, voice notes, files and stickers: taken in on arrival (`intake`) and shown to the model (`context`). */
   media?: { intake: MediaIntake; context: ContextMedia };
+  /** A watch re-armed (waits for the next connection change): the change dispatcher looks at the person again. */
+  watchArmed?: (personId: PersonId) => void;
 }
 
 /** The assembled core's parts (see app/core.ts). */
@@ -183,7 +186,7 @@ function wireRuntime(
   };
   const proactive = new ProactiveFlow({ store, notifier: parts.notifier, inertLinks: inertLinks.apply });
   const setupUrl = () => `${deps.publicUrl().replace(/\/$/, "")}/setup`;
-  const tasks = new TaskRunner({ store, clock, logger, owner, leaseMs, model, activation, tools: parts.tools.all, wakeups, proactive, outbound, poke: parts.tasks.poke, typing: typing.start, summarize: summaries.summarize, inertLinks: inertLinks.apply, setupUrl });
+  const tasks = new TaskRunner({ store, clock, logger, owner, leaseMs, model, activation, tools: parts.tools.all, wakeups, proactive, outbound, poke: parts.tasks.poke, typing: typing.start, summarize: summaries.summarize, inertLinks: inertLinks.apply, setupUrl, ...(deps.watchArmed && { watchArmed: deps.watchArmed }) });
   const taskLoop = new DueLoop(tasks, { name: "tasks", clock, logger, maxInFlight: deps.maxConcurrentActivations ?? 16 });
   const heartbeat = new Heartbeat({ store, clock, logger, owner, leaseMs });
   return { wakeups, goals, webhooks, tasks, taskLoop, heartbeat };

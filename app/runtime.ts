@@ -1,7 +1,7 @@
 /**
  * The runtime: the core assembled (`Familiar`, app/familiar.ts) with the settings that tune it, the
- * tools of the sandbox and the connectors added to the core's own, and the jobs that belong to no
- * task registered with the scheduler.
+ * connectors (connections and calendars, app/connections.ts), the tools of the sandbox and the
+ * connectors added to the core's own, and the jobs that belong to no task registered with the scheduler.
  */
 import { webTools } from "../connectors/web/index.js";
 import type { Clock } from "../core/clock.js";
@@ -12,26 +12,32 @@ import type { Logger } from "../core/log/index.js";
 import { registerJobs } from "../jobs/index.js";
 import { BrowserRuntime, browserTools } from "../sandbox/browser/index.js";
 import { WorkspaceArtifacts, artifactTools, workspaceTools } from "../sandbox/workspace/index.js";
+import { createConnectors, watchArmedHook, type Connectors } from "./connections.js";
 import { Familiar } from "./familiar.js";
 import type { Models } from "./model.js";
 import type { Secrets } from "./secrets.js";
 import type { Storage } from "./store.js";
 
-/** The running core and the sandbox parts the rest of the process shows or stops. */
+/** The running core and the sandbox and connector parts the rest of the process shows, starts or stops. */
 export interface Runtime {
   familiar: Familiar;
   browser: BrowserRuntime;
   artifacts: WorkspaceArtifacts;
+  connectors: Connectors;
 }
 
-/** Builds the core, adds every tool and registers the jobs; nothing runs until `familiar.start()`. */
-export function createRuntime(
+/**
+ * Builds the core and the connectors, adds every tool and registers the jobs; nothing runs until
+ * `connectors.start()` and `familiar.start()`. Throws when a connector's store cannot be opened.
+ */
+export async function createRuntime(
   config: Config,
   parts: { storage: Storage; secrets: Secrets; models: Models; clock: Clock; logger: Logger; scrub: (text: string) => string; dataDir: string; workspace: { quotaBytes: number }; publicUrl: () => string },
-): Runtime {
+): Promise<Runtime> {
   const { storage, secrets, models, clock, logger, dataDir, workspace } = parts;
   const { store, scheduler } = storage;
   const artifacts = new WorkspaceArtifacts({ dataDir, repository: store.artifacts, clock, workspace });
+  const watchArmed = watchArmedHook();
   const familiar = new Familiar({
     store,
     scheduler,
@@ -53,7 +59,9 @@ export function createRuntime(
     localChatIsOwner: !config.LOCAL_CHAT_ALLOW_REMOTE,
     attachments: artifacts,
     media: models.media,
+    watchArmed: watchArmed.hook,
   });
+  const connectors = await createConnectors(config, { storage, vault: secrets.vault, core: familiar, watchArmed, clock, logger, dataDir });
   // Chromium starts on the first browser tool call, not here.
   const browser = new BrowserRuntime({ chromiumPath: config.CHROMIUM_PATH, dataDir, egress: secrets.egress, secretCheck: secrets.secretCheck, logger, maxContexts: config.BROWSER_MAX_CONTEXTS, idleMs: config.BROWSER_IDLE_MS });
   familiar.addTools([
@@ -62,14 +70,16 @@ export function createRuntime(
     // A page readout gets about a quarter of the context budget (≈ 4 characters per token).
     ...browserTools({ runtime: browser, artifacts, dataDir, scrub: (text) => secrets.vault.scrub(text), maxReadChars: config.CONTEXT_TOKEN_BUDGET }),
     ...artifactTools({ store, outbound: familiar.outbound, offered: (personId) => browser.inUse(personId) || artifacts.hasArtifacts(personId) }),
+    ...connectors.tools,
   ]);
   registerJobs(
     scheduler,
     {
       expireApprovals: () => familiar.approvals.expire(),
       sendDigest: (personId) => familiar.notifier.sendDigest(asId("person", personId)),
+      syncCalendar: (connectionId) => connectors.syncCalendar(connectionId),
     },
     { logger, now: () => clock.now() },
   );
-  return { familiar, browser, artifacts };
+  return { familiar, browser, artifacts, connectors };
 }

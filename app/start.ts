@@ -69,7 +69,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   const workspace = { quotaBytes: config.WORKSPACE_QUOTA_MB * 1024 * 1024 };
   const models = createModels(config, { setup: secrets.setup, dataDir, workspace, logger, knownSecrets: () => registry.list() });
   const address = new Address(config);
-  const runtime = createRuntime(config, { storage, secrets, models, clock, logger, scrub: registry.scrub, dataDir, workspace, publicUrl: address.publicUrl });
+  const runtime = await createRuntime(config, { storage, secrets, models, clock, logger, scrub: registry.scrub, dataDir, workspace, publicUrl: address.publicUrl });
   const http = createHttp(logger, storage, registry);
   const channels = createChannels(config, { familiar: runtime.familiar, storage, secrets, http, clock, logger, dataDir, url: address.local });
   options.configure?.(runtime.familiar);
@@ -88,6 +88,7 @@ async function begin(
   const { familiar } = runtime;
   const { store, scheduler } = storage;
   await scheduler.start();
+  await runtime.connectors.start();
   const stopHousekeeping = startHousekeeping({ pruneInbound: (before) => store.inbound.pruneProcessedUpdates(before), logger, now: () => clock.now() });
   const started = await familiar.start();
   channels.status.started(started);
@@ -112,9 +113,11 @@ async function begin(
       channels.chatLog.releaseAll();
       stopHousekeeping();
       await http.close();
+      await runtime.connectors.stop();
       await familiar.stop(deadline);
       await runtime.browser.close();
       await scheduler.drain(deadline);
+      await runtime.connectors.close();
       await store.close();
     })());
   return { familiar, store, scheduler, http, url, logger, stop };
