@@ -29,6 +29,7 @@ const modules: { name: string; load: () => Promise<{ bench: (emit: Emit) => Prom
   { name: "sentinel", load: () => import("./sentinel.js") },
   { name: "exec", load: () => import("./exec.js") },
   { name: "calendar", load: () => import("./calendar.js") },
+  { name: "mail-filter", load: () => import("./mail-filter.js") },
 ];
 
 const stdoutWrite = process.stdout.write.bind(process.stdout);
