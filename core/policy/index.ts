@@ -14,6 +14,7 @@ export {
   descriptorKey,
   valuesAt,
   type ActionDescriptor,
+  type ActionTarget,
   type UrlPrecheck,
 } from "./descriptor.js";
 export { liveGrants, type ActiveGrant } from "./grants.js";

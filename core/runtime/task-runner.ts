@@ -10,7 +10,7 @@ import type { ModelClient } from "../model/index.js";
 import { asId } from "../ids.js";
 import type { Store, ClaimedTask, ConversationMessage, Person, Task, TaskState } from "../storage/index.js";
 import type { ToolDefinition } from "../tools/index.js";
-import { failureText, nextOccurrence, nextState } from "./after-activation.js";
+import { failureText, nextOccurrence, nextState, pausedState } from "./after-activation.js";
 import { newSessionId, runActivation, type ActivationDeps, type ActivationOutcome } from "./activation.js";
 import {
   inheritedOf,
@@ -109,6 +109,8 @@ export class TaskRunner implements DueSource<ClaimedTask> {
       if (trigger.kind === "turn" && checkpoint.kind === "turn" && (await handOverToWaitingTask(this.deps, task, checkpoint))) return;
       if ((trigger.kind === "wakeup" || trigger.kind === "checkin") && (await this.deps.wakeups.gate(task, checkpoint, person, new Date(trigger.dueAt))).action !== "run") return;
     }
+    // The denial that resumed it tripped the breaker: the task pauses without another model call.
+    if (trigger.kind === "approval" && trigger.paused !== undefined) return this.pause(task, checkpoint, previous, trigger.paused);
     const model = this.deps.model();
     if (!model) return this.withoutModel(task, checkpoint, previous, trigger, person);
     await this.activate(task, checkpoint, previous, trigger, person, model);
@@ -130,6 +132,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
           horizonSeq: await store.conversation.lastSeq(person.id),
           hideUserFrom: answerRange(checkpoint, trigger) ? null : await unansweredFrom(store, person),
           sessionId: newSessionId(),
+          ...(previous.pausedAt !== undefined && { pausedAt: previous.pausedAt }),
         };
     const saved = await store.tasks.saveCheckpoint({ taskId: task.id, owner, cursor: task.cursor, checkpoint: toStored(checkpoint, { runtime, input: null }), now: clock.now(), leaseMs });
     const origin = runtime.origin ?? trigger;
@@ -182,7 +185,14 @@ export class TaskRunner implements DueSource<ClaimedTask> {
     const key = `${task.id}:a${runtime.activation}${runtime.round ? `p${runtime.round}` : ""}`;
     const waitsForApproval = requests.approvalId !== null;
     // Waiting for an approval keeps the activation open: once decided it resumes with its history.
-    const after: RuntimeState = { ...runtime, open: waitsForApproval, approvalId: requests.approvalId, resumes: waitsForApproval ? runtime.resumes : 0 };
+    const after: RuntimeState = {
+      ...runtime,
+      open: waitsForApproval,
+      approvalId: requests.approvalId,
+      resumes: waitsForApproval ? runtime.resumes : 0,
+      ...(requests.pause !== null && !waitsForApproval && { pausedAt: clock.now().toISOString() }),
+    };
+    if (requests.pause !== null && !waitsForApproval) await this.auditPause(task, requests.pause);
     const next = nextState(checkpoint, outcome, clock.now());
     const text = result.kind === "reply" ? result.text : null;
     // The person is told plainly; the operator needs the why (the model endpoint failed).
@@ -221,6 +231,32 @@ export class TaskRunner implements DueSource<ClaimedTask> {
       await store.tasks.transitionTask({ taskId: task.id, owner, to: next, now: clock.now() });
     });
     await this.afterRelease(requests.approvalId);
+  }
+
+  /**
+   * Pauses a task the denial breaker stopped (core/approvals/denials.ts): its activation ends as it
+   * is, it remembers when (so denials before count no more once resumed), and it is held until the
+   * person resumes it — or, a turn, ends. The person was told when the breaker tripped.
+   */
+  private async pause(task: Task, checkpoint: TaskCheckpoint, previous: RuntimeState, why: "task" | "person"): Promise<void> {
+    const { store, clock, owner, leaseMs } = this.deps;
+    const now = clock.now();
+    const runtime: RuntimeState = { ...previous, open: false, approvalId: null, resumes: 0, pausedAt: now.toISOString() };
+    await store.transaction(async () => {
+      await store.tasks.saveCheckpoint({ taskId: task.id, owner, cursor: task.cursor, checkpoint: toStored(checkpoint, { runtime, input: null }), now, leaseMs });
+      await store.tasks.transitionTask({ taskId: task.id, owner, to: pausedState(checkpoint, now), now });
+    });
+    await this.auditPause(task, why);
+  }
+
+  private async auditPause(task: Task, why: "task" | "person"): Promise<void> {
+    await this.deps.store.audit.appendAudit({
+      personId: task.personId,
+      kind: "task.paused",
+      summary: `Paused “${task.title}”: ${why === "task" ? "you denied several of its requests" : "you denied several requests within an hour"}${task.kind === "turn" ? "" : " (/resume lets it run again)"}`,
+      data: { taskId: task.id, breaker: why },
+      at: this.deps.clock.now(),
+    });
   }
 
   /** The person may have answered the approval while the activation still ran: resume at once then. */

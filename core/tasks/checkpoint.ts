@@ -29,7 +29,15 @@ export const triggerSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("wakeup"), dueAt: isoDate }),
   z.object({ kind: z.literal("checkin"), dueAt: isoDate }),
   z.object({ kind: z.literal("event"), hookId: z.string(), description: z.string(), observations: z.array(observationSchema) }),
-  z.object({ kind: z.literal("approval"), approvalId: z.string(), outcome: z.enum(["approved", "denied", "expired"]), summary: z.string(), scope: z.string().nullable() }),
+  z.object({
+    kind: z.literal("approval"),
+    approvalId: z.string(),
+    outcome: z.enum(["approved", "denied", "expired"]),
+    summary: z.string(),
+    scope: z.string().nullable(),
+    /** This denial tripped the denial breaker (core/approvals/denials.ts): the task is paused, not resumed. */
+    paused: z.enum(["task", "person"]).optional(),
+  }),
   z.object({ kind: z.literal("recovery") }),
 ]);
 export type Trigger = z.infer<typeof triggerSchema>;
@@ -56,6 +64,8 @@ export const runtimeSchema = z.object({
   hideUserFrom: z.number().int().min(0).nullish(),
   /** The activation's session (kept across its resumptions, so session grants still apply after an approval). */
   sessionId: z.string().optional(),
+  /** When the denial breaker last paused the task (ISO): denials before it no longer count once it is resumed. */
+  pausedAt: isoDate.optional(),
 });
 export type RuntimeState = z.infer<typeof runtimeSchema>;
 
