@@ -4,7 +4,7 @@ import type { Logger } from "../log/index.js";
 import type { Scheduler } from "../scheduling/index.js";
 import { ApprovalDesk, isApprovalButtonId, statusOf, ApprovalCards } from "../approvals/index.js";
 import type { SentinelClock, SessionTracker } from "../policy/index.js";
-import type { Store, ApprovalRequest, Identity, Person } from "../storage/index.js";
+import type { Store, ApprovalRequest, Identity, Person, Task } from "../storage/index.js";
 import type { ApprovalId, TaskId } from "../ids.js";
 import { parseCheckpoint, runtimeOf, type Trigger } from "../tasks/index.js";
 
@@ -113,6 +113,15 @@ export class ApprovalFlow {
   }
 }
 
+/** The approval a recurring task's parked call waits for (null: none, or an unreadable checkpoint). */
+function parkedApprovalOf(task: Task): string | null {
+  try {
+    return runtimeOf(parseCheckpoint(task)).parked?.approvalId ?? null;
+  } catch {
+    return null;
+  }
+}
+
 /** When a task's denials start counting for the breaker: when it was last paused (its checkpoint's `pausedAt`), else null. */
 export async function denialsFromOf(store: Pick<Store, "tasks">, taskId: TaskId): Promise<Date | null> {
   const task = await store.tasks.getTask(taskId);
@@ -138,5 +147,9 @@ export async function resumeDecidedApproval(deps: { store: Pick<Store, "approval
   const scope = request.decision?.kind === "approve" ? request.decision.scope : null;
   const input: Trigger = { kind: "approval", approvalId: request.id, outcome, summary: request.summary, scope, ...(paused !== undefined && outcome === "denied" && { paused }) };
   const resumed = await deps.store.tasks.resumeWaitingTask({ taskId: request.taskId, wait: { kind: "approval", approvalId: request.id }, input, now: deps.clock.now() });
-  return resumed !== null;
+  if (resumed !== null) return true;
+  // Recurring work parked the call and waits for its next occurrence (core/runtime/parking.ts): resume it now.
+  const task = await deps.store.tasks.getTask(request.taskId);
+  if (task?.state.status !== "waiting" || task.state.wait.kind !== "time" || parkedApprovalOf(task) !== request.id) return false;
+  return (await deps.store.tasks.resumeWaitingTask({ taskId: request.taskId, wait: { kind: "time" }, input, now: deps.clock.now() })) !== null;
 }

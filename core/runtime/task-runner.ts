@@ -23,6 +23,7 @@ import {
 } from "../tasks/index.js";
 import type { DueSource } from "../scheduling/index.js";
 import { resumeDecidedApproval } from "./approval-resume.js";
+import { highestActivation, settleRuntime, unpark } from "./parking.js";
 import type { ProactiveFlow } from "./proactive.js";
 import { answeredMessage, answerRange, handOverToWaitingTask, unansweredFrom } from "./turn.js";
 import { initialTrigger, triggerText, type WakeupFlow } from "./wakeup.js";
@@ -98,7 +99,8 @@ export class TaskRunner implements DueSource<ClaimedTask> {
     const checkpoint = parseCheckpoint(task);
     const person = await store.persons.getPerson(task.personId);
     if (!person) return this.release(task, { status: "cancelled", reason: "person no longer exists" });
-    const previous = runtimeOf(checkpoint);
+    // A decided card of recurring work resumes the activation parked with it (core/runtime/parking.ts).
+    const previous = unpark(runtimeOf(checkpoint), checkpoint.input);
 
     // A new activation starts from the stored input (what resumed the task) or from what the task is.
     let trigger: Trigger;
@@ -123,7 +125,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
       ? // Every resumption gets fresh idempotency keys (r<resumes>); a decided approval also starts a new round of output.
         { ...previous, trigger, resumes: previous.resumes + 1, sessionId: previous.sessionId ?? newSessionId(), ...(resumedByInput && { round: previous.round + 1, approvalId: null }) }
       : {
-          activation: previous.activation + 1,
+          activation: highestActivation(previous) + 1,
           resumes: 0,
           open: true,
           round: 0,
@@ -133,6 +135,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
           hideUserFrom: answerRange(checkpoint, trigger) ? null : await unansweredFrom(store, person),
           sessionId: newSessionId(),
           ...(previous.pausedAt !== undefined && { pausedAt: previous.pausedAt }),
+          ...(previous.parked !== undefined && { parked: previous.parked }),
         };
     const saved = await store.tasks.saveCheckpoint({ taskId: task.id, owner, cursor: task.cursor, checkpoint: toStored(checkpoint, { runtime, input: null }), now: clock.now(), leaseMs });
     const origin = runtime.origin ?? trigger;
@@ -183,17 +186,12 @@ export class TaskRunner implements DueSource<ClaimedTask> {
     const { result, requests } = outcome;
     const origin = runtime.origin ?? { kind: "recovery" };
     const key = `${task.id}:a${runtime.activation}${runtime.round ? `p${runtime.round}` : ""}`;
-    const waitsForApproval = requests.approvalId !== null;
     // Waiting for an approval keeps the activation open: once decided it resumes with its history.
-    const after: RuntimeState = {
-      ...runtime,
-      open: waitsForApproval,
-      approvalId: requests.approvalId,
-      resumes: waitsForApproval ? runtime.resumes : 0,
-      ...(requests.pause !== null && !waitsForApproval && { pausedAt: clock.now().toISOString() }),
-    };
-    if (requests.pause !== null && !waitsForApproval) await this.auditPause(task, requests.pause);
-    const next = nextState(checkpoint, outcome, clock.now());
+    // Recurring work parks it instead and keeps its schedule (core/runtime/parking.ts).
+    const { after, waitFor, watch } = settleRuntime(runtime, requests, nextOccurrence(checkpoint, clock.now()) !== null, clock.now());
+    const waitsForApproval = requests.approvalId !== null;
+    if (requests.pause !== null && requests.approvalId === null) await this.auditPause(task, requests.pause);
+    const next = nextState(checkpoint, { ...outcome, requests: { ...requests, approvalId: waitFor } }, clock.now());
     const text = result.kind === "reply" ? result.text : null;
     // The person is told plainly; the operator needs the why (the model endpoint failed).
     if (result.kind === "error") {
@@ -209,7 +207,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
         await store.tasks.transitionTask({ taskId: task.id, owner, to: next, now: clock.now() });
       });
       this.deps.outbox.poke();
-      await this.afterRelease(requests.approvalId);
+      await this.afterRelease(watch);
       return;
     }
     const goal = task.goalId ? await store.goals.getGoal(task.goalId) : null;
@@ -230,7 +228,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
       await store.tasks.saveCheckpoint({ taskId: task.id, owner, cursor: task.cursor, checkpoint: toStored(checkpoint, { runtime: after, input: null }), now: clock.now(), leaseMs });
       await store.tasks.transitionTask({ taskId: task.id, owner, to: next, now: clock.now() });
     });
-    await this.afterRelease(requests.approvalId);
+    await this.afterRelease(watch);
   }
 
   /**

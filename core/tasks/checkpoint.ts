@@ -43,7 +43,7 @@ export const triggerSchema = z.discriminatedUnion("kind", [
 export type Trigger = z.infer<typeof triggerSchema>;
 
 /** Bookkeeping of the task's current (or last) activation. */
-export const runtimeSchema = z.object({
+const runtimeFields = z.object({
   /** Number of the current (or last) activation, from 1. */
   activation: z.number().int().min(0),
   /** How often the current activation was resumed after an interruption. */
@@ -66,8 +66,18 @@ export const runtimeSchema = z.object({
   sessionId: z.string().optional(),
   /** When the denial breaker last paused the task (ISO): denials before it no longer count once it is resumed. */
   pausedAt: isoDate.optional(),
+  /** Highest activation number ever started (a parked activation may be resumed after later ones). */
+  lastActivation: z.number().int().min(0).optional(),
 });
+
+/**
+ * The runtime state, and — for recurring work — the activation **parked** while its approval card
+ * waits (issue 18 item 9): the job's later occurrences run as new activations meanwhile, and the
+ * decision resumes the parked one (its own history and journal) as one pending call.
+ */
+export const runtimeSchema = runtimeFields.extend({ parked: runtimeFields.optional() });
 export type RuntimeState = z.infer<typeof runtimeSchema>;
+export type ParkedRuntime = z.infer<typeof runtimeFields>;
 
 const common = { runtime: runtimeSchema.optional(), input: triggerSchema.nullish() };
 

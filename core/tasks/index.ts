@@ -15,6 +15,7 @@ export {
   wakeupSpecSchema,
   type Inherited,
   type JobProvenance,
+  type ParkedRuntime,
   type RuntimeState,
   type TaskCheckpoint,
   type Trigger,

@@ -147,7 +147,12 @@ export class MongoTaskRepository implements TaskRepository {
     const current = await this.tasks.findOne({ _id: input.taskId });
     if (current === null || current.status !== "waiting" || current.wait?.kind !== input.wait.kind) return null;
     const checkpoint = encodeJson(withKey(decodeJson(current.checkpoint), "input", input.input));
-    const wait = input.wait.kind === "event" ? { kind: "event", hookId: input.wait.hookId } : input.wait.kind === "approval" ? { kind: "approval", approvalId: input.wait.approvalId } : { kind: "reply" };
+    const wait =
+      input.wait.kind === "event"
+        ? { kind: "event", hookId: input.wait.hookId }
+        : input.wait.kind === "approval"
+          ? { kind: "approval", approvalId: input.wait.approvalId }
+          : { kind: input.wait.kind };
     const doc = await this.tasks.findOneAndUpdate(resumeWaitingFilter(input.taskId, wait, current.checkpoint), resumeWaitingUpdate(checkpoint, input.now));
     return doc === null ? null : toTask(doc);
   }

@@ -183,8 +183,6 @@ describe("a recurring job and its cards", () => {
     h.clock.set(new Date(first.getTime() + 3 * HOUR));
     await h.settle(proc);
     expect(wakes).toBeGreaterThan(before);
-    if (process.env.DEBUG_T) for (const r of model.requests.slice(-6)) console.log(JSON.stringify(r.messages.slice(-2)).slice(0, 600));
-    if (process.env.DEBUG_T) console.log(JSON.stringify((await proc.store.tasks.getTask(job.id))!.state), (await proc.store.audit.listAudit(pid, { limit: 12 })).items.map((a) => a.kind + " " + a.summary).join("\n"));
     expect(await proc.store.approvals.listPendingApprovals(pid)).toHaveLength(1);
     expect(proc.channel.texts().filter((t) => /paused/.test(t) && /3 requests/.test(t))).toHaveLength(1);
   });
