@@ -129,18 +129,18 @@ describe("denials cover a destination and a kind of action; a breaker pauses the
     await app!.say("ana", `read ${pages!.url}/deals`);
     let ms = (await app!.repliesUntil("ana", (x) => pendingCards(x).length === 1)) as Reply[];
     await press("ana", pendingCards(ms)[0]!, "Approve once"); // the page itself
-    ms = (await app!.repliesUntil("ana", (x) => pendingCards(x).length === 1 && cards(x).length === 2)) as Reply[];
+    ms = (await app!.repliesUntil("ana", (x) => pendingCards(x).length === 1 && cards(x).length === 2));
     expect(pendingCards(ms)[0]!.text).toContain(`${a!.hostPort}/collect`);
     await press("ana", pendingCards(ms)[0]!, "Deny");
     // The two writes to the same place are refused without a card; the read (another kind) asks.
-    ms = (await app!.repliesUntil("ana", (x) => pendingCards(x).length === 1 && cards(x).length === 3, 30_000)) as Reply[];
+    ms = (await app!.repliesUntil("ana", (x) => pendingCards(x).length === 1 && cards(x).length === 3, 30_000));
     const readCard = pendingCards(ms)[0]!;
     expect(readCard.card!.fields.find((f) => f.label === "Destination")!.value).toContain("/pixel.gif");
     // Item 5 on the same card: the query's base64 is shown decoded.
     expect(readCard.text).toContain("Ana's passport number is X1234567");
     await press("ana", readCard, "Deny");
     // The second read of the same place: no card; the next place asks.
-    ms = (await app!.repliesUntil("ana", (x) => pendingCards(x).length === 1 && cards(x).length === 4, 30_000)) as Reply[];
+    ms = (await app!.repliesUntil("ana", (x) => pendingCards(x).length === 1 && cards(x).length === 4, 30_000));
     expect(pendingCards(ms)[0]!.text).toContain(`${b!.hostPort}/inbox`);
     await press("ana", pendingCards(ms)[0]!, "Approve once");
     await app!.repliesUntil("ana", (x) => x.some((m) => m.text === "done"), 30_000);
@@ -167,20 +167,20 @@ describe("denials cover a destination and a kind of action; a breaker pauses the
     await app!.say("ana", `read ${pages!.url}/deals`);
     let ms = (await app!.repliesUntil("ana", (x) => pendingCards(x).length === 1)) as Reply[];
     await press("ana", pendingCards(ms)[0]!, "Always"); // reads of the page server, from the person's own request
-    ms = (await app!.repliesUntil("ana", (x) => pendingCards(x).length === 1 && cards(x).length === 2)) as Reply[];
+    ms = (await app!.repliesUntil("ana", (x) => pendingCards(x).length === 1 && cards(x).length === 2));
     await press("ana", pendingCards(ms)[0]!, "Deny");
     await app!.repliesUntil("ana", (x) => x.some((m) => m.text === "done"), 30_000);
 
     // A new task (a new message) reads the page again: the same POST is refused without a card.
     await app!.say("ana", `read ${pages!.url}/deals?again`);
-    ms = (await app!.repliesUntil("ana", (x) => x.filter((m) => m.text === "done").length === 2, 30_000)) as Reply[];
+    ms = (await app!.repliesUntil("ana", (x) => x.filter((m) => m.text === "done").length === 2, 30_000));
     expect(cards(ms)).toHaveLength(2);
     const last = model.requests.at(-1)!;
     expect(toolResults(last).at(-1)).toMatch(/denied .*in the last 24 hours/);
 
     // The person asks for it themself (nothing outside read): a card, they may have changed their mind.
     await app!.say("ana", `CALL http_request ${JSON.stringify({ method: "POST", url: `${a!.url}/collect`, body: "my notes" })}`);
-    ms = (await app!.repliesUntil("ana", (x) => pendingCards(x).length === 1 && cards(x).length === 3, 30_000)) as Reply[];
+    ms = (await app!.repliesUntil("ana", (x) => pendingCards(x).length === 1 && cards(x).length === 3, 30_000));
     expect(pendingCards(ms)[0]!.text).toContain(`${a!.hostPort}/collect`);
     expect(a!.received).toEqual([]);
   }, 120_000);
@@ -194,13 +194,13 @@ describe("denials cover a destination and a kind of action; a breaker pauses the
     let ms = (await app!.repliesUntil("ana", (x) => pendingCards(x).length === 1)) as Reply[];
     await press("ana", pendingCards(ms)[0]!, "Approve once");
     for (let i = 0; i < 3; i++) {
-      ms = (await app!.repliesUntil("ana", (x) => pendingCards(x).length === 1 && cards(x).length === i + 2, 30_000)) as Reply[];
+      ms = (await app!.repliesUntil("ana", (x) => pendingCards(x).length === 1 && cards(x).length === i + 2, 30_000));
       await press("ana", pendingCards(ms)[0]!, "Deny");
     }
-    ms = (await app!.repliesUntil("ana", (x) => (x as Reply[]).some((m) => /paused/.test(m.text) && !m.card), 30_000)) as Reply[];
+    ms = (await app!.repliesUntil("ana", (x) => (x as Reply[]).some((m) => /paused/.test(m.text) && !m.card), 30_000));
     const requestsAtPause = model.requests.length;
     await sleep(1_500);
-    ms = (await app!.repliesUntil("ana", () => true)) as Reply[];
+    ms = (await app!.repliesUntil("ana", () => true));
     const told = ms.filter((m) => !m.card && /paused/.test(m.text));
     expect(told).toHaveLength(1);
     expect(told[0]!.text).toMatch(/3 requests/);
@@ -228,7 +228,7 @@ describe("denials cover a destination and a kind of action; a breaker pauses the
       let ms = (await app!.repliesUntil("ana", (x) => pendingCards(x).length === 1, 30_000)) as Reply[];
       if (n === 0) {
         await press("ana", pendingCards(ms)[0]!, "Always"); // reads of the page server
-        ms = (await app!.repliesUntil("ana", (x) => pendingCards(x).length === 1 && cards(x).length === 2, 30_000)) as Reply[];
+        ms = (await app!.repliesUntil("ana", (x) => pendingCards(x).length === 1 && cards(x).length === 2, 30_000));
       }
       shown = cards(ms).length;
       await press("ana", pendingCards(ms)[0]!, "Deny");
@@ -240,12 +240,12 @@ describe("denials cover a destination and a kind of action; a breaker pauses the
     // A sixth task driven by a page: its POST gets no card.
     await app!.say("ana", `read ${pages.url}/p5`);
     await sleep(3_000);
-    ms = (await app!.repliesUntil("ana", () => true)) as Reply[];
+    ms = (await app!.repliesUntil("ana", () => true));
     expect(cards(ms)).toHaveLength(shown);
     expect(ms.filter((m) => !m.card && /paused/.test(m.text))).toHaveLength(1);
     // The person's own request still asks.
     await app!.say("ana", `CALL http_request ${JSON.stringify({ method: "POST", url: `${targets[5]!.url}/mine`, body: "mine" })}`);
-    ms = (await app!.repliesUntil("ana", (x) => pendingCards(x).length === 1, 30_000)) as Reply[];
+    ms = (await app!.repliesUntil("ana", (x) => pendingCards(x).length === 1, 30_000));
     expect(pendingCards(ms)[0]!.text).toContain("/mine");
     for (const t of targets) expect(t.received).toEqual([]);
   }, 180_000);
