@@ -34,8 +34,9 @@
  *   `pwd=`. They let someone into one meeting, not into the person's accounts. A Zoom *sign-in*
  *   code ("Zoom verification code") is still removed.
  * - Booking references / PNRs, confirmation numbers of bookings, door, locker and pickup codes,
- *   gift-card, promo, coupon, referral and class codes, licence keys, card authorisation codes on
- *   receipts: pass (they are not the key to an account).
+ *   gift-card, promo, coupon, referral and class codes, licence keys: pass (they are not the key
+ *   to an account). An "auth code" on a card receipt passes (receipt words around, nothing warns);
+ *   a payment's authorisation code that says "do not share" is removed.
  * - Phone numbers (three or more groups, or "+…"), prices and amounts, dates, times, years, IBANs,
  *   percentages, measures: pass by their shape.
  * - "Confirmation code" and "access code": a code unless booking, meeting or door words are around.

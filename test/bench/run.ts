@@ -22,6 +22,7 @@ const modules: { name: string; load: () => Promise<{ bench: (emit: Emit) => Prom
   { name: "store-mongo", load: () => import("./store-mongo.js") },
   { name: "scheduler", load: () => import("./scheduler.js") },
   { name: "turns", load: () => import("./turns.js") },
+  { name: "telegram", load: () => import("./telegram.js") },
   { name: "store-calls", load: () => import("./store-calls.js") },
   { name: "runtime", load: () => import("./runtime.js") },
   { name: "browser", load: () => import("./browser.js") },

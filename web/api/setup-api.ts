@@ -21,6 +21,8 @@ export interface SetupApiDeps {
   whatsappQr: () => Promise<{ state: string; qr: string | null } | null>;
   /** Applies messenger settings entered on the page (without a restart). */
   messengerSetup: MessengerSetup;
+  /** The model also judges proactive messages whenever one is configured (NOTIFY_MODEL_JUDGEMENT; default true). */
+  notificationJudgement?: boolean;
 }
 
 const connection = z
@@ -90,6 +92,7 @@ export function setupApi(deps: SetupApiDeps): Router {
         baseURL: env ? deps.envModel.baseURL : (stored?.baseURL ?? null),
         hasKey: env ? null : (stored?.hasKey ?? false),
       },
+      notificationJudgement: deps.notificationJudgement ?? true,
       passwordSet: deps.setup.hasPassword(),
       messengers: deps.messengers().map((m) => ({ ...m, fromEnvironment: deps.messengerSetup.fromEnvironment(m.channel), restartNote: restartNotes[m.channel] })),
       whatsapp: await deps.whatsappQr(),

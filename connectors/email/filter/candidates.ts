@@ -3,8 +3,9 @@
  *
  * A candidate is a run of ASCII letters/digits, joined with the next runs when they look like one
  * code written in pieces: digit groups of at most 4 separated by spaces ("4 8 2 9 1 7",
- * "482 917"), any groups joined by one "-", "." or "–" ("482-917", "G-482917"), single digits one
- * per line (a code in table cells). Kinds: `digits` (4–12 digits), `alnum` (4–15 letters and
+ * "482 917"), groups of up to 8 joined by one "-", "." or "–" ("482-917", "G-482917"), any groups
+ * joined by "_" into a long key ("sk_live_…"), digit groups of up to 3 one per line (a code in table
+ * cells or split by `<br>`). Kinds: `digits` (4–12 digits), `alnum` (4–15 letters and
  * digits, with a digit), `letters` (4–12 capitals, e.g. "KXQWPT" — only ever removed right after
  * an access word), `token` (16+ characters, or 13+ digits).
  *
@@ -49,8 +50,10 @@ function readRun(folded: string, i: number): Run {
 
 interface Separator {
   next: number;
-  /** "-" / "–" alone or as " - ", "." / "·" alone. */
+  /** "-" / "–" alone or as " - ", "." / "·" / "_" alone. */
   dash: boolean;
+  /** The separator is "_" (keys and tokens: "sk_live_…" joins whatever the lengths). */
+  underscore: boolean;
   /** The dash had spaces around it (" - "): digit groups only. */
   spaced: boolean;
   newline: boolean;
@@ -66,21 +69,23 @@ function readSeparator(folded: string, end: number): Separator | null {
   let dash = false;
   let spaced = false;
   let newline = false;
-  if (isDash(c0) || c0 === 0x2e || c0 === 0xb7) [len, dash] = [1, true];
+  if (c0 === 0x5f) [len, dash] = [1, true]; // "sk_live_…": an underscore joins like a dash
+  else if (isDash(c0) || c0 === 0x2e || c0 === 0xb7) [len, dash] = [1, true];
   else if (c0 === 0x20 && isDash(c1) && folded.charCodeAt(end + 2) === 0x20) [len, dash, spaced] = [3, true, true];
   else if (c0 === 0x20) len = c1 === 0x20 ? 2 : 1;
   else if (c0 === 0x0a) [len, newline] = [1, true];
   const next = end + len;
   if (len === 0 || next >= folded.length || !isAsciiAlnum(folded.charCodeAt(next))) return null;
-  return { next, dash, spaced, newline };
+  return { next, dash, spaced, newline, underscore: c0 === 0x5f };
 }
 
 function joinable(a: Run, b: Run, sep: Separator): boolean {
   const la = a.end - a.start;
   const lb = b.end - b.start;
-  if (sep.newline) return a.digitsOnly && b.digitsOnly && la === 1 && lb === 1;
+  // Digits one to three per line ("4\n8\n2…", "48<br>29<br>17"): one code written downwards.
+  if (sep.newline) return a.digitsOnly && b.digitsOnly && la <= 3 && lb <= 3;
   if (sep.spaced) return a.digitsOnly && b.digitsOnly && la <= 6 && lb <= 6;
-  if (sep.dash) return la <= 8 && lb <= 8;
+  if (sep.dash) return (la <= 8 && lb <= 8) || (sep.underscore && la + lb >= 16);
   return a.digitsOnly && b.digitsOnly && la <= 4 && lb <= 4;
 }
 
@@ -129,7 +134,7 @@ export function findCandidates(folded: string, visible: string, masked: Uint8Arr
     }
     const first = readRun(folded, i);
     // An ordinary word (lowercase letters, or too long) that no dash joins to more: not a code.
-    if (!first.hasDigit && !isDash(folded.charCodeAt(first.end)) && (first.end - first.start > 15 || hasLowercase(visible, first.start, first.end))) {
+    if (!first.hasDigit && !isDash(folded.charCodeAt(first.end)) && folded.charCodeAt(first.end) !== 0x5f && (first.end - first.start > 15 || hasLowercase(visible, first.start, first.end))) {
       i = first.end;
       continue;
     }

@@ -106,7 +106,12 @@ function contextHits(c: { start: number; end: number }, facts: MailFacts): Hit[]
 /** Access words around a position: qualifiers, warnings, strong code and link words (weak qualifiers only when `weak`). */
 export function accessAround(c: { start: number; end: number }, facts: MailFacts, weak = true): boolean {
   return contextHits(c, facts).some(
-    (h) => (h.info.qualifier && (weak || h.info.qualifier !== "weak")) || h.info.warning || h.info.code === "strong" || (h.info.link === "strong" && h.info.qualifier !== "weak"),
+    (h) =>
+      (h.info.qualifier && (weak || h.info.qualifier !== "weak")) ||
+      h.info.warning ||
+      h.info.code === "strong" ||
+      (h.info.code === "secret" && !(h.info.meetingSensitive && facts.meeting)) ||
+      (h.info.link === "strong" && h.info.qualifier !== "weak"),
   );
 }
 
@@ -140,14 +145,18 @@ function judge(c: Candidate, anchor: Hit | null, facts: MailFacts, accessSoFar: 
       return { remove: true, anchor };
     case "secret":
       return anchor.info.meetingSensitive && meeting ? { remove: false, harmless: true } : { remove: true, anchor };
-    case "ambiguous":
+    case "ambiguous": {
       if ((anchor.info.meetingSensitive && meeting) || harmful) return { remove: false, harmless: true };
-      return { remove: true, anchor };
+      const receipt = ctx.some((h) => h.info.harm === "commerce") && !ctx.some((h) => h.info.warning);
+      return receipt ? { remove: false, harmless: true } : { remove: true, anchor };
+    }
     default: {
       if (harmful || meeting) return { remove: false, harmless: true };
-      // In the subject, "Ridewell code 4419" is how code mails are titled.
+      // In the subject, "Ridewell code 4419" is how code mails are titled; "Your Acme code: 640311"
+      // — a bare number right after "code" — is how code mails are written (fail closed).
       const inSubject = c.end <= facts.subjectEnd && anchor.end <= facts.subjectEnd && direct;
-      const access = inSubject || accessSoFar || facts.subjectAccess || accessAround(c, facts, false);
+      const bareNumber = direct && c.kind === "digits" && c.canonical.length <= 8 && anchor.end <= c.start;
+      const access = inSubject || bareNumber || accessSoFar || facts.subjectAccess || accessAround(c, facts, false);
       return access ? { remove: true, anchor } : { remove: false, harmless: false };
     }
   }

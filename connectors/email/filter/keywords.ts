@@ -49,9 +49,13 @@ const latinOrDigit = /[\p{Script=Latin}\p{N}]/u;
 function buildTrie(): TrieNode {
   const root = newNode();
   for (const [word, info] of foldedLexicon(foldText)) {
-    let node = root;
-    for (let i = 0; i < word.length; i++) node = addChild(node, word.charCodeAt(i));
-    node.entry = { info, startBounded: latinOrDigit.test(word[0]!), endBounded: latinOrDigit.test(word[word.length - 1]!) };
+    // Half-width katakana fold to base + combining mark ("ﾊﾟ" → "ハ\u309A"): the decomposed spelling too.
+    const spellings = /[\u3040-\u30ff]/.test(word) ? new Set([word, word.normalize("NFD")]) : [word];
+    for (const spelling of spellings) {
+      let node = root;
+      for (let i = 0; i < spelling.length; i++) node = addChild(node, spelling.charCodeAt(i));
+      node.entry = { info, startBounded: latinOrDigit.test(spelling[0]!), endBounded: latinOrDigit.test(spelling[spelling.length - 1]!) };
+    }
   }
   return root;
 }

@@ -7,7 +7,8 @@
  * - `foldText` makes the string the rules match on: same length as its input, one UTF-16 unit per
  *   unit, so a match at [i, j) in the fold is the same span in the visible text. It lowercases,
  *   strips diacritics from Latin letters ("vérification" → "verification"), maps full-width ASCII
- *   (common in Japanese mail: "４８２９１７") to ASCII and every kind of space to " ".
+ *   (common in Japanese mail: "４８２９１７"), the decimal digits of other scripts ("٤٨٢٩١٧") and
+ *   mathematical digits ("𝟒𝟖𝟐") to ASCII, and every kind of space to " ".
  */
 
 /** Characters removed by `cleanText`: zero-width, bidi controls, soft hyphen, BOM, CGJ, Mongolian vowel separator. */
@@ -62,7 +63,15 @@ function foldUnit(c: number): number {
   return folded;
 }
 
+/** The zero of each block of ten decimal digits in the BMP (Unicode Nd), other than ASCII and full-width. */
+const digitZeros = [
+  0x0660, 0x06f0, 0x07c0, 0x0966, 0x09e6, 0x0a66, 0x0ae6, 0x0b66, 0x0be6, 0x0c66, 0x0ce6, 0x0d66, 0x0de6, 0x0e50, 0x0ed0, 0x0f20,
+  0x1040, 0x1090, 0x17e0, 0x1810, 0x1946, 0x19d0, 0x1a80, 0x1a90, 0x1b50, 0x1bb0, 0x1c40, 0x1c50, 0xa620, 0xa8d0, 0xa900, 0xa9d0,
+  0xa9f0, 0xaa50, 0xabf0,
+];
+
 function computeFold(c: number): number {
+  for (const zero of digitZeros) if (c >= zero && c < zero + 10) return 0x30 + (c - zero); // "٤٨٢" → "482"
   if (c < 0x80) return c >= 0x41 && c <= 0x5a ? c + 32 : c === 0x09 ? 0x20 : c;
   if (c >= 0xff01 && c <= 0xff5e) return foldUnit(c - 0xfee0); // full-width ASCII
   if (c === 0x3000 || c === 0x00a0 || (c >= 0x2000 && c <= 0x200a) || c === 0x202f || c === 0x205f) return 0x20;
@@ -92,7 +101,16 @@ export function foldText(text: string): string {
   // Plain ASCII (most mail): lowercasing and tabs keep the length.
   if (/^[\x00-\x7f]*$/.test(text)) return text.toLowerCase().replace(/\t/g, " ");
   const units = new Uint16Array(text.length);
-  for (let i = 0; i < text.length; i++) units[i] = foldUnit(text.charCodeAt(i));
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const next = text.charCodeAt(i + 1);
+    // Mathematical digits (U+1D7CE–U+1D7FF, "𝟒𝟖𝟐"): the high half becomes a space, the low half the digit.
+    if (c === 0xd835 && next >= 0xdfce && next <= 0xdfff) {
+      units[i] = 0x20;
+      units[i + 1] = 0x30 + ((next - 0xdfce) % 10);
+      i++;
+    } else units[i] = foldUnit(c);
+  }
   // Chunked to stay under the engine's argument limit.
   let out = "";
   for (let i = 0; i < units.length; i += 8192) out += String.fromCharCode(...units.subarray(i, i + 8192));

@@ -20,7 +20,7 @@ export interface UrlFacts {
   access: Purpose | null;
   /** Somewhere in the chain: a long random token (≥ 16 characters, letters and digits) in the path or a value. */
   longToken: boolean;
-  /** A query or fragment value shaped like a one-time code (4–12 digits, or letters and digits). */
+  /** A query or fragment value shaped like a one-time code (4–12 digits, or letters and digits), or a short random path segment. */
   shortCode: boolean;
   /** The outermost URL is a redirector (click tracker) whose target could not be read. */
   opaque: boolean;
@@ -151,6 +151,13 @@ export function isLongToken(value: string): boolean {
   return false;
 }
 
+/** A short random path segment (8–15 letters and digits, at least two of each): a short magic-link token. */
+function isShortToken(segment: string): boolean {
+  if (segment.length < 8 || segment.length > 15 || !/^[A-Za-z0-9]+$/.test(segment)) return false;
+  const digits = segment.replace(/\D/g, "").length;
+  return digits >= 2 && segment.length - digits >= 2;
+}
+
 /** Shaped like a one-time code: 4–12 digits, or 4–12 letters and digits with at least one digit. */
 export function isShortCode(value: string): boolean {
   const v = value.replace(/[\s-]/g, "");
@@ -177,8 +184,9 @@ function factsOf(u: URL): Omit<UrlFacts, "chain" | "opaque"> {
   // Path words before host labels ("sso.example/reset" is a reset link).
   let access = pathPurpose(decodeOnce(u.pathname)) ?? pathPurpose(u.hostname.split(".").slice(0, -2).join("."));
   const pathHasAccessWord = access !== null;
-  let longToken = decodeOnce(u.pathname).split("/").some(isLongToken);
-  let shortCode = false;
+  const segments = decodeOnce(u.pathname).split("/");
+  let longToken = segments.some(isLongToken);
+  let shortCode = segments.some(isShortToken);
   const values: string[] = [...u.pathname.split("/")];
   const params: [string, string][] = [...u.searchParams];
   if (u.hash.length > 1) params.push(...new URLSearchParams(u.hash.slice(1)));
@@ -234,6 +242,8 @@ export function inspectUrl(url: string): UrlFacts {
       queue.push({ u: t, depth: depth + 1 });
     }
   }
-  facts.opaque = facts.chain.length === 1 && (redirectorHost.test(first.hostname.toLowerCase()) || redirectorPath.test(first.pathname));
+  // A redirector that hides its target carries something that names it ("/t/sourdough/18273" is a forum topic).
+  const carries = facts.longToken || facts.shortCode || first.search.length > 1;
+  facts.opaque = facts.chain.length === 1 && carries && (redirectorHost.test(first.hostname.toLowerCase()) || redirectorPath.test(first.pathname));
   return facts;
 }

@@ -40,12 +40,27 @@ describe("one-time codes are removed", () => {
     expect(r.text.normalize("NFKC").replace(/[\s.-]/g, "")).not.toContain("482917");
   });
 
+  it("in the digits of other scripts, mathematical digits and half-width katakana", () => {
+    expect(text("Code", "Your verification code is ٤٨٢٩١٧").text).not.toContain("٤٨٢٩١٧");
+    expect(text("Code", "Your verification code is 𝟒𝟖𝟐𝟗𝟏𝟕").text).not.toContain("𝟒𝟖𝟐𝟗𝟏𝟕");
+    expect(text("ﾜﾝﾀｲﾑﾊﾟｽﾜｰﾄﾞ", "ﾜﾝﾀｲﾑﾊﾟｽﾜｰﾄﾞ: 318274").text).not.toContain("318274");
+  });
+
+  it("a bare number right after 'code', and keys and tokens that sign in on their own", () => {
+    expect(text("Your Acme code", "Your Acme code: 640311").text).not.toContain("640311");
+    const key = text("Your new API key", "Here is your API key: sk_live_9Xq2Lm7Rt4Vb8Nc1Zs6Wp3\nKeep it secret.");
+    expect(key.text).not.toContain("9Xq2Lm7Rt4Vb8Nc1Zs6Wp3");
+    expect(key.text).not.toContain("sk_live");
+    expect(text("Descuento", "Tu código de descuento: 2025.").text).toContain("2025");
+  });
+
   it("split across HTML tags, table cells and entities", () => {
     for (const body of [
       "<p>Your verification code:</p><p><b>48</b><i>29</i><span>17</span></p>",
       "<p>Your verification code:</p><table><tr><td>4</td><td>8</td><td>2</td><td>9</td><td>1</td><td>7</td></tr></table>",
       "<p>Your verification code: &#52;&#56;&#x32;&#57;&#49;&#55;</p>",
       "<p>Your verification code: 48&#8203;29&#8203;17</p>",
+      "<p>Your verification code:<br>48<br>29<br>17</p>",
     ]) {
       const r = html("Verify", body);
       expect(r.text.replace(/\s/g, "")).not.toContain("482917");
@@ -123,6 +138,11 @@ describe("access links are removed", () => {
     }
   });
 
+  it("a short magic-link token in the path when the anchor says sign in", () => {
+    expect(kinds(html("Slate", `<a href="https://slate.example/l/8f3a9c2e1b7d">Log in to Slate</a>`))).toEqual(["sign-in-link"]);
+    expect(html("Forum", `<a href="https://forum.example/t/sourdough/18273">Log in to reply</a>`).removed).toEqual([]);
+  });
+
   it("an opaque tracker by its anchor text, or by the text around a 'click here'", () => {
     const tracker = "https://click.mailer.example/ls/click?upn=aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z";
     expect(kinds(html("Hi", `<a href="${tracker}">Reset password</a>`))).toEqual(["reset-link"]);
@@ -168,6 +188,11 @@ describe("harmless look-alikes pass untouched", () => {
     );
     expect(r.removed).toEqual([]);
     for (const k of ["845 2917 3301", "482917", "7741#", "pwd=bXlQ"]) expect(r.text).toContain(k);
+  });
+
+  it("a payment's authorisation code that warns is a code; a receipt's auth code is not", () => {
+    expect(text("Payment", "Your authorisation code for the payment of EUR 49.00 is 482917. Do not share it.").text).not.toContain("482917");
+    expect(text("Your receipt", "Transaction ID: 20250302-118842\nAuth code: 0Q72KD").text).toContain("0Q72KD");
   });
 
   it("a Zoom sign-in code is still a code", () => {

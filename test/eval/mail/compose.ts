@@ -1,5 +1,5 @@
 /**
- * Builds the labelled mail corpus (`corpus.jsonl`, `held-out.jsonl`) from the specs in this
+ * Builds the labelled mail sets (`corpus.jsonl`, `probes.jsonl`, `held-out.jsonl`) from the specs in this
  * folder: each spec becomes a real RFC 822 message through nodemailer's stream transport (MIME,
  * quoted-printable/base64, encoded-word subjects) — or is a hand-written raw message (`raw`) for
  * charsets and shapes nodemailer does not produce.
@@ -8,7 +8,7 @@
  * recovery links); `secrets` — strings that must never appear in the filtered text (a code in any
  * spacing counts as appearing); `keep` — harmless numbers and links that must appear unchanged.
  *
- * Run: `npx tsx test/eval/mail/compose.ts` (rewrites the two files).
+ * Run: `npx tsx test/eval/mail/compose.ts` (rewrites the three files).
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -73,9 +73,12 @@ async function write(file: string, specs: MailSpec[]): Promise<void> {
 async function main(): Promise<void> {
   const { accessMails } = await import("./specs-access.js");
   const { accessMailsIntl } = await import("./specs-access-intl.js");
+  const { accessMailsCjk } = await import("./specs-access-cjk.js");
   const { harmlessMails } = await import("./specs-harmless.js");
   const { harmlessMailsIntl } = await import("./specs-harmless-intl.js");
-  await write("corpus.jsonl", [...accessMails, ...accessMailsIntl, ...harmlessMails, ...harmlessMailsIntl]);
+  await write("corpus.jsonl", [...accessMails, ...accessMailsIntl, ...accessMailsCjk, ...harmlessMails, ...harmlessMailsIntl]);
+  const { probeMails } = await import("./specs-probes.js");
+  await write("probes.jsonl", probeMails);
   // Written after the rules, from the issue text alone (see specs-held-out.ts).
   const heldOutSpecs = "./specs-held-out.js";
   const heldOut = (await import(heldOutSpecs).catch(() => null)) as { heldOutMails: MailSpec[] } | null;
