@@ -19,6 +19,8 @@ export interface FilterThroughput {
   messages: number;
   filter_messages_per_s: number;
   filter_mb_per_s: number;
+  /** Messages per second of this process's CPU time (less disturbed by a loaded machine than wall time). */
+  filter_messages_per_cpu_s: number;
   parse_and_filter_messages_per_s: number;
   mean_source_kb: number;
 }
@@ -39,6 +41,7 @@ export async function measureFilterThroughput(minMs = 3000): Promise<FilterThrou
   const bytes = sources.reduce((n, s) => n + Buffer.byteLength(s), 0);
   for (const c of contents) filterMail(c);
   let n = 0;
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   while (performance.now() - t0 < minMs) {
     for (const c of contents) {
@@ -47,6 +50,8 @@ export async function measureFilterThroughput(minMs = 3000): Promise<FilterThrou
     }
   }
   const filterMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  const cpuMs = (cpu.user + cpu.system) / 1000;
   let m = 0;
   const t1 = performance.now();
   while (performance.now() - t1 < minMs) {
@@ -60,6 +65,7 @@ export async function measureFilterThroughput(minMs = 3000): Promise<FilterThrou
     messages: sources.length,
     filter_messages_per_s: Math.round((n / filterMs) * 1000),
     filter_mb_per_s: round(((n / sources.length) * bytes) / 1048576 / (filterMs / 1000)),
+    filter_messages_per_cpu_s: Math.round((n / cpuMs) * 1000),
     parse_and_filter_messages_per_s: Math.round((m / parseMs) * 1000),
     mean_source_kb: round(bytes / sources.length / 1024),
   };

@@ -160,9 +160,10 @@ export function findCandidates(folded: string, visible: string, masked: Uint8Arr
   return out;
 }
 
-const currencyBefore = /(?:[$€£¥₹₩¢]|\b(?:usd|eur|gbp|chf|jpy|cny|rmb|brl|r\$|mxn|cad|aud|sek|nok|dkk|pln|us\$|ca\$|a\$))\s?$/;
-const currencyAfter = /^\s?(?:[$€£¥₹₩%]|円|元|块|(?:usd|eur|gbp|chf|jpy|cny|brl|mxn|kr|zl|euro|euros|dollars?|reais|pesos)\b)/;
-const unitAfter = /^\s?(?:kg|g|km|m|cm|mm|mb|gb|tb|kb|px|ml|l|min|mins|minutes|minuten|h|hrs|hours|stunden|sec|seconds|mah|kwh|w|v|mhz|ghz|p|fps|dpi)\b/;
+// Units and currencies stand right next to the number (a space at most, never a line break).
+const currencyBefore = /(?:[$€£¥₹₩¢]|\b(?:usd|eur|gbp|chf|jpy|cny|rmb|brl|r\$|mxn|cad|aud|sek|nok|dkk|pln|us\$|ca\$|a\$)) ?$/;
+const currencyAfter = /^ ?(?:[$€£¥₹₩%]|円|元|块|(?:usd|eur|gbp|chf|jpy|cny|brl|mxn|kr|zl|euro|euros|dollars?|reais|pesos)\b)/;
+const unitAfter = /^ ?(?:kg|g|km|m|cm|mm|mb|gb|tb|kb|px|ml|l|min|mins|minutes|minuten|h|hrs|hours|stunden|sec|seconds|mah|kwh|w|v|mhz|ghz|p|fps|dpi)\b/;
 
 function isDate(canonicalRaw: string): boolean {
   const m = /^(\d{1,4})[-./–](\d{1,2})[-./–](\d{1,4})$/.exec(canonicalRaw);
@@ -188,7 +189,7 @@ export function harmlessShape(c: Candidate, folded: string, visible: string, dir
   const asciiAfter = visible.charCodeAt(c.end) === 0x2c || visible.charCodeAt(c.end) === 0x2e;
   const asciiBefore = visible.charCodeAt(c.start - 1) === 0x2c || visible.charCodeAt(c.start - 1) === 0x2e;
   if ((asciiAfter && /^[.,]\d{1,2}(?!\d)/.test(after)) || (asciiBefore && /\d[.,]$/.test(before)) || /\d[/:]$/.test(before) || /^[/:]\d/.test(after)) return true;
-  if (unitAfter.test(after) && c.kind === "digits") return true;
+  if (!direct && unitAfter.test(after) && c.kind === "digits") return true;
   if (/\+\s?$/.test(before) || /\(\d{1,4}\)\s?$/.test(before)) return true;
   if (/^[年月日時分]/.test(after)) return true;
   if (!direct && c.kind === "digits" && c.groups === 1 && /^(19|20)\d\d$/.test(raw)) return true;

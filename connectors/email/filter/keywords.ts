@@ -62,6 +62,11 @@ function buildTrie(): TrieNode {
 
 const root = buildTrie();
 
+/** 1 for every UTF-16 unit some word starts with: most positions are skipped on one lookup. */
+const startsAWord = new Uint8Array(65536);
+for (let c = 0; c < 128; c++) if (root.ascii?.[c]) startsAWord[c] = 1;
+for (const c of root.other?.keys() ?? []) startsAWord[c] = 1;
+
 /** Letter or digit of any script, on folded text (fast path for ASCII). */
 function isWordChar(text: string, i: number): boolean {
   if (i < 0 || i >= text.length) return false;
@@ -90,7 +95,7 @@ export function findWords(folded: string): Hit[] {
     const here = c < 0x80 ? (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) : isWordChar(folded, i);
     // Inside a Latin word no word can start (every ASCII-initial word is bounded at its start).
     const inside = prevWord && here;
-    let node = inside && c < 0x80 ? undefined : child(root, c);
+    let node = startsAWord[c] === 0 || (inside && c < 0x80) ? undefined : child(root, c);
     let best: Hit | null = null;
     for (let j = i + 1; node; j++) {
       const e = node.entry;
