@@ -28,6 +28,7 @@ export const KIND_WORDS: Record<string, string> = {
   "hook.event": "Event from a connected service",
   "hook.rejected": "Event from a connected service refused",
   "task.skipped": "Task skipped",
+  "task.paused": "Task paused after your denials",
   "tool.result": "Tool result",
   "secret.stored": "Secret saved",
   "secret.removed": "Secret removed",
