@@ -98,6 +98,8 @@ export interface ActivationOptions {
   chainDepth?: number;
   /** Ignored: sessions are tracked by Sentinel itself (kept so callers need not change). */
   sessionId?: string;
+  /** Denials before this instant do not count towards the breaker: the task was paused and resumed since (core/approvals/denials.ts). */
+  denialsFrom?: Date | null;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -109,6 +111,7 @@ const SEEN_CHARS = 256 * 1024;
 const runTool: ExecuteTool = (tool, args, context) => tool.execute(args, context);
 
 interface ActivationState {
+  denialsFrom: Date | null;
   tainted: boolean;
   seen: SeenContent[];
   seenChars: number;
@@ -130,23 +133,29 @@ export class Sentinel {
     this.sessions = deps.sessions ?? new SessionTracker(deps.store);
   }
 
+  /** An activation's gate (the runtime's `ActivationDeps.gate`): `wrap` with the activation's taint and job-chain depth. */
+  gate = (inner: ExecuteTool, activation: { tainted: boolean; taintSource: string | null; chainDepth: number; sessionId: string; denialsFrom?: Date | null }): ExecuteTool =>
+    this.wrap(inner, {
+      tainted: activation.tainted,
+      chainDepth: activation.chainDepth,
+      sessionId: activation.sessionId,
+      denialsFrom: activation.denialsFrom ?? null,
+      ...(activation.taintSource !== null && { taintSource: activation.taintSource }),
+    });
+
   /**
    * Returns an {@link ExecuteTool} for `runToolLoop`. Create one per activation: it remembers that
    * the activation became tainted (a tool returned `untrusted` content) and what that content was,
    * and keeps later calls tainted whatever the caller passes. Activations are told apart by the
    * idempotency key's prefix, so a shared wrapper never un-taints anything either.
    */
-  /** An activation's gate (the runtime's `ActivationDeps.gate`): `wrap` with the activation's taint and job-chain depth. */
-  gate = (inner: ExecuteTool, activation: { tainted: boolean; taintSource: string | null; chainDepth: number; sessionId: string }): ExecuteTool =>
-    this.wrap(inner, { tainted: activation.tainted, chainDepth: activation.chainDepth, sessionId: activation.sessionId, ...(activation.taintSource !== null && { taintSource: activation.taintSource }) });
-
   wrap(inner: ExecuteTool = runTool, options: ActivationOptions = {}): ExecuteTool {
     const states = new Map<string, ActivationState>();
     return async (tool, args, context) => {
       const key = activationKeyOf(context.idempotencyKey);
       let state = states.get(key);
       if (state === undefined) {
-        state = { tainted: false, seen: [], seenChars: 0 };
+        state = { denialsFrom: options.denialsFrom ?? null, tainted: false, seen: [], seenChars: 0 };
         states.set(key, state);
         if (states.size > TAINT_MEMORY) states.delete(states.keys().next().value!);
       }
@@ -333,7 +342,7 @@ export class Sentinel {
     const action = input.action;
     const policy = tool.policy ?? (tool.persists ? persistencePolicy(tool, tool.persists) : undefined);
     if (action === null || policy === undefined) return { ok: false, code: "denied", error: `${tool.name} cannot be approved (it has no Sentinel policy).` };
-    const gate = await gateAsk(store, { personId: context.personId, taskId: context.taskId, action, tool: tool.name, now: input.now });
+    const gate = await gateAsk(store, { personId: context.personId, taskId: context.taskId, action, tool: tool.name, now: input.now, tainted: input.tainted, denialsFrom: state.denialsFrom });
     if (gate.kind === "answer") {
       await store.audit.appendAudit({ personId: context.personId, kind: gate.audit.kind, summary: gate.audit.summary, data: gate.audit.data, at: input.now });
       return gate.result;
