@@ -37,8 +37,5 @@ export const KIND_WORDS: Record<string, string> = {
   "secret.removed": "Secret removed",
   "sentinel.secret_unbound_destination": "Secret held back (not its site)",
   "sentinel.inert_links": "Links shown as plain text",
-  "connection.capabilities": "Connection changed",
-  "connection.disconnected": "Connection removed",
-  "change.matched": "Something you watch for arrived",
 };
 
