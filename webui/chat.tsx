@@ -213,9 +213,7 @@ export function Chat({ session }: { session: Session }) {
       setOutgoing((list) => list.map((o) => (o.clientId === message.clientId ? { ...o, state: "failed", error: err instanceof ApiError ? err.message : "not sent", resend } : o)));
     }
   };
-  resendFailed.current = () => {
-    for (const o of outgoingNow.current) if (o.state === "failed" && o.resend) void send(o);
-  };
+  resendFailed.current = () => outgoingNow.current.filter((o) => o.state === "failed" && o.resend).forEach((o) => void send(o));
   useEffect(() => box.current?.focus(), []);
 
   const press = async (item: Item, buttonId: string) => {
@@ -270,19 +268,7 @@ export function Chat({ session }: { session: Session }) {
             </li>
           ))}
           {outgoing.map((o) => (
-            <li key={o.clientId} class="msg me pending">
-              <div class="bubble plain">{o.text}</div>
-              {o.state === "failed" ? (
-                <span class="meta error" role="alert">
-                  Not sent: {o.error}{o.resend ? " — sent again when Familiar is back." : ""}{" "}
-                  <button type="button" class="link" onClick={() => void send(o)}>
-                    Retry
-                  </button>
-                </span>
-              ) : (
-                <span class="meta">{o.state === "sending" ? "Sending…" : "Sent"}</span>
-              )}
-            </li>
+            <PendingItem key={o.clientId} message={o} onRetry={() => void send(o)} />
           ))}
         </ol>
         {typing && (
@@ -352,5 +338,25 @@ export function Chat({ session }: { session: Session }) {
         </div>
       </form>
     </main>
+  );
+}
+
+/** A message this page is sending, or failed to send (with Retry, and said when it goes again by itself). */
+function PendingItem({ message: o, onRetry }: { message: Outgoing; onRetry: () => void }) {
+  return (
+    <li class="msg me pending">
+      <div class="bubble plain">{o.text}</div>
+      {o.state === "failed" ? (
+        <span class="meta error" role="alert">
+          Not sent: {o.error}
+          {o.resend ? " — sent again when Familiar is back." : ""}{" "}
+          <button type="button" class="link" onClick={onRetry}>
+            Retry
+          </button>
+        </span>
+      ) : (
+        <span class="meta">{o.state === "sending" ? "Sending…" : "Sent"}</span>
+      )}
+    </li>
   );
 }

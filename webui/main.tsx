@@ -92,6 +92,27 @@ function browserZone(): string {
   }
 }
 
+/** A name never seen here: start as a new person (in the browser's zone, proposed), or go back. */
+function NewPerson(props: { confirm: Extract<Confirm, { confirm: "new" }>; busy: boolean; zone: string; setZone: (zone: string) => void; onBack: () => void; onSubmit: () => void }) {
+  const { confirm } = props;
+  return (
+    <form onSubmit={(e) => (e.preventDefault(), props.onSubmit())}>
+      <p>
+        {confirm.firstPerson ? "Familiar has not met anyone yet." : "No one called "}
+        {!confirm.firstPerson && <strong>{confirm.name}</strong>}
+        {!confirm.firstPerson && " has used this Familiar yet."} Start as a new person named <strong>{confirm.name}</strong>?
+      </p>
+      <label for="zone">Your time zone</label>
+      <p class="hint" id="zone-hint">{browserZone() ? "Proposed from this browser; " : ""}used for reminders, quiet hours and digests. A city such as Lisbon works too.</p>
+      <input id="zone" aria-describedby="zone-hint" required value={props.zone} onInput={(e) => props.setZone(e.currentTarget.value)} />
+      <div class="row">
+        <button type="submit" disabled={props.busy} ref={focusOnMount}>Start as {confirm.name}</button>
+        <button type="button" class="secondary" onClick={props.onBack}>Back: I have used Familiar before</button>
+      </div>
+    </form>
+  );
+}
+
 function SignIn(props: { loopback: boolean; passwordSet: boolean; onDone: () => void }) {
   const token = new URLSearchParams(location.hash.slice(1)).get("token");
   const [value, setValue] = useState("");
@@ -124,20 +145,7 @@ function SignIn(props: { loopback: boolean; passwordSet: boolean; onDone: () => 
           <button type="submit" disabled={busy} ref={focusOnMount}>Sign in</button>
         </form>
       ) : confirm?.confirm === "new" ? (
-        <form onSubmit={(e) => (e.preventDefault(), void submit("/api/web/session/local", { name: confirm.name, create: true, ...(zone.trim() && { timeZone: zone.trim() }) }))}>
-          <p>
-            {confirm.firstPerson ? "Familiar has not met anyone yet." : "No one called "}
-            {!confirm.firstPerson && <strong>{confirm.name}</strong>}
-            {!confirm.firstPerson && " has used this Familiar yet."} Start as a new person named <strong>{confirm.name}</strong>?
-          </p>
-          <label for="zone">Your time zone</label>
-          <p class="hint" id="zone-hint">{browserZone() ? "Proposed from this browser; " : ""}used for reminders, quiet hours and digests. A city such as Lisbon works too.</p>
-          <input id="zone" aria-describedby="zone-hint" required value={zone} onInput={(e) => setZone(e.currentTarget.value)} />
-          <div class="row">
-            <button type="submit" disabled={busy} ref={focusOnMount}>Start as {confirm.name}</button>
-            <button type="button" class="secondary" onClick={back}>Back: I have used Familiar before</button>
-          </div>
-        </form>
+        <NewPerson confirm={confirm} busy={busy} zone={zone} setZone={setZone} onBack={back} onSubmit={() => void submit("/api/web/session/local", { name: confirm.name, create: true, ...(zone.trim() && { timeZone: zone.trim() }) })} />
       ) : confirm?.confirm === "choose" ? (
         <div>
           <p>More than one person here answers to <strong>{confirm.name}</strong>. Which one are you?</p>

@@ -11,7 +11,7 @@ import {
   type RecordedRequest,
 } from "../fakes/openai-server.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
-import { launchChromium, newContext, notificationProbe, screenshot } from "../helpers/browser.js";
+import { launchChromium, newContext, signInAsNew, notificationProbe, screenshot } from "../helpers/browser.js";
 import { lastTool, recordingServer, until } from "../helpers/e2e.js";
 import { MESSAGE_TEXT_MAX, formatCount } from "../../web/shared/message-limit.js";
 
@@ -102,10 +102,7 @@ describe("the web app in real Chromium", () => {
     await page.goto(app.url);
 
     // Sign in by name (this machine), then the setup page opens because no model is configured.
-    await page.fill("#name", "ana");
-    await page.click("button[type=submit]");
-    // A name this install has never seen: it asks before it makes a new person.
-    await page.getByRole("button", { name: "Start as ana" }).click();
+    await signInAsNew(page, "ana");
     await page.waitForURL("**/setup");
     await page.getByRole("heading", { name: "Set up Familiar" }).waitFor();
     await page.getByText("Familiar needs a language model").waitFor();
@@ -322,10 +319,7 @@ describe("the web app in real Chromium", () => {
     const phone = await newContext(browser, "phone");
     const page = await phone.newPage();
     await page.goto(app.url);
-    await page.fill("#name", "cy");
-    await page.click("button[type=submit]");
-    // A name this install has never seen: it asks before it makes a new person.
-    await page.getByRole("button", { name: "Start as cy" }).click();
+    await signInAsNew(page, "cy");
     await page.waitForURL("**/chat");
     await say(page, "what's on the deals page?");
     const card = page.locator(".msg", { has: page.locator(".card-buttons") });
@@ -369,10 +363,7 @@ describe("the web app in real Chromium", () => {
     const context = await newContext(browser, "desktop");
     const page = await context.newPage();
     await page.goto(app.url);
-    await page.fill("#name", "dee");
-    await page.click("button[type=submit]");
-    // A name this install has never seen: it asks before it makes a new person.
-    await page.getByRole("button", { name: "Start as dee" }).click();
+    await signInAsNew(page, "dee");
     await page.waitForURL("**/chat");
     const box = page.locator("#text");
     const oneLine = (await box.boundingBox())!.height;
@@ -434,10 +425,7 @@ describe("the web app in real Chromium", () => {
     await page.fill("#name", "É".repeat(70));
     await page.click("button[type=submit]");
     await page.getByText("A name can be at most 64 characters; this one has 70.").waitFor();
-    await page.fill("#name", "Ève Marín");
-    await page.click("button[type=submit]");
-    // A name this install has never seen: it asks before it makes a new person.
-    await page.getByRole("button", { name: "Start as Ève Marín" }).click();
+    await signInAsNew(page, "Ève Marín");
     await page.waitForURL("**/chat");
 
     // One send never reaches the server; another reaches it but its answer is lost on the way back.
@@ -483,10 +471,7 @@ describe("the web app in real Chromium", () => {
     const context = await newContext(browser, "desktop");
     const page = await context.newPage();
     await page.goto(app.url);
-    await page.fill("#name", "bo");
-    await page.click("button[type=submit]");
-    // A name this install has never seen: it asks before it makes a new person.
-    await page.getByRole("button", { name: "Start as bo" }).click();
+    await signInAsNew(page, "bo");
     await page.waitForURL("**/chat");
     // The environment configures the model: the setup page says so and offers no form.
     await page.goto(`${app.url}/setup`);

@@ -174,30 +174,9 @@ export function webAccess(options: WebAccessOptions) {
     res.json({ signedIn: true, loopback, role: session.role, csrf: sessions.csrfToken(cookie), person: { id: person.id, displayName: person.displayName, timeZone: person.timeZone } });
   });
 
-  router.post("/api/web/session/local", async (req, res) => {
+  router.post("/api/web/session/local", (req, res) => {
     if (!isLoopback(req)) return void res.status(403).json({ error: "Signing in by name works only on the Familiar machine itself; use a sign-in link or the password." });
-    const body = localName.safeParse(req.body);
-    if (!body.success) return void res.status(400).json({ error: plainErrors(body.error) });
-    const { name, create, personId } = body.data;
-    const match = await findByName(store, name);
-    let person: Person;
-    if (match.kind === "one") person = match.person;
-    else if (match.kind === "many") {
-      const chosen = match.persons.find((p) => p.id === personId);
-      if (!chosen) {
-        // An older install kept spellings apart: the person says which one they are, nothing is merged.
-        const choices = match.persons.map((p) => ({ id: p.id, displayName: p.displayName, since: p.createdAt.toISOString() }));
-        return void res.json({ signedIn: false, confirm: "choose", name, choices });
-      }
-      person = chosen;
-    } else {
-      // A name this install has never seen: ask before a new, empty Familiar is made.
-      if (create !== true) return void res.json({ signedIn: false, confirm: "new", name, firstPerson: (await store.persons.listPersons({ limit: 1 })).items.length === 0 });
-      const zone = body.data.timeZone === undefined ? undefined : resolveTimeZone(body.data.timeZone);
-      if (zone === null) return void res.status(400).json({ error: `“${body.data.timeZone}” is not a time zone Familiar knows. Type a city such as Berlin, or a zone such as Europe/Berlin.` });
-      person = await localPerson(store, name, zone);
-    }
-    res.json({ signedIn: true, ...startSession(res, person.id, "owner") });
+    return signInByName(store, req.body, res, (id) => startSession(res, id, "owner"));
   });
 
   router.post("/api/web/session/link", async (req, res) => {
@@ -230,6 +209,34 @@ export function webAccess(options: WebAccessOptions) {
   });
 
   return { router, gate, requireSession };
+}
+
+/**
+ * `POST /api/web/session/local` on this machine: the person a name belongs to (any spelling,
+ * `findByName`) is signed in; several matching persons are offered to choose from, nothing merged;
+ * a name never seen is asked about first (`create: true` makes the person, in `timeZone`).
+ */
+async function signInByName(store: Pick<Store, "persons">, input: unknown, res: Response, startSession: (id: PersonId) => { csrf: string }): Promise<void> {
+  const body = localName.safeParse(input);
+  if (!body.success) return void res.status(400).json({ error: plainErrors(body.error) });
+  const { name, create, personId } = body.data;
+  const match = await findByName(store, name);
+  let person: Person;
+  if (match.kind === "one") person = match.person;
+  else if (match.kind === "many") {
+    const chosen = match.persons.find((p) => p.id === personId);
+    if (!chosen) {
+      const choices = match.persons.map((p) => ({ id: p.id, displayName: p.displayName, since: p.createdAt.toISOString() }));
+      return void res.json({ signedIn: false, confirm: "choose", name, choices });
+    }
+    person = chosen;
+  } else {
+    if (create !== true) return void res.json({ signedIn: false, confirm: "new", name, firstPerson: (await store.persons.listPersons({ limit: 1 })).items.length === 0 });
+    const zone = body.data.timeZone === undefined ? undefined : resolveTimeZone(body.data.timeZone);
+    if (zone === null) return void res.status(400).json({ error: `“${body.data.timeZone}” is not a time zone Familiar knows. Type a city such as Berlin, or a zone such as Europe/Berlin.` });
+    person = await localPerson(store, name, zone);
+  }
+  res.json({ signedIn: true, ...startSession(person.id) });
 }
 
 /**

@@ -110,8 +110,7 @@ export function setupApi(deps: SetupApiDeps): Router {
       passwordSet: deps.setup.hasPassword(),
       messengers: deps.messengers().map((m) => ({ ...m, fromEnvironment: deps.messengerSetup.fromEnvironment(m.channel), restartNote: restartNotes[m.channel] })),
       whatsapp: await deps.whatsappQr(),
-      devices: deps.devices?.() ?? { allowRemote: false, listensBeyondLoopback: false, network: null, publicUrlSet: false, https: false },
-    });
+      devices: deps.devices?.() ?? { allowRemote: false, listensBeyondLoopback: false, network: null, publicUrlSet: false, https: false } });
   });
 
   router.post("/api/web/setup/models", async (req, res) => {
