@@ -147,6 +147,14 @@ export const configSchema = z
     EMAIL_WATCHDOG_MS: int(120_000, 500, 3_600_000),
     /** Without IDLE, how often a mailbox is polled, ms (default 60 s). */
     EMAIL_POLL_MS: int(60_000, 200, 3_600_000),
+
+    // Calendar (issue 22)
+    /** How often a CalDAV account is synced, ms (default 15 min). */
+    CALENDAR_SYNC_INTERVAL_MS: int(900_000, 1_000, 86_400_000),
+    /** How often an iCalendar feed is fetched (conditionally), ms (default 1 h). */
+    CALENDAR_FEED_INTERVAL_MS: int(3_600_000, 1_000, 86_400_000),
+    /** How far ahead conflicts between the person's own calendars are looked for, days (default 30). */
+    CALENDAR_CONFLICT_DAYS: int(30, 1, 366),
   })
   .superRefine((c, ctx) => {
     for (const issue of contradictions(c)) ctx.addIssue({ code: "custom", path: [issue.key], message: issue.expected });
@@ -224,4 +232,7 @@ export const settingDocs: Record<keyof Config, { expected: string; secret?: bool
   EMAIL_SYNC_SESSION_MS: { expected: "an integer 2000–3600000 (milliseconds)" },
   EMAIL_WATCHDOG_MS: { expected: "an integer 500–3600000 (milliseconds)" },
   EMAIL_POLL_MS: { expected: "an integer 200–3600000 (milliseconds)" },
+  CALENDAR_SYNC_INTERVAL_MS: { expected: "an integer 1000–86400000 (milliseconds between syncs of a CalDAV account)" },
+  CALENDAR_FEED_INTERVAL_MS: { expected: "an integer 1000–86400000 (milliseconds between fetches of a calendar feed)" },
+  CALENDAR_CONFLICT_DAYS: { expected: "an integer 1–366 (days ahead to look for conflicts)" },
 };

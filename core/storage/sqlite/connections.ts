@@ -1,6 +1,6 @@
 /**
  * SQLite implementations of `ConnectionRepository` and `ChangeRepository` (tables added by migration
- * 72): connection records, sync cursors, and connection changes in one AUTOINCREMENT sequence; a
+ * 73): connection records, sync cursors, and connection changes in one AUTOINCREMENT sequence; a
  * commit of changes and cursor is one write transaction.
  */
 import { DuplicateKeyError, NotFoundError } from "../../errors.js";
