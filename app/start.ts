@@ -45,8 +45,10 @@ import {
 } from "../sandbox/workspace/index.js";
 import { BrowserRuntime, browserTools } from "../sandbox/browser/index.js";
 import { wireCalendar } from "./calendar.js";
+import { wireEmail } from "./email.js";
 import { watchArmedHook, wireConnections } from "./connections.js";
-import { MediaIntake } from "../core/inbound/index.js";
+import { MediaIntake, registerConnectCommands } from "../core/inbound/index.js";
+import { ConnectDesk } from "../core/connections/index.js";
 import { EgressGuard } from "../core/egress/index.js";
 import { SecretVault, SecretDesk, SecretScrubbingModel } from "../core/secrets/index.js";
 import {
@@ -172,8 +174,12 @@ export async function startApp(
   });
   // Connections (mailboxes, calendars): the kinds come from the connectors; changes wake watches.
   const calendar = await wireCalendar({ config, dataDir, store, vault, clock, logger, scheduler, ...(mongoClient && { mongo: mongoClient }) });
-  const connected = wireConnections({ store, vault, clock, logger, kinds: calendar.kinds, configured: config.connections, pokeTasks: () => familiar.taskLoop.poke() });
+  const email = wireEmail({ config, dataDir, store, clock, logger, scheduler, workspace });
+  const connected = wireConnections({ store, vault, clock, logger, kinds: [...calendar.kinds, ...email.kinds], configured: config.connections, pokeTasks: () => familiar.taskLoop.poke() });
   watchArmed.bind(connected.dispatcher);
+  const emailParts = email.attach({ connections: connected.connections, pokeWatches: (personId) => connected.dispatcher.poke(personId) });
+  const connectDesk = new ConnectDesk({ connections: connected.connections, store, clock, publicUrl: () => config.PUBLIC_URL ?? url, pokeOutbox: () => familiar.outboxLoop.poke() });
+  registerConnectCommands(familiar.commands, { desk: connectDesk, connections: connected.connections });
   const calendarParts = calendar.attach({ connections: connected.connections, notifier: familiar.notifier, pokeWatches: (personId) => connected.dispatcher.poke(personId), pokeTasks: () => familiar.taskLoop.poke() });
   // Chromium starts on the first browser tool call, not here.
   const browser = new BrowserRuntime({ chromiumPath: config.CHROMIUM_PATH, dataDir, egress, secretCheck, logger, maxContexts: config.BROWSER_MAX_CONTEXTS, idleMs: config.BROWSER_IDLE_MS });
@@ -184,6 +190,7 @@ export async function startApp(
     ...browserTools({ runtime: browser, artifacts, dataDir, scrub: (text) => vault.scrub(text), maxReadChars: config.CONTEXT_TOKEN_BUDGET }),
     ...artifactTools({ store, clock, deliver: async () => familiar.outboxLoop.poke(), offered: (personId) => browser.inUse(personId) || artifacts.hasArtifacts(personId) }),
     ...calendarParts.tools,
+    ...emailParts.tools,
   ]);
   registerJobs(
     scheduler,
@@ -191,8 +198,9 @@ export async function startApp(
       expireApprovals: () => familiar.approvals.expire(),
       sendDigest: (personId) => familiar.notifier.sendDigest(asId("person", personId)),
       syncCalendar: (connectionId) => calendarParts.service.sync(connectionId),
+      syncMailbox: (connectionId) => emailParts.service.runSession(connectionId),
     },
-    { logger, now: () => clock.now() },
+    { logger, now: () => clock.now(), emailSessionMs: config.EMAIL_SYNC_SESSION_MS },
   );
   const local = new LocalChannel(store.localMailbox, { clock });
   // Every channel is recorded into the person's chat log (the web chat shows both sides, everywhere).
@@ -274,6 +282,7 @@ export async function startApp(
       },
       readme: readReadme,
       secrets,
+      connections: { desk: connectDesk, connections: connected.connections },
     }),
   );
   // The old JSON APIs have no sign-in: they stay on this machine even when the web app is opened up.
@@ -300,6 +309,7 @@ export async function startApp(
   await scheduler.start();
   await connected.start();
   await calendarParts.service.reconcile();
+  await emailParts.service.ensureJobs();
   const stopHousekeeping = startHousekeeping({ pruneInbound: (before) => store.inbound.pruneProcessedUpdates(before), logger, now: () => clock.now() });
   const channels = await familiar.start();
   messengerStatus.started(channels);
@@ -326,10 +336,12 @@ export async function startApp(
       stopHousekeeping();
       await http.close();
       await connected.stop();
+      await emailParts.service.stop();
       await familiar.stop(deadline);
       await browser.close();
       await scheduler.drain(deadline);
       await calendar.close();
+      await email.close();
       await store.close();
     })());
   return { familiar, store, scheduler, http, url, logger, stop };
