@@ -73,7 +73,7 @@ export function arrivalChange(parsed: ParsedMessage | { unreadable: string }, fa
       unreadable: null,
     };
   }
-  return { key: arrivalKey("unreadable" in parsed ? null : parsed.messageId, facts), kind: ARRIVED, topic: null, occurredAt: new Date(facts.receivedAt), data: data as unknown as Json };
+  return { key: arrivalKey("unreadable" in parsed ? null : parsed.messageId, facts), kind: ARRIVED, topic: null, occurredAt: new Date(facts.receivedAt), data };
 }
 
 /** The arrival data of a change, or null when it is not (a valid) one. */

@@ -131,7 +131,7 @@ export class EmailService {
       pollMs: timings.pollMs,
       watchdogMs: timings.watchdogMs,
       now: () => clock.now(),
-      onStatus: (s) => void this.deps.connections.setStatus(connection.id, statusOf(s, clock.now())),
+      onStatus: (s) => void this.deps.connections.setStatus(connection.id, statusOf(s, clock.now())).catch(() => undefined),
       log: (event, data) => logger.info({ connectionId: connection.id, ...data }, event),
     });
     const running = this.sessions.get(connection.id) ?? new Set<MailboxWatcher>();

@@ -85,7 +85,6 @@ async function arrivals(personId: PersonId, count: number): Promise<void> {
 }
 
 const allPrompts = () => model.requests.map((r) => r.promptText).join("\n");
-const wokenBy = (r: RecordedRequest, subject: string) => r.messages.some((m) => typeof m.content === "string" && m.content.includes("A new mail matched") && m.content.includes(subject));
 
 describe.skipIf(noPostfix !== null)("email end to end", () => {
   it("wakes a watch on matching mail only, reads it through the filter (codes and reset links never reach the model), and wakes once after a restart for mail that came while it was down", async () => {

@@ -62,7 +62,7 @@ export async function messageFor(deps: EmailToolDeps, personId: PersonId, capabi
   return { account, ref };
 }
 
-export const isResult = (v: unknown): v is ToolResult => typeof v === "object" && v !== null && "ok" in v && typeof (v as { ok: unknown }).ok === "boolean";
+export const isResult = (v: unknown): v is ToolResult => typeof v === "object" && v !== null && "ok" in v && typeof v.ok === "boolean";
 
 /** Sizes in words: 12 KB, 3.4 MB. */
 export function bytesInWords(n: number): string {
