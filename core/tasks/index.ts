@@ -18,6 +18,7 @@ export {
   type Inherited,
   type JobProvenance,
   type OnChange,
+  type ParkedRuntime,
   type RuntimeState,
   type TaskCheckpoint,
   type Trigger,

@@ -24,4 +24,5 @@ export {
   type ToolPolicy,
   type ToolResult,
 } from "./tool.js";
+export { ToolRegistry } from "./registry.js";
 export { untrustedToolResult, wrapUntrusted } from "./untrusted.js";
