@@ -282,7 +282,7 @@ export async function startApp(
   if (whatsapp) messengerStatus.watchWhatsApp(() => ({ state: whatsapp.state(), qr: whatsapp.currentQr() }));
   http.mount(pairingQrRouter(() => (whatsapp ? { state: whatsapp.state(), qr: whatsapp.currentQr() } : null), { allowRemote: false }));
   http.mount(dashboardRouter({ store, views: familiar.views, allowRemote: false }));
-  http.mount(secretsRouter(vault, { allowRemote: false }));
+  http.mount(secretsRouter(vault, { allowRemote: false, isPerson: async (id) => (await store.persons.getPerson(asId("person", id))) !== null }));
   http.mount(artifactsRouter({ store, source: artifacts, allowRemote: false }));
   http.mount(hooksRouter((id, secret, body) => familiar.handleHookEvent(id, secret, body), { onRefused }));
 
