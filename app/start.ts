@@ -44,6 +44,8 @@ import {
   workspaceReceivedFiles,
 } from "../sandbox/workspace/index.js";
 import { BrowserRuntime, browserTools } from "../sandbox/browser/index.js";
+import { wireCalendar } from "./calendar.js";
+import { watchArmedHook, wireConnections } from "./connections.js";
 import { MediaIntake } from "../core/inbound/index.js";
 import { EgressGuard } from "../core/egress/index.js";
 import { SecretVault, SecretDesk, SecretScrubbingModel } from "../core/secrets/index.js";
@@ -142,6 +144,7 @@ export async function startApp(
   let url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
   const guardedModel = new SecretScrubbingModel(media.model, (text) => scrubSecrets(text, registry.list()));
   const secrets = new SecretDesk({ vault, store, clock, publicUrl: () => config.PUBLIC_URL ?? url, pokeOutbox: () => familiar.outboxLoop.poke() });
+  const watchArmed = watchArmedHook();
   const familiar = new Familiar({
     store,
     scheduler,
@@ -165,7 +168,13 @@ export async function startApp(
     localChatIsOwner: !config.LOCAL_CHAT_ALLOW_REMOTE,
     attachments: artifacts,
     media: { intake: media.intake, context: media.context },
+    watchArmed: watchArmed.hook,
   });
+  // Connections (mailboxes, calendars): the kinds come from the connectors; changes wake watches.
+  const calendar = await wireCalendar({ config, dataDir, store, vault, clock, logger, scheduler, ...(mongoClient && { mongo: mongoClient }) });
+  const connected = wireConnections({ store, vault, clock, logger, kinds: calendar.kinds, configured: config.connections, pokeTasks: () => familiar.taskLoop.poke() });
+  watchArmed.bind(connected.dispatcher);
+  const calendarParts = calendar.attach({ connections: connected.connections, notifier: familiar.notifier, pokeWatches: (personId) => connected.dispatcher.poke(personId), pokeTasks: () => familiar.taskLoop.poke() });
   // Chromium starts on the first browser tool call, not here.
   const browser = new BrowserRuntime({ chromiumPath: config.CHROMIUM_PATH, dataDir, egress, secretCheck, logger, maxContexts: config.BROWSER_MAX_CONTEXTS, idleMs: config.BROWSER_IDLE_MS });
   familiar.addTools([
@@ -174,12 +183,14 @@ export async function startApp(
     // A page readout gets about a quarter of the context budget (≈ 4 characters per token).
     ...browserTools({ runtime: browser, artifacts, dataDir, scrub: (text) => vault.scrub(text), maxReadChars: config.CONTEXT_TOKEN_BUDGET }),
     ...artifactTools({ store, clock, deliver: async () => familiar.outboxLoop.poke(), offered: (personId) => browser.inUse(personId) || artifacts.hasArtifacts(personId) }),
+    ...calendarParts.tools,
   ]);
   registerJobs(
     scheduler,
     {
       expireApprovals: () => familiar.approvals.expire(),
       sendDigest: (personId) => familiar.notifier.sendDigest(asId("person", personId)),
+      syncCalendar: (connectionId) => calendarParts.service.sync(connectionId),
     },
     { logger, now: () => clock.now() },
   );
@@ -287,6 +298,8 @@ export async function startApp(
   http.mount(hooksRouter((id, secret, body) => familiar.handleHookEvent(id, secret, body), { onRefused }));
 
   await scheduler.start();
+  await connected.start();
+  await calendarParts.service.reconcile();
   const stopHousekeeping = startHousekeeping({ pruneInbound: (before) => store.inbound.pruneProcessedUpdates(before), logger, now: () => clock.now() });
   const channels = await familiar.start();
   messengerStatus.started(channels);
@@ -312,9 +325,11 @@ export async function startApp(
       chatLog.releaseAll();
       stopHousekeeping();
       await http.close();
+      await connected.stop();
       await familiar.stop(deadline);
       await browser.close();
       await scheduler.drain(deadline);
+      await calendar.close();
       await store.close();
     })());
   return { familiar, store, scheduler, http, url, logger, stop };
