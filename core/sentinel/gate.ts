@@ -98,6 +98,8 @@ export interface ActivationOptions {
   chainDepth?: number;
   /** Ignored: sessions are tracked by Sentinel itself (kept so callers need not change). */
   sessionId?: string;
+  /** Denials before this instant do not count towards the breaker: the task was paused and resumed since (core/approvals/denials.ts). */
+  denialsFrom?: Date | null;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -109,6 +111,7 @@ const SEEN_CHARS = 256 * 1024;
 const runTool: ExecuteTool = (tool, args, context) => tool.execute(args, context);
 
 interface ActivationState {
+  denialsFrom: Date | null;
   tainted: boolean;
   seen: SeenContent[];
   seenChars: number;
@@ -142,7 +145,7 @@ export class Sentinel {
       const key = activationKeyOf(context.idempotencyKey);
       let state = states.get(key);
       if (state === undefined) {
-        state = { tainted: false, seen: [], seenChars: 0 };
+        state = { denialsFrom: options.denialsFrom ?? null, tainted: false, seen: [], seenChars: 0 };
         states.set(key, state);
         if (states.size > TAINT_MEMORY) states.delete(states.keys().next().value!);
       }
@@ -329,7 +332,7 @@ export class Sentinel {
     const action = input.action;
     const policy = tool.policy ?? (tool.persists ? persistencePolicy(tool, tool.persists) : undefined);
     if (action === null || policy === undefined) return { ok: false, code: "denied", error: `${tool.name} cannot be approved (it has no Sentinel policy).` };
-    const gate = await gateAsk(store, { personId: context.personId, taskId: context.taskId, action, tool: tool.name, now: input.now });
+    const gate = await gateAsk(store, { personId: context.personId, taskId: context.taskId, action, tool: tool.name, now: input.now, tainted: input.tainted, denialsFrom: state.denialsFrom });
     if (gate.kind === "answer") {
       await store.audit.appendAudit({ personId: context.personId, kind: gate.audit.kind, summary: gate.audit.summary, data: gate.audit.data, at: input.now });
       return gate.result;
