@@ -165,6 +165,7 @@ export class Familiar {
             chainDepth: activation.chainDepth,
             sessionId: activation.sessionId,
             denialsFrom: activation.denialsFrom ?? null,
+            recurring: activation.recurring === true,
             ...(activation.taintSource !== null && { taintSource: activation.taintSource }),
           }),
         createHook: (person, task, description) => this.webhooks.create(person, task, description),

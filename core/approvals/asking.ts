@@ -73,6 +73,8 @@ export interface GateInput {
   tainted?: boolean;
   /** Denials before this instant do not count towards the breaker (the task was paused and resumed since). */
   denialsFrom?: Date | null;
+  /** The task is recurring work (it lives on): its own denials cover for {@link DENIAL_CARRY_MS}, not for ever. */
+  recurring?: boolean;
 }
 
 /** A denial that covers `action`: the request and the place it covers, or null. */
@@ -140,7 +142,9 @@ export async function gateAsk(store: AskStore, input: GateInput): Promise<Gate> 
         audit: { kind: "approval.held", summary: `Not asked again while a card waits: ${input.tool}`, data: { waitingFor: waiting.id, taskId } },
       };
     }
-    const inTask = coveringDenial(requests, action);
+    const carryFrom = now.getTime() - DENIAL_CARRY_MS;
+    const own = input.recurring === true ? requests.filter((r) => (r.decidedAt ?? r.createdAt).getTime() >= carryFrom) : requests;
+    const inTask = coveringDenial(own, action);
     if (inTask !== null) return deniedAgain(input, inTask, "earlier in this task");
     const since = laterOf(await lastPersonMessageAt(store, personId), from);
     if (denialsSince(requests, since).length >= MAX_DENIALS_PER_TASK) {

@@ -11,9 +11,10 @@
  *   covers writes only, so a later read of the place may still ask.
  *
  * Another path, query, body, header, verb of the same class or tool reaching a denied place is
- * refused without a card for the rest of the task, and — for activations that read outside
- * content — for {@link DENIAL_CARRY_MS} after the denial whatever the task; the person's own
- * untainted request to that place asks again (they may have changed their mind).
+ * refused without a card for the rest of the task (recurring work, which lives on: for
+ * {@link DENIAL_CARRY_MS} of it), and — for activations that read outside content — for
+ * {@link DENIAL_CARRY_MS} after the denial whatever the task; the person's own untainted request
+ * to that place asks again (they may have changed their mind).
  *
  * The breaker: {@link MAX_DENIALS_PER_TASK} denials in one task (since the person last wrote), or
  * {@link MAX_DENIALS_PER_PERSON} of the person's denials within {@link BREAKER_WINDOW_MS}, pause

@@ -47,7 +47,7 @@ export interface ActivationDeps {
   /** Wraps each call (Sentinel); the journal wraps outside it. Gets the activation's starting taint. */
   gate?: (
     inner: ExecuteTool,
-    activation: { taskId: string; tainted: boolean; taintSource: string | null; chainDepth: number; sessionId: string; denialsFrom: Date | null },
+    activation: { taskId: string; tainted: boolean; taintSource: string | null; chainDepth: number; sessionId: string; denialsFrom: Date | null; recurring: boolean },
   ) => ExecuteTool;
   /** Creates a hook for `wait_for_event` and tells the person its URL and secret (never the model). */
   createHook?: (person: Person, task: Task, description: string) => Promise<HookId>;
@@ -76,6 +76,8 @@ export interface ActivationInput {
   originMessageId: string | null;
   /** What the activation inherits from its task (issue 11): starting taint and job-chain depth. Absent: untainted, depth 0. */
   inherited?: Inherited;
+  /** The task is recurring work (a cron wake-up, a check-in, a watch that is not once): its own denials cover for 24 h, not for ever. */
+  recurring?: boolean;
 }
 
 /**
@@ -121,7 +123,7 @@ export async function runActivation(deps: ActivationDeps, input: ActivationInput
   const tainted = context.tainted || rebuilt.tainted || inherited.tainted;
   const taintSource = tainted ? (rebuilt.taintSource ?? inherited.source ?? context.taintSource ?? "outside content") : null;
   const denialsFrom = runtime.pausedAt ? new Date(runtime.pausedAt) : null;
-  const gated = deps.gate ? deps.gate(baseExecute, { taskId: task.id, tainted, taintSource, chainDepth, sessionId: runtime.sessionId, denialsFrom }) : baseExecute;
+  const gated = deps.gate ? deps.gate(baseExecute, { taskId: task.id, tainted, taintSource, chainDepth, sessionId: runtime.sessionId, denialsFrom, recurring: input.recurring === true }) : baseExecute;
   const executeTool = journaled({ store, clock }, gated);
 
   const result = await runToolLoop({

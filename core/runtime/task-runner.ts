@@ -166,6 +166,8 @@ export class TaskRunner implements DueSource<ClaimedTask> {
           view: { horizonSeq: runtime.horizonSeq ?? Number.MAX_SAFE_INTEGER, answer, hideUserFrom: runtime.hideUserFrom ?? null },
           originMessageId: answered?.id ?? null,
           inherited: inheritedOf(checkpoint, goal),
+          // Work that lives on (a cron job, a check-in, a watch that is not once): its own denials carry 24 h.
+          recurring: nextOccurrence(checkpoint, clock.now()) !== null || nextChangeWait(checkpoint, undefined) !== null,
         },
       );
     } finally {

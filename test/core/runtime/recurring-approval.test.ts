@@ -129,6 +129,54 @@ describe("a recurring job and its cards", () => {
     expect(sent).toHaveLength(1);
   });
 
+  it("a denial in a recurring job covers its place in later occurrences for 24 h, then the job may ask again (item 4)", async () => {
+    const sent: { to: string; text: string }[] = [];
+    const results: string[] = [];
+    let wakes = 0;
+    const model = new ScriptedModel((messages) => {
+      const note = runtimeNote(messages);
+      if (note && /wake-up/.test(note)) {
+        wakes++;
+        // The person's own job, nothing outside read: each occurrence mails a new digest.
+        return call("send_email", { to: "bob@work.example", text: `digest ${wakes}` });
+      }
+      const tool = lastTool(messages);
+      if (tool !== null) results.push(tool);
+      return reply("ok");
+    });
+    h = new RuntimeHarness(model, tools(sent));
+    const proc = await h.start();
+    await h.say(proc, "ana", "hi");
+    await h.settle(proc);
+    const first = new Date(h.clock.now().getTime() + HOUR);
+    first.setUTCMinutes(0, 0, 0);
+    await hourlyJob(proc, "ana", first);
+    h.clock.set(first);
+    await h.settle(proc);
+    const pid = await personOf(proc, "ana");
+    expect(await proc.store.approvals.listPendingApprovals(pid)).toHaveLength(1);
+    await pressCard(h, proc, "ana", "deny");
+    await h.settle(proc);
+
+    // The next occurrences, another body to the same recipient: refused without a card, told plainly.
+    for (const hours of [1, 2]) {
+      h.clock.set(new Date(first.getTime() + hours * HOUR));
+      await h.settle(proc);
+      expect(await proc.store.approvals.listPendingApprovals(pid)).toEqual([]);
+    }
+    expect(wakes).toBe(3);
+    expect(results.filter((r) => /Denied: the person denied sending to or changing bob@work\.example/.test(r))).toHaveLength(2);
+
+    // A day after the denial the job lives on, and its ask shows a card again (a denial is not for ever).
+    for (const hours of [25, 26]) {
+      h.clock.set(new Date(first.getTime() + hours * HOUR));
+      await h.settle(proc);
+    }
+    expect(wakes).toBeGreaterThan(3);
+    expect(await proc.store.approvals.listPendingApprovals(pid)).toHaveLength(1);
+    expect(sent).toEqual([]);
+  });
+
   it("three denials in the job pause it — held, told once, no occurrence runs — until /resume (item 4)", async () => {
     const sent: { to: string; text: string }[] = [];
     const targets = ["eve@evil.example", "mallory@evil.example", "trent@evil.example", "oscar@evil.example"];
