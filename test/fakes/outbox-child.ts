@@ -8,6 +8,7 @@
  */
 import { pino } from "pino";
 import { createTelegramChannel } from "../../bots/telegram/channel.js";
+import { storeUpdateJournal } from "../../bots/telegram/journal.js";
 import { OutboxDelivery } from "../../core/outbox/delivery.js";
 import { openSqliteStore } from "../../core/storage/sqlite/index.js";
 
@@ -15,7 +16,7 @@ const { OB_API_ROOT, OB_TOKEN, OB_DB, OB_TEXT, OB_BUTTONS } = process.env;
 if (!OB_API_ROOT || !OB_TOKEN || !OB_DB || !OB_TEXT) throw new Error("OB_API_ROOT, OB_TOKEN, OB_DB and OB_TEXT are required");
 const logger = pino({ level: "silent" });
 const store = openSqliteStore({ path: OB_DB });
-const channel = createTelegramChannel({ token: OB_TOKEN, apiRoot: OB_API_ROOT, logger });
+const channel = createTelegramChannel({ token: OB_TOKEN, apiRoot: OB_API_ROOT, logger, journal: storeUpdateJournal(store.inbound, logger) });
 const known = await store.persons.findIdentity("telegram", "42");
 const personId = known?.personId ?? (await store.persons.createPerson({ displayName: "Ana" })).id;
 if (!known) await store.persons.addIdentity({ personId, channel: "telegram", accountId: "42", address: "42" });
