@@ -141,6 +141,16 @@ describe("calendar connections", () => {
     const changes = await core.changes.listChangesAfter({ personId: person, kind: "calendar.changed", afterSeq: latest, limit: 10 });
     expect(changes.map((c) => c.data)).toEqual([expect.objectContaining({ kind: "added", title: "Checkup", calendarName: "Home", sourceKind: "caldav" })]);
 
+    // Two syncs at once (the repeating job and a `:now` one) run one after the other: one change, recorded once.
+    const mark = await core.changes.latestSeq(person);
+    await radicale.put(`${radicale.home}home/`, "lunch.ics", vcal("UID:lunch", "DTSTART:20260318T120000Z", "DTEND:20260318T130000Z", "SUMMARY:Lunch"));
+    let tick = Date.parse("2026-03-01T09:00:00Z");
+    const ticking = new CalendarService({ ...serviceDeps, clock: { now: () => new Date(tick++) } });
+    const both = await Promise.all([ticking.sync(id), ticking.sync(id)]);
+    expect(both.map((o) => o?.changes.length)).toEqual([1, 0]);
+    const once = await core.changes.listChangesAfter({ personId: person, kind: "calendar.changed", afterSeq: mark, limit: 10 });
+    expect(once.map((c) => (c.data as { title: string }).title)).toEqual(["Lunch"]);
+
     // A restart (a new process: its own calendar store and service over the same database) resumes
     // incrementally from the stored sync token: only the change comes, nothing is listed in full.
     const reopened = new SqliteCalendarStore({ path: join(dir, "familiar.db") });
