@@ -66,6 +66,7 @@ export async function mountWebApp(
       },
       readme: readReadme,
       ...(familiar.secrets && { secrets: familiar.secrets }),
+      connections: { desk: parts.runtime.connectors.desk, connections: parts.runtime.connectors.connections },
     }),
   );
   http.mount(
