@@ -11,6 +11,7 @@ import type { PersonId } from "../core/ids.js";
 import { registerConnectCommands, type CommandRegistry } from "../core/inbound/index.js";
 import type { Logger } from "../core/log/index.js";
 import type { Notifier } from "../core/notify/index.js";
+import type { Outbound } from "../core/outbox/index.js";
 import { ChangeDispatcher, type ChangeKinds } from "../core/runtime/index.js";
 import type { SecretVault } from "../core/secrets/index.js";
 import type { Store } from "../core/storage/index.js";
@@ -102,7 +103,7 @@ export async function createConnectors(
   parts: {
     storage: Storage;
     vault: SecretVault;
-    core: { notifier: Pick<Notifier, "propose">; taskLoop: { poke(): void }; outboxLoop: { poke(): void }; commands: CommandRegistry };
+    core: { notifier: Pick<Notifier, "propose">; taskLoop: { poke(): void }; outbound: Pick<Outbound, "queue">; commands: CommandRegistry };
     watchArmed: ReturnType<typeof watchArmedHook>;
     clock: Clock;
     logger: Logger;
@@ -122,7 +123,7 @@ export async function createConnectors(
   const pokeWatches = (personId: PersonId) => connected.dispatcher.poke(personId);
   const calendarParts = calendar.attach({ connections: connected.connections, notifier: core.notifier, pokeWatches, pokeTasks });
   const emailParts = email.attach({ connections: connected.connections, pokeWatches });
-  const desk = new ConnectDesk({ connections: connected.connections, store, clock, publicUrl: parts.publicUrl, pokeOutbox: () => core.outboxLoop.poke() });
+  const desk = new ConnectDesk({ connections: connected.connections, clock, publicUrl: parts.publicUrl, outbound: core.outbound });
   registerConnectCommands(core.commands, { desk, connections: connected.connections });
   return {
     tools: [...calendarParts.tools, ...emailParts.tools],

@@ -17,6 +17,7 @@ import { EgressGuard } from "../../../core/egress/index.js";
 import type { PersonId } from "../../../core/ids.js";
 import { createLogger } from "../../../core/log/index.js";
 import type { Notifier } from "../../../core/notify/index.js";
+import { Outbound } from "../../../core/outbox/index.js";
 import type { ScheduleRequest, Scheduler } from "../../../core/scheduling/index.js";
 import { SecretVault } from "../../../core/secrets/index.js";
 import { openSqliteStore, type SqliteStore } from "../../../core/storage/sqlite/index.js";
@@ -210,7 +211,8 @@ describe("calendar connections", () => {
 
   it("answers /connect calendar (and /connect feed) with a one-time link whose form tests the account before keeping it", async () => {
     const registry = new CommandRegistry();
-    const desk = new ConnectDesk({ connections, store: core, clock: { now: () => new Date("2026-03-01T08:00:00Z") }, publicUrl: () => "https://familiar.example/", pokeOutbox: () => undefined });
+    const clock = { now: () => new Date("2026-03-01T08:00:00Z") };
+    const desk = new ConnectDesk({ connections, clock, publicUrl: () => "https://familiar.example/", outbound: new Outbound({ store: core, clock, wake: () => undefined }) });
     registerConnectCommands(registry, { desk, connections });
     const ana = (await core.persons.getPerson(person))!;
     const run = (args: string) => registry.run("connect", { person: ana, args, channel: "local", accountId: "ana" });
