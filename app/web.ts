@@ -6,6 +6,7 @@
 import type { Config } from "../core/config/index.js";
 import type { Clock } from "../core/clock.js";
 import type { Logger, SecretRegistry } from "../core/log/index.js";
+import { asId } from "../core/ids.js";
 import { WebSessions, readReadme, webApp } from "../web/api/index.js";
 import { hooksRouter } from "../web/hooks/index.js";
 import { HttpServer } from "../web/http/index.js";
@@ -88,7 +89,7 @@ export function mountLocalApis(http: HttpServer, parts: { runtime: Runtime; chan
   const { store } = storage;
   http.mount(pairingQrRouter(() => (whatsapp ? { state: whatsapp.state(), qr: whatsapp.currentQr() } : null), { allowRemote: false }));
   http.mount(dashboardRouter({ store, views: runtime.familiar.views, allowRemote: false }));
-  http.mount(secretsRouter(parts.secrets.vault, { allowRemote: false }));
+  http.mount(secretsRouter(parts.secrets.vault, { allowRemote: false, isPerson: async (id) => (await store.persons.getPerson(asId("person", id))) !== null }));
   http.mount(artifactsRouter({ store, source: runtime.artifacts, allowRemote: false }));
   http.mount(hooksRouter(runtime.familiar.webhooks.receive, { onRefused: parts.channels.onRefused }));
 }
