@@ -14,6 +14,8 @@ import {
   CommandRegistry,
   Door,
   InboundHandler,
+  InboundRateLimit,
+  type InboundLimits,
   registerCoreCommands,
   registerSecretCommands,
   registerSentinelCommands,
@@ -53,6 +55,8 @@ export interface FamiliarDeps {
   singleProcess: boolean;
   /** Lease on a running task or an outbox row being sent, ms (default 30 s; renewed by the heartbeat every third of it). */
   leaseMs?: number;
+  /** INBOUND_LIMIT_*: per sender, per chat and global inbound message limits (none when absent). */
+  inboundLimits?: InboundLimits;
   /** Most activations running at once across all persons (default 16). */
   maxConcurrentActivations?: number;
   /** ALLOW_FROM: `channel:accountId` entries that may talk without pairing. */
@@ -216,6 +220,7 @@ function wireInbound(
     links: access.links,
     ...(parts.secrets && { secrets: parts.secrets }),
     ...(deps.media && { media: deps.media.intake }),
+    ...(deps.inboundLimits && { rateLimit: new InboundRateLimit(deps.inboundLimits, clock) }),
   });
   return { access, inbound };
 }

@@ -48,6 +48,12 @@ export async function createRuntime(
     logger,
     contextTokenBudget: config.CONTEXT_TOKEN_BUDGET,
     maxSteps: config.MAX_STEPS_PER_ACTIVATION,
+    inboundLimits: {
+      perSender: config.INBOUND_LIMIT_PER_SENDER,
+      perChat: config.INBOUND_LIMIT_PER_CHAT,
+      global: config.INBOUND_LIMIT_GLOBAL,
+      windowSeconds: config.INBOUND_LIMIT_WINDOW_SECONDS,
+    },
     wakeupGraceMs: config.WAKEUP_GRACE_MS,
     publicUrl: parts.publicUrl,
     singleProcess: store.kind === "sqlite",

@@ -85,6 +85,12 @@ export const configSchema = z
     ),
     /** Token budget of one activation's context (prompt side). */
     CONTEXT_TOKEN_BUDGET: int(16_000, 2_000, 1_000_000),
+    /** Inbound rate limit (core/inbound/rate-limit.ts): messages per window from one sender, one chat, everyone. */
+    INBOUND_LIMIT_PER_SENDER: int(10, 1, 100_000),
+    INBOUND_LIMIT_PER_CHAT: int(20, 1, 100_000),
+    INBOUND_LIMIT_GLOBAL: int(100, 1, 1_000_000),
+    /** The inbound rate limit's window, seconds. */
+    INBOUND_LIMIT_WINDOW_SECONDS: int(60, 1, 86_400),
     /** Steps (model calls) an activation may take before it stops. */
     MAX_STEPS_PER_ACTIVATION: int(8, 1, 100),
     /** Timeout of one model request, ms. */
@@ -208,6 +214,10 @@ export const settingDocs: Record<keyof Config, { expected: string; secret?: bool
   MAX_ATTACHMENT_BYTES: { expected: "an integer 1024–104857600 (bytes)" },
   LOG_LEVEL: { expected: "one of fatal, error, warn, info, debug, trace, silent" },
   CONTEXT_TOKEN_BUDGET: { expected: "an integer 2000–1000000 (tokens)" },
+  INBOUND_LIMIT_PER_SENDER: { expected: "an integer 1–100000 (messages per window)" },
+  INBOUND_LIMIT_PER_CHAT: { expected: "an integer 1–100000 (messages per window)" },
+  INBOUND_LIMIT_GLOBAL: { expected: "an integer 1–1000000 (messages per window)" },
+  INBOUND_LIMIT_WINDOW_SECONDS: { expected: "an integer 1–86400 (seconds)" },
   MAX_STEPS_PER_ACTIVATION: { expected: "an integer 1–100" },
   MODEL_TIMEOUT_MS: { expected: "an integer 1000–600000 (milliseconds)" },
   LOCAL_CHAT_ALLOW_REMOTE: { expected: "true or false" },

@@ -8,6 +8,7 @@ import type { CommandRegistry } from "./commands.js";
 import type { Door } from "./door.js";
 import type { LinkCodes } from "./links.js";
 import { describedOnly, type MediaIntake, type PreparedMedia } from "./media.js";
+import { slowDownText, type InboundRateLimit } from "./rate-limit.js";
 
 /** The outbox delivery key of a direct answer to an inbound event (command output, notices): one answer per update. */
 export function answerDeliveryKey(event: Pick<InboundEvent, "channel" | "updateId">): string {
@@ -42,6 +43,8 @@ export interface InboundDeps {
   links?: Pick<LinkCodes, "claim" | "release" | "redeem">;
   /** Takes in the files of a message (download, workspace, transcription, vision check) before it is recorded. */
   media?: Pick<MediaIntake, "prepare">;
+  /** Per sender, per chat and global message limits: a message over one is kept and its turn waits for the window. */
+  rateLimit?: Pick<InboundRateLimit, "check">;
 }
 
 /**
@@ -54,7 +57,8 @@ export interface InboundDeps {
  * Secret-looking text (passwords, keys, one-time codes) is withheld before anything keeps or reads
  * it, and the person is told so and offered the vault's one-time link. Adapters call `handle` (their
  * `InboundSink`) and acknowledge the platform as soon as it resolves; the turn runs afterwards (the
- * task loop claims it).
+ * task loop claims it). A message over the inbound rate limit is recorded all the same; a turn it
+ * starts waits until the window opens, and the person is told once per window (see `InboundRateLimit`).
  */
 export class InboundHandler {
   constructor(private readonly deps: InboundDeps) {}
@@ -123,10 +127,16 @@ export class InboundHandler {
     // Files are fetched before the message is recorded: a crash meanwhile leaves the update
     // unrecorded, so the platform's redelivery brings it (and its files) back.
     const media = files.length === 0 ? null : this.deps.media ? await this.deps.media.prepare(person, event) : describedOnly(event);
-    const messageId = await this.record(event, person, media);
+    const verdict = this.deps.rateLimit ? await this.deps.rateLimit.check(event, person.id) : { allowed: true as const };
+    const notBefore = verdict.allowed ? null : verdict.retryAt;
+    const messageId = await this.record(event, person, media, notBefore);
     if (!messageId) {
       logger.debug({ channel: event.channel, updateId: event.updateId }, "duplicate update dropped");
       return { status: "duplicate" };
+    }
+    if (!verdict.allowed && verdict.notify) {
+      logger.info({ channel: event.channel, personId: person.id }, "inbound rate limit reached: the turn waits for the window");
+      await this.deps.outbound.queue({ personId: person.id, deliveryKey: `slow-down:${event.channel}:${event.updateId}`, text: slowDownText(verdict.retryAt, clock.now()), channel: event.channel });
     }
     // The notice was queued with the message; delivery is woken now that it is committed.
     if (media?.notice) this.deps.outbound.wake();
@@ -141,7 +151,7 @@ export class InboundHandler {
    * whole answer (nothing for the model), it is recorded as Familiar's reply instead of binding a
    * turn, so the message is answered and no turn waits for it.
    */
-  private async record(event: InboundMessage, person: Person, media: PreparedMedia | null): Promise<string | null> {
+  private async record(event: InboundMessage, person: Person, media: PreparedMedia | null, notBefore: Date | null): Promise<string | null> {
     const { store, clock } = this.deps;
     return store.transaction(async () => {
       if (!(await store.inbound.markUpdateProcessed(event.channel, event.updateId, clock.now()))) return null;
@@ -160,7 +170,7 @@ export class InboundHandler {
       if (media && !media.needsTurn && media.notice) {
         await store.conversation.appendMessage({ personId: person.id, role: "assistant", channel: event.channel, text: media.notice, taskId: null });
       } else {
-        await store.tasks.bindTurnMessage({ personId: person.id, seq: message.seq, now: clock.now() });
+        await store.tasks.bindTurnMessage({ personId: person.id, seq: message.seq, now: clock.now(), notBefore });
       }
       return message.id;
     });

@@ -8,6 +8,7 @@ export { CommandRegistry, registerCoreCommands } from "./commands.js";
 export { Door } from "./door.js";
 export { InboundHandler, answerDeliveryKey, type PressHandler } from "./handler.js";
 export { MediaIntake, type ReceivedFiles } from "./media.js";
+export { InboundRateLimit, type InboundLimits } from "./rate-limit.js";
 export { AccessControl } from "./pairing.js";
 export { registerSecretCommands } from "./secret-commands.js";
 export { registerConnectCommands } from "./connect-commands.js";

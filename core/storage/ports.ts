@@ -163,11 +163,11 @@ export interface TaskRepository {
    */
   resumeWaitingTask(input: { taskId: TaskId; wait: WaitMatch; input: Json; now: Date }): Promise<Task | null>;
   /**
-   * Binds the person's new message (conversation `seq`) to a turn: extends the person's pending
-   * (not yet claimed) turn task to cover it, or creates one covering just it. Call it in the same
-   * transaction as the append, so no message is ever without a turn.
+   * Binds the person's new message (conversation `seq`) to a turn: extends the person's pending (not yet claimed)
+   * turn task to cover it, or creates one covering just it, due at `notBefore` if given (the inbound rate limit's
+   * window). Call it in the same transaction as the append, so no message is ever without a turn.
    */
-  bindTurnMessage(input: { personId: PersonId; seq: number; now: Date }): Promise<Task>;
+  bindTurnMessage(input: { personId: PersonId; seq: number; now: Date; notBefore?: Date | null }): Promise<Task>;
   /** Saves the cursor, plan and checkpoint of a running task and extends its lease. Requires the lease. */
   saveCheckpoint(input: {
     taskId: TaskId;

@@ -73,7 +73,9 @@ export async function runDueAt(app: RunningApp, clock: TestClock, at: Date, time
 /** Starts an app with the given settings (env-style strings), DATA_DIR in a fresh temp dir unless given. */
 export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = env.DATA_DIR ?? mkdtempSync(join(tmpdir(), "familiar-test-"));
-  const config = loadConfig({ LOG_LEVEL: "info", ...env, DATA_DIR: dataDir, PORT: env.PORT ?? "0", HOST: "127.0.0.1" });
+  // The inbound rate limit is off by default here (tests send bursts); test/e2e/rate-limit.test.ts sets it.
+  const unlimited = { INBOUND_LIMIT_PER_SENDER: "100000", INBOUND_LIMIT_PER_CHAT: "100000", INBOUND_LIMIT_GLOBAL: "1000000" };
+  const config = loadConfig({ LOG_LEVEL: "info", ...unlimited, ...env, DATA_DIR: dataDir, PORT: env.PORT ?? "0", HOST: "127.0.0.1" });
   const logs: string[] = [];
   const logDestination = new Writable({
     write(chunk, _enc, done) {

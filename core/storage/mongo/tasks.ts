@@ -160,7 +160,7 @@ export class MongoTaskRepository implements TaskRepository {
   }
 
   /** Extends the newest pending turn task (compare-and-set on its checkpoint), else inserts a new one. */
-  async bindTurnMessage(input: { personId: PersonId; seq: number; now: Date }): Promise<Task> {
+  async bindTurnMessage(input: { personId: PersonId; seq: number; now: Date; notBefore?: Date | null }): Promise<Task> {
     for (let attempt = 0; attempt < claimAttempts; attempt++) {
       const [pending] = await this.tasks.find({ personId: input.personId, status: "pending", kind: "turn" }, { sort: { _id: -1 }, limit: 1 });
       if (!pending) break;
@@ -173,7 +173,7 @@ export class MongoTaskRepository implements TaskRepository {
       );
       if (doc !== null) return toTask(doc);
     }
-    return this.createTask({ personId: input.personId, kind: "turn", title: "conversation turn", checkpoint: { fromSeq: input.seq, toSeq: input.seq } });
+    return this.createTask({ personId: input.personId, kind: "turn", title: "conversation turn", checkpoint: { fromSeq: input.seq, toSeq: input.seq }, notBefore: input.notBefore ?? null });
   }
 
   async renewLeases(input: { owner: string; now: Date; leaseMs: number }): Promise<number> {

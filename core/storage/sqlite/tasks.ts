@@ -228,7 +228,7 @@ export class SqliteTaskRepository implements TaskRepository {
     });
   }
 
-  bindTurnMessage(input: { personId: PersonId; seq: number; now: Date }): Promise<Task> {
+  bindTurnMessage(input: { personId: PersonId; seq: number; now: Date; notBefore?: Date | null }): Promise<Task> {
     const now = ms(input.now);
     return this.ctx.atomic(() => {
       const extended = this.ctx
@@ -242,9 +242,9 @@ export class SqliteTaskRepository implements TaskRepository {
       const row = this.ctx
         .stmt(
           `INSERT INTO tasks (id, person_id, goal_id, kind, title, status, plan, cursor, checkpoint, not_before, created_at, updated_at)
-           VALUES (?, ?, NULL, 'turn', 'conversation turn', 'pending', '[]', 0, ?, NULL, ?, ?) RETURNING *`,
+           VALUES (?, ?, NULL, 'turn', 'conversation turn', 'pending', '[]', 0, ?, ?, ?, ?) RETURNING *`,
         )
-        .get(newId("task"), input.personId, jsonText({ fromSeq: input.seq, toSeq: input.seq }), now, now) as Row;
+        .get(newId("task"), input.personId, jsonText({ fromSeq: input.seq, toSeq: input.seq }), input.notBefore ? ms(input.notBefore) : null, now, now) as Row;
       return toTask(row);
     });
   }

@@ -37,6 +37,7 @@ import { outboxContract } from "./contract/outbox.js";
 import { personsContract } from "./contract/persons.js";
 import type { StoreFactory } from "./contract/support.js";
 import { tasksContract } from "./contract/tasks.js";
+import { turnsContract } from "./contract/turns.js";
 
 export type { StoreFactory } from "./contract/support.js";
 
@@ -62,6 +63,7 @@ export function describeStoreContract(name: string, factory: () => Promise<{ sto
     personsContract(ctx);
     conversationContract(ctx);
     tasksContract(ctx);
+    turnsContract(ctx);
     journalMemoryContract(ctx);
     authorizationContract(ctx);
     outboxContract(ctx);
