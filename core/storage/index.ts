@@ -28,6 +28,7 @@ export type {
 } from "./ports.js";
 export { scrubbingStore } from "./scrubbing.js";
 export {
+  artifactKindOf,
   channelNames,
   emptyProgress,
   legalTransitions,
@@ -40,6 +41,7 @@ export {
   type ApprovalRequest,
   type ApprovalStatus,
   type Artifact,
+  type ArtifactKind,
   type AttachmentKind,
   type AuditEvent,
   type Button,

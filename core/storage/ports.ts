@@ -365,12 +365,25 @@ export interface HookRepository {
   deleteHook(personId: PersonId, id: HookId): Promise<boolean>;
 }
 
-/** Files Familiar made or downloaded for a person (their bytes live in the person's workspace). */
+/** Files a person keeps, in versions (their bytes live in the person's workspace). */
 export interface ArtifactRepository {
+  /**
+   * Records a version: a new artifact, or with `versionOf` the next version of that artifact (it
+   * becomes the latest). @throws NotFoundError when `versionOf` is not an artifact of that person
+   */
   recordArtifact(input: NewArtifact): Promise<Artifact>;
+  /** Any version by its id. */
   getArtifact(id: ArtifactId): Promise<Artifact | null>;
-  /** The person's artifacts, newest first. */
+  /** The person's artifacts (each one's latest version), newest first. */
   listArtifacts(personId: PersonId, page?: PageRequest): Promise<Page<Artifact>>;
+  /** Every version of the artifact `seriesId` belongs to, oldest first (empty when there is none). */
+  listArtifactVersions(seriesId: ArtifactId): Promise<Artifact[]>;
+  /**
+   * Deletes one version (`scope: "version"`; the one before becomes the latest) or the whole
+   * artifact. Returns the versions deleted (their files are the caller's to remove); empty when
+   * `id` is not an artifact of that person.
+   */
+  deleteArtifact(personId: PersonId, id: ArtifactId, scope: "version" | "artifact"): Promise<Artifact[]>;
 }
 
 /** Status reported by `/healthz`. */

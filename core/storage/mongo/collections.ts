@@ -12,6 +12,7 @@ import { newId } from "../../ids.js";
 import type {
   Actor,
   ApprovalChoiceKind,
+  ArtifactKind,
   ApprovalDecision,
   ApprovalStatus,
   Button,
@@ -350,6 +351,7 @@ export interface LocalMailboxDoc {
   channel?: ChannelName;
 }
 
+/** One version of an artifact. The fields after `createdAt` are absent on documents from before versions (issue 23). */
 export interface ArtifactDoc {
   _id: string;
   personId: string;
@@ -359,6 +361,16 @@ export interface ArtifactDoc {
   path: string;
   source: string;
   createdAt: Date;
+  /** The first version's id (absent: the document's own). */
+  seriesId?: string;
+  version?: number;
+  /** Absent: true. */
+  latest?: boolean;
+  kind?: ArtifactKind;
+  title?: string;
+  taskId?: string | null;
+  goalId?: string | null;
+  taintSource?: string | null;
 }
 
 export interface HookDoc {
@@ -439,5 +451,8 @@ export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
   untrustedHosts: [],
   personRoles: [],
   groupMembers: [{ key: { channel: 1, groupId: 1, addedAt: 1, _id: 1 }, name: "group_added" }],
-  artifacts: [{ key: { personId: 1, createdAt: -1, _id: -1 }, name: "person_newest" }],
+  artifacts: [
+    { key: { personId: 1, createdAt: -1, _id: -1 }, name: "person_newest" },
+    { key: { seriesId: 1, version: 1 }, name: "series_version" },
+  ],
 };

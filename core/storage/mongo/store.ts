@@ -90,7 +90,7 @@ export class MongoStore implements Store {
     this.notifications = new MongoNotificationRepository(db, clock);
     this.localMailbox = new MongoLocalMailboxRepository(db, atomically);
     this.hooks = new MongoHookRepository(db, clock);
-    this.artifacts = new MongoArtifactRepository(db);
+    this.artifacts = new MongoArtifactRepository(db, atomically);
   }
 
   /** Creates the declared indexes (collections.ts). Idempotent; call once before use. */
