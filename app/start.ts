@@ -36,13 +36,9 @@ import { openSqliteStore } from "../core/storage/sqlite/index.js";
 // Agenda itself (jobs/agenda/factories.ts) is imported only when a job needs it.
 import { registerJobs, startHousekeeping, LazyScheduler, sqliteJobsExist } from "../jobs/index.js";
 import { webTools } from "../connectors/web/index.js";
-import {
-  workspaceTools,
-  WorkspaceArtifacts,
-  artifactTools,
-  workspaceContextMedia,
-  workspaceReceivedFiles,
-} from "../sandbox/workspace/index.js";
+import { workspaceTools, workspaceContextMedia, workspaceReceivedFiles } from "../sandbox/workspace/index.js";
+import { ArtifactShelf, artifactTools, renderPdf } from "../sandbox/artifacts/index.js";
+import { computerTools, detectSandbox, type SandboxStatus } from "../sandbox/exec/index.js";
 import { BrowserRuntime, browserTools } from "../sandbox/browser/index.js";
 import { MediaIntake } from "../core/inbound/index.js";
 import { EgressGuard } from "../core/egress/index.js";
@@ -55,6 +51,7 @@ import {
   MessengerStatus,
   readReadme,
   clientFor,
+  type ComputerStatus,
   SetupStore,
   WebSessions,
 } from "../web/api/index.js";
@@ -136,7 +133,9 @@ export async function startApp(
         : null,
   );
   const workspace = { quotaBytes: config.WORKSPACE_QUOTA_MB * 1024 * 1024 };
-  const artifacts = new WorkspaceArtifacts({ dataDir, repository: store.artifacts, clock, workspace });
+  const artifacts = new ArtifactShelf({ dataDir, repository: store.artifacts, clock, workspace, goalOf: async (taskId) => (await store.tasks.getTask(taskId))?.goalId ?? null });
+  // Familiar's computer: probed in the background (a test run in bubblewrap); its tools are offered once it works.
+  const computer = startComputer(config, dataDir, logger);
   // Photos, voice notes and files: what the model in use can do is learnt as it goes (see createMedia).
   const media = createMedia(config, dataDir, workspace, model, () => modelEndpoint(config, setup), logger);
   let url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
@@ -173,7 +172,17 @@ export async function startApp(
     ...workspaceTools(dataDir, workspace),
     // A page readout gets about a quarter of the context budget (≈ 4 characters per token).
     ...browserTools({ runtime: browser, artifacts, dataDir, scrub: (text) => vault.scrub(text), maxReadChars: config.CONTEXT_TOKEN_BUDGET }),
-    ...artifactTools({ store, clock, deliver: async () => familiar.outboxLoop.poke(), offered: (personId) => browser.inUse(personId) || artifacts.hasArtifacts(personId) }),
+    ...artifactTools({
+      shelf: artifacts,
+      outbox: store.outbox,
+      clock,
+      deliver: async () => familiar.outboxLoop.poke(),
+      printPdf: (html, pdfOptions) => browser.lend((b) => renderPdf(b, html, pdfOptions)),
+      // A link to the artifact's page only where the web app is reachable from the person's devices.
+      pageUrl: (artifact) => (config.PUBLIC_URL ? `${config.PUBLIC_URL.replace(/\/$/, "")}/a/${artifact.seriesId}` : null),
+      offered: (personId) => browser.inUse(personId) || artifacts.hasArtifacts(personId),
+    }),
+    ...computerTools({ dataDir, workspace, status: () => computer.status, current: computer.current }),
   ]);
   registerJobs(
     scheduler,
@@ -194,6 +203,8 @@ export async function startApp(
     [
     { name: "store", check: async () => ({ ...(await store.health()) }) },
     { name: "scheduler", check: async () => ({ ok: scheduler.status().running, ...scheduler.status() }) },
+    // Informational: a host without sandboxes is healthy, its computer is just off (and says why).
+    { name: "computer", check: async () => ({ ok: true, ...computer.view() }) },
     ],
     registry.scrubDeep,
   );
@@ -258,9 +269,11 @@ export async function startApp(
         messengers: messengerStatus.messengers,
         whatsappQr: messengerStatus.whatsappQr,
         messengerSetup,
+        computer: computer.view,
       },
       readme: readReadme,
       secrets,
+      artifacts,
     }),
   );
   // The old JSON APIs have no sign-in: they stay on this machine even when the web app is opened up.
@@ -316,6 +329,20 @@ export async function startApp(
       await store.close();
     })());
   return { familiar, store, scheduler, http, url, logger, stop };
+}
+
+/** The computer's probe, started at once; its status once known, and as the setup page and /healthz show it. */
+function startComputer(config: Config, dataDir: string, logger: Logger) {
+  let current: SandboxStatus | null = null;
+  const status = detectSandbox({ dataDir, enabled: config.COMPUTER, uid: config.COMPUTER_UID, gid: config.COMPUTER_UID }).then((result) => {
+    current = result;
+    if (result.available) logger.info({ languages: result.runner.languages }, "Familiar's computer is on: run_code and run_command run in bubblewrap");
+    else logger.warn({ reason: result.reason }, "Familiar's computer is off: run_code and run_command are not offered");
+    return result;
+  });
+  const view = (): ComputerStatus =>
+    current === null ? { state: "checking", reason: null, languages: [] } : current.available ? { state: "on", reason: null, languages: current.runner.languages } : { state: "off", reason: current.reason, languages: [] };
+  return { status, current: () => current, view };
 }
 
 /** The model endpoint in use now: the environment's settings win, else the setup page's choice (it can change while running). */

@@ -121,6 +121,8 @@ export class BrowserRuntime {
   private readonly opening = new Map<PersonId, Promise<Slot>>();
   private readonly waiters: (() => void)[] = [];
   private browserTimer: NodeJS.Timeout | null = null;
+  /** Calls of `lend` in progress (the browser stays up while any runs). */
+  private lent = 0;
   private closed = false;
   /** Counters for the bench and the health view. */
   readonly stats = { launches: 0, crashes: 0, contextsOpened: 0, contextsClosed: 0 };
@@ -222,6 +224,22 @@ export class BrowserRuntime {
     await browser?.close().catch(() => undefined);
     await this.denyProxy?.close();
     this.denyProxy = null;
+  }
+
+  /**
+   * Lends the shared browser process to `fn` (printing artifacts to PDF in a context of its own;
+   * `fn` must close what it opens). The browser starts if needed and does not idle out meanwhile.
+   * @throws BrowserUnavailableError when Chromium cannot start
+   */
+  async lend<T>(fn: (browser: Browser) => Promise<T>): Promise<T> {
+    if (this.closed) throw new BrowserUnavailableError("the browser is shut down");
+    this.lent++;
+    try {
+      return await fn(await this.launch());
+    } finally {
+      this.lent--;
+      this.scheduleBrowserIdle();
+    }
   }
 
   /** Starts the browser now (otherwise it starts on first use); returns the time it took, ms. */
@@ -340,10 +358,10 @@ export class BrowserRuntime {
   }
 
   private scheduleBrowserIdle(): void {
-    if (this.slots.size > 0 || this.browser === null) return;
+    if (this.slots.size > 0 || this.lent > 0 || this.browser === null) return;
     if (this.browserTimer) clearTimeout(this.browserTimer);
     this.browserTimer = setTimeout(() => {
-      if (this.slots.size > 0 || this.opening.size > 0) return;
+      if (this.slots.size > 0 || this.opening.size > 0 || this.lent > 0) return;
       const browser = this.browser;
       this.browser = null;
       browser?.close().catch(() => undefined);

@@ -102,15 +102,30 @@ export function webAccess(options: WebAccessOptions) {
 
   const isLoopback = (req: Request) => checkExpressRequest(req, false).ok;
 
-  /** Attaches the signed-in person; 401 without a valid session; CSRF check on writes. */
-  const requireSession = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+  /** The request's signed-in session and person, or null. */
+  const signedIn = async (req: Request) => {
     const cookie = cookieValue(req.headers.cookie, SESSION_COOKIE);
     const session = sessions.read(cookie);
     const person = session ? await store.persons.getPerson(asId("person", session.personId)) : null;
-    if (!session || !person || !cookie) {
+    return session && person && cookie ? { cookie, session, person } : null;
+  };
+
+  /** For pages (GET only): attaches the signed-in person, or sends the browser to the sign-in page. */
+  const requirePageSession = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const found = await signedIn(req);
+    if (!found) return void res.redirect(302, "/signin");
+    contexts.set(req, { session: found.session, person: found.person, loopback: isLoopback(req) });
+    next();
+  };
+
+  /** Attaches the signed-in person; 401 without a valid session; CSRF check on writes. */
+  const requireSession = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const found = await signedIn(req);
+    if (!found) {
       res.status(401).json({ error: "Sign in first.", signIn: true });
       return;
     }
+    const { cookie, session, person } = found;
     if (!["GET", "HEAD", "OPTIONS"].includes(req.method) && !sessions.checkCsrf(cookie, header(req, CSRF_HEADER))) {
       res.status(403).json({ error: "This request lacks the page's CSRF token; reload the page." });
       return;
@@ -199,7 +214,7 @@ export function webAccess(options: WebAccessOptions) {
     res.json({ signedIn: false });
   });
 
-  return { router, gate, requireSession };
+  return { router, gate, requireSession, requirePageSession };
 }
 
 /** The person behind a local name (created with a local identity on first use, as the old chat did). */

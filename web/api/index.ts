@@ -8,5 +8,5 @@ export { ChatLog, recordingAdapter } from "./chat-log.js";
 export { MessengerSetup } from "./messenger-setup.js";
 export { MessengerStatus, readReadme } from "./messenger-status.js";
 export { WebSessions } from "./sessions.js";
-export { clientFor } from "./setup-api.js";
+export { clientFor, type ComputerStatus } from "./setup-api.js";
 export { SetupStore } from "./setup-store.js";

@@ -21,6 +21,17 @@ export interface SetupApiDeps {
   whatsappQr: () => Promise<{ state: string; qr: string | null } | null>;
   /** Applies messenger settings entered on the page (without a restart). */
   messengerSetup: MessengerSetup;
+  /** Familiar's computer: whether sandboxes run here, and why not. */
+  computer?: () => ComputerStatus;
+}
+
+/** Familiar's computer as the setup page and `/healthz` show it. */
+export interface ComputerStatus {
+  state: "checking" | "on" | "off";
+  /** Why it is off (null when on or still checking). */
+  reason: string | null;
+  /** Languages `run_code` accepts here. */
+  languages: string[];
 }
 
 const connection = z
@@ -93,6 +104,7 @@ export function setupApi(deps: SetupApiDeps): Router {
       passwordSet: deps.setup.hasPassword(),
       messengers: deps.messengers().map((m) => ({ ...m, fromEnvironment: deps.messengerSetup.fromEnvironment(m.channel), restartNote: restartNotes[m.channel] })),
       whatsapp: await deps.whatsappQr(),
+      computer: deps.computer?.() ?? { state: "off", reason: "not part of this build", languages: [] },
     });
   });
 
