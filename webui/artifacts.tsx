@@ -23,6 +23,8 @@ interface ArtifactJson {
   goalId: string | null;
   taint: { source: string } | null;
   createdAt: string;
+  /** The title of the goal it was made for. */
+  goal?: string | null;
   url: string;
   file: string;
 }
@@ -75,7 +77,7 @@ export function Artifacts({ tz }: { tz: string }) {
             </h3>
             <p class="meta">
               {KIND_LABEL[a.kind]} · version {a.version} · {size(a.size)} · {localTime(a.createdAt, tz)}
-              {a.taskId ? " · for a task" : ""}
+              {a.goal ? ` · for “${a.goal}”` : ""}
             </p>
             {a.taint && <p class="warn">Made from content from outside ({a.taint.source}).</p>}
             {a.kind === "image" && <img class="thumb" src={a.file} alt={a.title} loading="lazy" />}

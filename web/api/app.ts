@@ -90,7 +90,7 @@ export function webApp(deps: WebAppDeps): Router {
       access.gate(req, res, () => {
         access.requirePageSession(req, res, next).catch(next);
       });
-    router.use(artifactsWeb({ shelf: deps.artifacts, requirePage }));
+    router.use(artifactsWeb({ shelf: deps.artifacts, requirePage, goalTitle: async (id) => (await deps.store.goals.getGoal(id))?.title ?? null }));
   }
   if (deps.secrets) {
     router.use(secretsWebApi(deps.secrets));

@@ -15,7 +15,7 @@
 import escapeHtml from "escape-html";
 import { Router, type Request, type RequestHandler, type Response } from "express";
 import { z } from "zod";
-import { asId, type PersonId } from "../../core/ids.js";
+import { asId, type GoalId, type PersonId } from "../../core/ids.js";
 import type { Artifact } from "../../core/storage/index.js";
 import { bundleHtml, framePageHeaders, guardedPage, isText, markdownDocument, pageHeaders, type ArtifactShelf } from "../../sandbox/artifacts/index.js";
 import { webContext } from "./auth.js";
@@ -74,7 +74,7 @@ function framePage(a: Artifact, versions: Artifact[]): string {
 }
 
 /** The routes above (see the module comment). `requirePage` signs a page request in or sends it to sign in. */
-export function artifactsWeb(deps: { shelf: ArtifactShelf; requirePage: RequestHandler }): Router {
+export function artifactsWeb(deps: { shelf: ArtifactShelf; requirePage: RequestHandler; goalTitle?: (goalId: GoalId) => Promise<string | null> }): Router {
   const { shelf } = deps;
   const router = Router();
 
@@ -83,7 +83,9 @@ export function artifactsWeb(deps: { shelf: ArtifactShelf; requirePage: RequestH
     if (!query.success) return void res.status(400).json({ error: "Please page with limit (1–100) and after." });
     const { person } = webContext(req);
     const listed = await shelf.listPage(person.id, query.data);
-    res.json({ items: listed.items.map(artifactWebJson), next: listed.next ?? null });
+    const titles = new Map<GoalId, string | null>();
+    for (const goalId of new Set(listed.items.flatMap((a) => (a.goalId ? [a.goalId] : [])))) titles.set(goalId, (await deps.goalTitle?.(goalId).catch(() => null)) ?? null);
+    res.json({ items: listed.items.map((a) => ({ ...artifactWebJson(a), goal: a.goalId ? (titles.get(a.goalId) ?? null) : null })), next: listed.next ?? null });
   });
 
   router.get("/api/web/artifacts/:id", async (req, res) => {
