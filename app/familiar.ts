@@ -69,7 +69,11 @@ export interface FamiliarDeps {
   sentinel: { egress: EgressGuard; vault?: SecretVault; policy?: Policy; scrub?: (text: string) => string };
   /** The secret desk (one-time links to store a secret): enables `/secret`, `request_secret` and the offer after withheld text. */
   secrets?: SecretDesk;
-  /** Let the model judge whether a proactive message is worth sending (strict JSON; failures hold). */
+  /**
+   * Let the model judge whether a proactive message is worth sending (strict JSON, bounded by the
+   * rules; failures hold) whenever a model is configured — also one configured later. The app turns
+   * it on by default (NOTIFY_MODEL_JUDGEMENT, default true); here it is off unless asked for.
+   */
   notificationJudgement?: boolean;
   /** Cap on asked-for notifications per person and rolling hour (default 10; see core/notify). */
   askedForPerHour?: number;
@@ -124,7 +128,7 @@ export class Familiar {
     // The task loop is created below; these flows only need to wake it.
     const pokeTasks = () => this.taskLoop.poke();
 
-    this.notifier = new Notifier({ store, clock, logger, outbox, scheduler, judge: deps.notificationJudgement ? model() : null, ...(deps.askedForPerHour !== undefined && { askedForPerHour: deps.askedForPerHour }) });
+    this.notifier = new Notifier({ store, clock, logger, outbox, scheduler, judge: deps.notificationJudgement ? model : null, ...(deps.askedForPerHour !== undefined && { askedForPerHour: deps.askedForPerHour }) });
     // Sentinel's own time (never behind what it saw) and the person's session, shared by the facade and the desk.
     const sentinelTime = { clock: new SentinelClock(store, () => clock.now()), sessions: new SessionTracker(store) };
     this.approvals = new ApprovalFlow({ store, clock, logger, outbox, scheduler, tasks: { poke: pokeTasks }, sentinel: sentinelTime });

@@ -3,6 +3,7 @@ import type { RefusalSink, HttpServer } from "../web/http/index.js";
 import type { ChannelAdapter } from "../core/channels/index.js";
 import type { Config } from "../core/config/index.js";
 import type { Logger } from "../core/log/index.js";
+import type { InboundRepository } from "../core/storage/index.js";
 import type { WhatsAppChannel } from "../bots/whatsapp/index.js";
 
 /** The `<channel>:` entries of ALLOW_GROUPS, without the prefix. */
@@ -30,19 +31,23 @@ export async function createMessengers(
     onWhatsAppInvalid?: (reason: string) => void;
     /** Refused webhook requests (bad signature, too large, too deep), for the audit log. */
     onRefused?: RefusalSink;
+    /** The store's inbound repository: Telegram long polling holds fetched updates there until handled. */
+    inbound: Pick<InboundRepository, "holdUpdates" | "releaseUpdate" | "listHeldUpdates">;
   },
 ): Promise<{ adapters: ChannelAdapter[]; whatsapp: WhatsAppChannel | null; notConfigured: string[] }> {
   const { http, logger } = deps;
   const adapters: ChannelAdapter[] = [];
   const notConfigured: string[] = [];
   if (config.TELEGRAM_BOT_TOKEN) {
-    const { createTelegramChannel } = await import("../bots/telegram/index.js");
+    const { createTelegramChannel, storeUpdateJournal } = await import("../bots/telegram/index.js");
+    const telegramLogger = logger.child({ channel: "telegram" });
     adapters.push(
       createTelegramChannel({
         token: config.TELEGRAM_BOT_TOKEN,
         apiRoot: config.TELEGRAM_API_ROOT,
         groups: groupsFor(config, "telegram"),
-        logger: logger.child({ channel: "telegram" }),
+        logger: telegramLogger,
+        journal: storeUpdateJournal(deps.inbound, telegramLogger),
         ...(config.TELEGRAM_WEBHOOK_URL &&
           config.TELEGRAM_WEBHOOK_SECRET && { webhook: { url: config.TELEGRAM_WEBHOOK_URL, secret: config.TELEGRAM_WEBHOOK_SECRET, http, ...(deps.onRefused && { onRefused: deps.onRefused }) } }),
       }),

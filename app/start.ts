@@ -220,6 +220,7 @@ export async function startApp(
     logger,
     dataDir,
     onRefused,
+    inbound: store.inbound,
     ...(mongoClient && { mongoClient }),
     onWhatsAppQr: () => logger.info(`WhatsApp pairing: scan the QR printed above, or open ${url}/setup`),
     onWhatsAppInvalid: (reason: string) => {
@@ -264,6 +265,7 @@ export async function startApp(
       channelStatus: messengerStatus.channels,
       setupApi: {
         model,
+        notificationJudgement: config.NOTIFY_MODEL_JUDGEMENT,
         envModel: { vars: [config.OPENAI_API_KEY ? "OPENAI_API_KEY" : "", config.OPENAI_BASE_URL ? "OPENAI_BASE_URL" : ""].filter(Boolean), model: envModel ? config.OPENAI_MODEL : null, baseURL: envModel ? (config.OPENAI_BASE_URL ?? "https://api.openai.com/v1") : null },
         modelTimeoutMs: config.MODEL_TIMEOUT_MS,
         messengers: messengerStatus.messengers,

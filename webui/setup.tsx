@@ -4,6 +4,8 @@ import { ApiError, api, navigate, type Session } from "./api.js";
 interface SetupJson {
   owner: boolean;
   model: { configured: boolean; source: "environment" | "setup" | "none"; envVars: string[]; name: string | null; provider: string | null; baseURL: string | null; hasKey: boolean | null };
+  /** The model also judges proactive messages (NOTIFY_MODEL_JUDGEMENT). */
+  notificationJudgement: boolean;
   passwordSet: boolean;
   messengers: { channel: string; needs: string[]; readme: string; state: string; fromEnvironment: boolean; restartNote: string }[];
   whatsapp: { state: string; qr: string | null } | null;
@@ -42,6 +44,7 @@ export function Setup({ session }: { session: Session }) {
       )}
       {!setup.owner && <p class="warn">Only the owner of this Familiar can change its setup.</p>}
       <ModelSection setup={setup} onSaved={load} />
+      <JudgeNote on={setup.notificationJudgement} />
       {setup.owner && <PasswordSection set={setup.passwordSet} loopback={session.loopback} />}
       <section aria-labelledby="computer-h">
         <h2 id="computer-h">Computer</h2>
@@ -86,6 +89,21 @@ export function Setup({ session }: { session: Session }) {
         </ul>
       </section>
     </main>
+  );
+}
+
+/** What the model does for proactive messages (README, "Proactive messages"). */
+function JudgeNote({ on }: { on: boolean }) {
+  return on ? (
+    <p class="hint">
+      With a model, Familiar also asks it whether each message it wants to send you on its own — a check-in's news, a watched price or parcel — is worth sending now. The model can only make
+      Familiar quieter: it may hold or drop a message, never send one the rules hold or drop, and if it fails the message is held for your digest. Reminders you asked for, approvals and
+      critical alerts are never second-guessed. <code>NOTIFY_MODEL_JUDGEMENT=false</code> leaves it to the rules alone.
+    </p>
+  ) : (
+    <p class="hint">
+      The model does not judge proactive messages (<code>NOTIFY_MODEL_JUDGEMENT=false</code>): the rules alone decide what Familiar sends you on its own.
+    </p>
   );
 }
 

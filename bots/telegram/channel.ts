@@ -33,7 +33,7 @@ interface TelegramPartBody {
   keyboard: InlineKeyboard | null;
 }
 import { ALLOWED_UPDATES, decideUpdate, type ChatPolicy } from "./inbound.js";
-import { UpdatePoller, type PollerOptions } from "./polling.js";
+import { UpdatePoller, type PollerOptions, type UpdateJournal } from "./polling.js";
 
 /** Telegram Bot API (InlineKeyboardButton): callback_data is 1–64 bytes. */
 export const CALLBACK_DATA_MAX_BYTES = 64;
@@ -81,6 +81,11 @@ export interface TelegramChannelOptions {
   retry?: { maxRetryAttempts?: number; maxDelaySeconds?: number };
   /** Long-polling tuning. */
   polling?: PollerOptions;
+  /**
+   * Where long polling records fetched updates before it confirms them to Telegram (the store's
+   * inbound journal; see `UpdatePoller`). Unused in webhook mode, where Telegram waits for the answer.
+   */
+  journal: UpdateJournal;
 }
 
 /**
@@ -95,8 +100,8 @@ export function createTelegramChannel(options: TelegramChannelOptions): Telegram
 }
 
 /**
- * Familiar's Telegram adapter. Inbound: long polling (`UpdatePoller`, which confirms an update only
- * after the sink resolved) or a webhook route (grammY's `webhookCallback`, which answers 200 once the
+ * Familiar's Telegram adapter. Inbound: long polling (`UpdatePoller`, which confirms an update once
+ * its journal holds it, and hands it to the sink again after a crash) or a webhook route (grammY's `webhookCallback`, which answers 200 once the
  * sink resolved, 401 on a wrong secret). Messages of one chat reach the sink one after another, in
  * order; button presses never wait behind them and are answered (`answerCallbackQuery`, with the
  * sink's `notice`) as soon as the sink resolved. Outbound: markdown rendered as Telegram HTML, split
@@ -158,7 +163,7 @@ export class TelegramChannel implements ChannelAdapter {
     }
     this.sink = sink;
     if (!webhook) {
-      this.poller = new UpdatePoller(this.bot.api, (update) => this.bot.handleUpdate(update), this.logger, this.options.polling);
+      this.poller = new UpdatePoller(this.bot.api, this.options.journal, (update) => this.bot.handleUpdate(update), this.logger, this.options.polling);
       this.poller.start();
     }
     this.logger.info({ bot: this.bot.botInfo.username, mode: webhook ? "webhook" : "polling" }, "telegram: started");

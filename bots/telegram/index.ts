@@ -3,3 +3,5 @@
  * only when TELEGRAM_BOT_TOKEN is set.
  */
 export { createTelegramChannel } from "./channel.js";
+export { storeUpdateJournal } from "./journal.js";
+export type { UpdateJournal } from "./polling.js";

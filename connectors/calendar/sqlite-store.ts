@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS calendar_item_events (
   person_id TEXT NOT NULL, event_id TEXT NOT NULL, calendar_id TEXT NOT NULL, href TEXT NOT NULL,
   PRIMARY KEY (person_id, event_id, calendar_id, href)
 );
+CREATE INDEX IF NOT EXISTS calendar_item_events_item ON calendar_item_events (person_id, calendar_id, href);
 CREATE TABLE IF NOT EXISTS calendar_conflicts (
   person_id TEXT NOT NULL, conflict_key TEXT NOT NULL, first_seen TEXT NOT NULL,
   PRIMARY KEY (person_id, conflict_key)

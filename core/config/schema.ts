@@ -79,8 +79,8 @@ export const configSchema = z
     WAKEUP_GRACE_MS: int(86_400_000, 0, 30 * 86_400_000),
     /** Base URL outside services use for webhooks (`/hooks/:id`); default http://HOST:PORT. */
     PUBLIC_URL: optionalUrl,
-    /** Let the model judge (strict JSON) whether a proactive message is worth sending; failures hold. */
-    NOTIFY_MODEL_JUDGEMENT: bool(false),
+    /** Let the model judge (strict JSON) whether a proactive message is worth sending, whenever a model is configured; bounded by the rules; failures hold. */
+    NOTIFY_MODEL_JUDGEMENT: bool(true),
     /** Asked-for ("notify: always") notifications per person and rolling hour before the cap treats further ones as ordinary. */
     NOTIFY_ASKED_FOR_PER_HOUR: int(10, 1, 1_000),
     /** How long Agenda waits for running jobs on shutdown, ms. */

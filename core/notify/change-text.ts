@@ -1,3 +1,4 @@
+import { minimumMove } from "./monitor-state.js";
 import { fold } from "./text.js";
 
 /**
@@ -15,7 +16,7 @@ export interface ReportedChange {
 }
 
 /** A number as written in prose: 1,234.50 / 1.234,50 / 349,50 / 0.5. */
-const num = String.raw`(\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?)`;
+const num = String.raw`(\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{1,2})?(?!\d)|\d+(?:[.,]\d+)?)`;
 /** Currency marks and spaces that may surround a number. */
 const cur = String.raw`\s*(?:[$€£¥₹]|r\$|us\$|usd|eur|gbp|chf|brl|inr|jpy)?\s*`;
 
@@ -32,7 +33,7 @@ export function proseNumber(raw: string): number | null {
 const fromTo = new RegExp(String.raw`\b(from|von|de|da|desde)${cur}${num}${cur}(?:to|auf|a|para|à|al|zu|nach)${cur}${num}`, "g");
 const wasNow = new RegExp(String.raw`${num}${cur}\(\s*(?:was|previously|before|yesterday|last week|vorher|zuvor|bisher|gestern|antes|ayer|avant|auparavant|hier|ontem|prima|era|ieri)\s*:?${cur}${num}`, "g");
 const arrow = new RegExp(String.raw`${num}${cur}(?:→|->|=>)${cur}${num}`, "g");
-const byTo = new RegExp(String.raw`\b(?:by|um|en)${cur}${num}${cur}(?:to|auf|a|para|à|al|zu)${cur}${num}`, "g");
+const byTo = new RegExp(String.raw`\b(?:by|um|en|down|up|dropped|fell|rose|lost|gained|cut|gesunken|gestiegen|bajo|subio|baisse|caiu|subiu|sceso|salito)${cur}${num}${cur}(?:to|auf|a|para|à|al|zu)${cur}${num}`, "g");
 const percent = new RegExp(String.raw`(?:[+-]|\b(?:up|down|rose|fell|gained|lost|increased|decreased|changed|moved|plus|minus|um|de|of|by))\s*${num}\s*%`, "g");
 const falling = /\b(dropped|fell|down|decreased|cheaper|lower|lost|gesunken|gefallen|billiger|bajo|bajado|baisse|caiu|baixou|sceso|calato)\b/;
 const target = new RegExp(
@@ -69,10 +70,14 @@ export function reportedChanges(text: string): { changes: ReportedChange[]; perc
   return { changes, percents };
 }
 
-/** The targets, thresholds and limits `text` names ("your target is $330" → 330). */
+/** A target written after its number ("your $1,200 target", "the 60% limit"). */
+const targetAfter = new RegExp(String.raw`${num}\s*(?:[$€£¥₹%]|r\$|us\$|usd|eur|gbp)?\s*(?:target|goal|alert level|limit|threshold|ziel|limite|objetivo|cible|objectif|seuil|alvo|meta|obiettivo|soglia)\b`, "g");
+
+/** The targets, thresholds and limits `text` names ("your target is $330", "your $330 target" → 330). */
 export function targetsOf(text: string): number[] {
   const out: number[] = [];
-  for (const m of fold(text).matchAll(target)) {
+  const f = fold(text);
+  for (const m of [...f.matchAll(target), ...f.matchAll(targetAfter)]) {
     const n = proseNumber(m[1]!);
     if (n !== null) out.push(n);
   }
@@ -82,7 +87,8 @@ export function targetsOf(text: string): number[] {
 /**
  * A description of why the changes `text` reports are trivial, or null. Trivial: it reports at
  * least one change, every change moves its value by less than `relative` (a fraction of the earlier
- * value; percentages likewise) and none reaches or passes a target the text names.
+ * value; percentages likewise) — or, when the text names a target, by less than a quarter of the
+ * distance to it (`minimumMove`) — and none reaches or passes a target the text names.
  */
 export function reportsOnlyTrivialChange(text: string, relative: number): string | null {
   const { changes, percents } = reportedChanges(text);
@@ -90,7 +96,7 @@ export function reportsOnlyTrivialChange(text: string, relative: number): string
   const targets = targetsOf(text);
   const moves: string[] = [];
   for (const c of changes) {
-    if (c.before === 0 || Math.abs(c.after - c.before) / Math.abs(c.before) >= relative) return null;
+    if (c.before === 0 || Math.abs(c.after - c.before) >= Math.max(Math.abs(c.before) * relative, minimumMove(c.before, undefined, targets))) return null;
     if (targets.some((t) => c.before !== t && Math.sign(c.before - t) !== Math.sign(c.after - t))) return null;
     moves.push(`${c.before} → ${c.after}`);
   }

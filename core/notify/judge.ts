@@ -7,7 +7,7 @@ import { localTimeLabel } from "./digest-timing.js";
 import type { SaidItem } from "./novelty.js";
 
 /**
- * The optional second novelty stage: a model judges whether a candidate is worth the person's
+ * The second novelty stage (on whenever a model is configured, NOTIFY_MODEL_JUDGEMENT): a model judges whether a candidate is worth the person's
  * attention now, seeing the candidate, the last messages sent with their times, the person's local
  * time and settings, and what the rules decided. Its answer is strict JSON, validated; any failure
  * (transport, timeout, unreadable or invalid answer) holds. The caller bounds it by the rules.
@@ -21,8 +21,11 @@ export type JudgeOutcome = { ok: true; decision: NotificationDecision; reason: s
 /** How many earlier messages the judge sees. */
 export const judgeHistory = 8;
 
+/** How the judge's system prompt begins (test fakes of the model API recognise judge requests by it). */
+export const judgeSystemPrefix = "You are the notification filter of a personal assistant.";
+
 const system = [
-  "You are the notification filter of a personal assistant. Decide whether a proposed proactive message should reach the person now.",
+  `${judgeSystemPrefix} Decide whether a proposed proactive message should reach the person now.`,
   'Answer with one JSON object only: {"decision": "send" | "hold" | "drop", "reason": string (one short sentence)}.',
   "drop: nothing new — small talk, a repeat or rewording (in any language) of a recent message, the same incident again, an unchanged status, a trivial change, or a restatement of what the person said.",
   "hold: new but can wait for the next digest.",

@@ -4,13 +4,15 @@ import type { PersonId, TaskId } from "../ids.js";
 import type { Logger } from "../log/index.js";
 import type { ModelClient } from "../model/index.js";
 import type { Scheduler } from "../scheduling/index.js";
-import type { Store, Button, NotificationRecord, Person } from "../storage/index.js";
+import type { Store, Button, MonitorState, NotificationDecision, NotificationRecord, Person } from "../storage/index.js";
 import type { Candidate } from "./candidate.js";
 import { releaseAt, startOfLocalDay } from "./digest-timing.js";
 import { applyRules, stricter, type FilterVerdict, type RuleId } from "./filter.js";
 import { impliedDeadline } from "./deadline-text.js";
 import { judgeCandidate } from "./judge.js";
-import { assessNovelty, duplicateWindowMs, type HeardItem, type SaidItem } from "./novelty.js";
+import { sameSubject } from "./monitor-state.js";
+import { withoutSilenceTokens } from "./silence.js";
+import { assessNovelty, continuationWindowMs, duplicateWindowMs, type HeardItem, type SaidItem } from "./novelty.js";
 
 /** Job that sends a person's held messages that are due (the digest, or a deadline item early). */
 export const digestJobName = "digest.send";
@@ -32,8 +34,13 @@ export interface NotifierDeps {
   /** Wakes the outbox's delivery loop after a message is queued. */
   outbox: { poke(): void };
   scheduler: Pick<Scheduler, "schedule" | "cancel">;
-  /** When set, a strict-JSON judgement by the model may make a decision stricter (never looser). */
-  judge: ModelClient | null;
+  /**
+   * The model that judges candidates the rules did not drop: a strict-JSON judgement may make a
+   * decision stricter, never looser; any failure holds. A function is asked at every candidate, so a
+   * model configured later (the setup page) judges from then on; null (or a function returning
+   * null) means rules only.
+   */
+  judge: ModelClient | null | (() => ModelClient | null);
   /** Asked-for notifications per person and rolling hour before the cap trips (default 10). */
   askedForPerHour?: number;
 }
@@ -53,116 +60,162 @@ export class Notifier {
    * propagate.
    */
   async propose(input: { personId: PersonId; taskId: TaskId | null; deliveryKey: string; candidate: Candidate; buttons?: Button[] }): Promise<NotificationOutcome> {
-    const { store, clock } = this.deps;
-    const now = clock.now();
+    const now = this.deps.clock.now();
     // Untrusted content cannot force its way through quiet hours or "proactivity off": a critical
     // claim from a tainted activation counts as high.
     let c: Candidate = input.candidate.urgency === "critical" && input.candidate.provenance.tainted ? { ...input.candidate, urgency: "high" } : input.candidate;
-    const person = await store.persons.getPerson(input.personId);
+    // A silence token ("[SILENT]", "<no_reply>", any bracket or casing) never becomes (part of) a message.
+    const spoken = withoutSilenceTokens(c.text);
+    if (spoken !== c.text) c = { ...c, text: spoken };
+    const person = await this.deps.store.persons.getPerson(input.personId);
     if (!person) return { decision: "drop", rule: "no-new-content", reasons: ["unknown person"], record: null };
 
-    const midnight = startOfLocalDay(now, person.timeZone);
-    const dayAgo = new Date(now.getTime() - duplicateWindowMs);
-    const [records, messages] = await Promise.all([
-      store.notifications.listNotificationsSince(person.id, midnight < dayAgo ? midnight : dayAgo),
-      store.conversation.listRecentMessages(person.id, 40),
-    ]);
-
-    // Only the person can make a notification "always" (issue 11), and only so many per hour.
-    const claimed = c.notify === "always";
-    const trusted = c.provenance.fromPersonWords && !c.provenance.tainted;
-    const hourAgo = now.getTime() - 3_600_000;
-    const askedLastHour = records.filter((r) => r.askedFor && r.decision === "send" && r.at.getTime() > hourAgo).length;
-    const capped = claimed && trusted && askedLastHour >= (this.deps.askedForPerHour ?? defaultAskedForPerHour);
-    const demoted = !claimed ? null : !trusted ? ("provenance" as const) : capped ? ("cap" as const) : null;
-    const askedFor = claimed && demoted === null;
-    // A tainted "always" cannot claim urgency either: quiet hours and the daily budget apply to it as
-    // to any ordinary update (field case: injected reminders delivered in quiet hours).
-    const urgencyCapped = demoted === "provenance" && c.provenance.tainted && (c.urgency === "high" || c.urgency === "critical");
-    if (urgencyCapped) c = { ...c, urgency: "normal" };
-
-    const said: SaidItem[] = [
-      ...records.filter((r) => r.decision !== "drop").map((r) => ({ at: r.at, text: r.text, taskId: r.taskId, occurrenceKey: r.occurrenceKey })),
-      ...messages.filter((m) => m.role === "assistant").map((m) => ({ at: m.at, text: m.text, taskId: m.taskId })),
-    ].filter((s) => s.at >= dayAgo);
-    const heard: HeardItem[] = messages.filter((m) => m.role === "user").map((m) => ({ at: m.at, text: m.text }));
-    const sentToday = records.filter((r) => r.decision === "send" && r.at >= midnight).length;
+    const past = await this.history(person, now);
+    const asked = this.askedFor(c, input.candidate.urgency, past.records, now);
+    c = asked.candidate;
+    const { store } = this.deps;
     const occurrenceTaken = c.occurrenceKey ? (await store.notifications.findOccurrence(person.id, c.occurrenceKey)) !== null : false;
-    const baseline = c.monitor ? ((await store.notifications.lastMonitorReport(person.id, c.monitor.subject))?.monitor ?? null) : null;
-
+    const baseline = c.monitor ? await this.monitorBaseline(person.id, c.monitor.subject, past.records) : null;
     const novelty = assessNovelty({
-      candidate: { text: c.text, origin: c.origin, askedFor, needsAction: c.needsAction, urgency: c.urgency, occurrenceKey: c.occurrenceKey ?? null, monitor: c.monitor ?? null, taskId: input.taskId },
+      candidate: { text: c.text, origin: c.origin, askedFor: asked.askedFor, needsAction: c.needsAction, urgency: c.urgency, occurrenceKey: c.occurrenceKey ?? null, monitor: c.monitor ?? null, taskId: input.taskId, goal: c.goal ?? null },
       now,
-      said,
-      heard,
+      said: past.said,
+      heard: past.heard,
+      history: past.older,
       occurrenceTaken,
       monitorBaseline: baseline,
     });
     // An action whose deadline is only stated in words ("due today") still counts as one (rule 4).
     const deadline = c.deadline ?? (c.needsAction ? impliedDeadline(c.text, now, person.timeZone) : null);
-    const rules = applyRules({
-      candidate: { origin: c.origin, askedFor, urgency: c.urgency, needsAction: c.needsAction, deadline },
-      person,
-      now,
-      novelty,
-      sentToday,
-    });
+    const rules = applyRules({ candidate: { origin: c.origin, askedFor: asked.askedFor, urgency: c.urgency, needsAction: c.needsAction, deadline }, person, now, novelty, sentToday: past.sentToday });
     const reasons = [...rules.reasons];
-    if (input.candidate.urgency === "critical" && input.candidate.provenance.tainted && !urgencyCapped) reasons.push("critical from a tainted activation: treated as high");
-    if (urgencyCapped) reasons.push(`${input.candidate.urgency} urgency claimed with a notify 'always' that is not the person's: treated as normal`);
+    if (input.candidate.urgency === "critical" && input.candidate.provenance.tainted && !asked.urgencyCapped) reasons.push("critical from a tainted activation: treated as high");
+    reasons.push(...asked.reasons);
+    const { decision, rule } = await this.judged(c, person, now, past, rules, reasons);
+
+    const record = await this.commit({ person, taskId: input.taskId, deliveryKey: input.deliveryKey, buttons: input.buttons ?? [], candidate: c, now, decision, rule, reasons, askedFor: asked.askedFor, demoted: asked.demoted, deadline });
+    if (decision === "send") this.deps.outbox.poke();
+    // Also after a drop: a re-run after a crash may drop what the first run held before scheduling it.
+    else await this.scheduleRelease(person);
+    const hourAgo = now.getTime() - 3_600_000;
+    if (asked.demoted === "cap" && !past.records.some((r) => r.demoted === "cap" && r.at.getTime() > hourAgo)) await this.capNotice(person, record);
+    return { decision, rule, reasons, record };
+  }
+
+  /**
+   * What the person was told and said: this week's notification records and the recent
+   * conversation, as `said` (last 24 h), `older` (the rest of the week, for "still the same"
+   * reports), `heard` (the person's words) and the count sent since local midnight.
+   */
+  private async history(person: Person, now: Date): Promise<{ records: NotificationRecord[]; said: SaidItem[]; older: SaidItem[]; heard: HeardItem[]; sentToday: number }> {
+    const { store } = this.deps;
+    const midnight = startOfLocalDay(now, person.timeZone);
+    const dayAgo = new Date(now.getTime() - duplicateWindowMs);
+    const weekAgo = new Date(now.getTime() - continuationWindowMs);
+    const [records, messages] = await Promise.all([
+      store.notifications.listNotificationsSince(person.id, midnight < weekAgo ? midnight : weekAgo),
+      store.conversation.listRecentMessages(person.id, 40),
+    ]);
+    const told: SaidItem[] = [
+      ...records.filter((r) => r.decision !== "drop").map((r) => ({ at: r.at, text: r.text, taskId: r.taskId, occurrenceKey: r.occurrenceKey })),
+      ...messages.filter((m) => m.role === "assistant").map((m) => ({ at: m.at, text: m.text, taskId: m.taskId })),
+    ];
+    return {
+      records,
+      said: told.filter((s) => s.at >= dayAgo),
+      older: told.filter((s) => s.at < dayAgo),
+      heard: messages.filter((m) => m.role === "user").map((m) => ({ at: m.at, text: m.text })),
+      sentToday: records.filter((r) => r.decision === "send" && r.at >= midnight).length,
+    };
+  }
+
+  /**
+   * Whether a claimed `notify: always` counts: only the person can make a notification "always"
+   * (issue 11), and only so many per hour. A tainted "always" cannot claim urgency either: quiet
+   * hours and the daily budget apply to it as to any ordinary update (field case: injected
+   * reminders delivered in quiet hours). Returns the candidate with its urgency as it counts;
+   * `claimedUrgency` is what the producer claimed, for the reason.
+   */
+  private askedFor(c: Candidate, claimedUrgency: Candidate["urgency"], records: NotificationRecord[], now: Date): { candidate: Candidate; askedFor: boolean; demoted: "provenance" | "cap" | null; urgencyCapped: boolean; reasons: string[] } {
+    const cap = this.deps.askedForPerHour ?? defaultAskedForPerHour;
+    const claimed = c.notify === "always";
+    const trusted = c.provenance.fromPersonWords && !c.provenance.tainted;
+    const hourAgo = now.getTime() - 3_600_000;
+    const askedLastHour = records.filter((r) => r.askedFor && r.decision === "send" && r.at.getTime() > hourAgo).length;
+    const demoted = !claimed ? null : !trusted ? ("provenance" as const) : askedLastHour >= cap ? ("cap" as const) : null;
+    const urgencyCapped = demoted === "provenance" && c.provenance.tainted && (c.urgency === "high" || c.urgency === "critical");
+    const reasons: string[] = [];
+    if (urgencyCapped) reasons.push(`${claimedUrgency} urgency claimed with a notify 'always' that is not the person's: treated as normal`);
     if (demoted === "provenance") reasons.push("notify 'always' does not trace to the person's own words in an untainted activation: treated as if worthwhile");
-    if (demoted === "cap") reasons.push(`over the cap of ${this.deps.askedForPerHour ?? defaultAskedForPerHour} asked-for notifications per hour: treated as if worthwhile`);
+    if (demoted === "cap") reasons.push(`over the cap of ${cap} asked-for notifications per hour: treated as if worthwhile`);
+    return { candidate: urgencyCapped ? { ...c, urgency: "normal" } : c, askedFor: claimed && demoted === null, demoted, urgencyCapped, reasons };
+  }
 
-    let decision = rules.decision;
-    let rule: RuleId | "judge" = rules.rule;
-    // The judge may only make a decision stricter, and never second-guesses critical alerts,
-    // reminders the person asked for, or approval requests.
-    if (this.deps.judge && decision !== "drop" && rules.rule !== "critical" && rules.rule !== "asked-for" && c.origin !== "approval") {
-      const judged = await judgeCandidate(this.deps.judge, { candidate: c, person, now, said, sentToday, rules });
-      const wanted = judged.ok ? judged.decision : "hold";
-      const bounded = stricter(decision, wanted);
-      reasons.push(judged.ok ? `model: ${judged.decision} — ${judged.reason}` : `${judged.reason}: held`);
-      if (!judged.ok) this.deps.logger.warn({ personId: person.id, reason: judged.reason }, "notification judgement failed; holding");
-      if (bounded !== decision) rule = "judge";
-      decision = bounded;
-    }
+  /**
+   * The rules' verdict, made stricter by the judge when a model is configured (never looser; a
+   * failure holds). Critical alerts, reminders the person asked for and approval requests are not
+   * second-guessed. Appends the judge's reason to `reasons`.
+   */
+  private async judged(c: Candidate, person: Person, now: Date, past: { said: SaidItem[]; sentToday: number }, rules: FilterVerdict, reasons: string[]): Promise<{ decision: NotificationDecision; rule: RuleId | "judge" }> {
+    const judge = typeof this.deps.judge === "function" ? this.deps.judge() : this.deps.judge;
+    if (!judge || rules.decision === "drop" || rules.rule === "critical" || rules.rule === "asked-for" || c.origin === "approval") return { decision: rules.decision, rule: rules.rule };
+    const verdict = await judgeCandidate(judge, { candidate: c, person, now, said: past.said, sentToday: past.sentToday, rules });
+    const bounded = stricter(rules.decision, verdict.ok ? verdict.decision : "hold");
+    reasons.push(verdict.ok ? `model: ${verdict.decision} — ${verdict.reason}` : `${verdict.reason}: held`);
+    if (!verdict.ok) this.deps.logger.warn({ personId: person.id, reason: verdict.reason }, "notification judgement failed; holding");
+    return { decision: bounded, rule: bounded !== rules.decision ? "judge" : rules.rule };
+  }
 
-    // The decision and the outbound message are written together: a crash between them would
-    // leave a "sent" record whose message never went out (and a re-run would see a duplicate).
+  /**
+   * Records the decision and, when it is send, queues the message — together: a crash between them
+   * would leave a "sent" record whose message never went out (and a re-run would see a duplicate).
+   * Then the audit line and the log.
+   */
+  private async commit(d: {
+    person: Person;
+    taskId: TaskId | null;
+    deliveryKey: string;
+    buttons: Button[];
+    candidate: Candidate;
+    now: Date;
+    decision: NotificationDecision;
+    rule: RuleId | "judge";
+    reasons: string[];
+    askedFor: boolean;
+    demoted: "provenance" | "cap" | null;
+    deadline: Date | null;
+  }): Promise<NotificationRecord> {
+    const { store } = this.deps;
+    const { person, candidate: c, decision, rule, reasons } = d;
     const record = await store.transaction(async () => {
       const written = await store.notifications.recordNotification({
         personId: person.id,
-        taskId: input.taskId,
+        taskId: d.taskId,
         text: c.text,
         decision,
         reasons,
-        at: now,
+        at: d.now,
         origin: c.origin,
         urgency: c.urgency,
         needsAction: c.needsAction,
-        askedFor,
-        demoted,
-        deadline,
+        askedFor: d.askedFor,
+        demoted: d.demoted,
+        deadline: d.deadline,
         occurrenceKey: c.occurrenceKey ?? null,
         monitor: c.monitor ?? null,
         rule,
       });
-      if (decision === "send") await this.enqueue(person, input.taskId, input.deliveryKey, c.text, input.buttons ?? []);
+      if (decision === "send") await this.enqueue(person, d.taskId, d.deliveryKey, c.text, d.buttons);
       return written;
     });
     await store.audit.appendAudit({
       personId: person.id,
       kind: "notification.decision",
       summary: `${decision} (${rule}): ${reasons.join("; ")}`.slice(0, 500),
-      data: { taskId: input.taskId, notificationId: record.id, decision, rule, reasons, origin: c.origin, urgency: c.urgency, demoted, preview: c.text.slice(0, 120) },
+      data: { taskId: d.taskId, notificationId: record.id, decision, rule, reasons, origin: c.origin, urgency: c.urgency, demoted: d.demoted, preview: c.text.slice(0, 120) },
     });
-    this.deps.logger.info({ personId: person.id, taskId: input.taskId, decision, rule, origin: c.origin }, "notification decided");
-
-    if (decision === "send") this.deps.outbox.poke();
-    // Also after a drop: a re-run after a crash may drop what the first run held before scheduling it.
-    else await this.scheduleRelease(person);
-    if (demoted === "cap" && !records.some((r) => r.demoted === "cap" && r.at.getTime() > hourAgo)) await this.capNotice(person, record);
-    return { decision, rule, reasons, record };
+    this.deps.logger.info({ personId: person.id, taskId: d.taskId, decision, rule, origin: c.origin }, "notification decided");
+    return record;
   }
 
   /**
@@ -206,6 +259,18 @@ export class Notifier {
       const channel = [...recent].reverse().find((m) => m.role === "user")?.channel ?? "local";
       await store.conversation.appendMessage({ personId: person.id, role: "assistant", channel, text, taskId });
     }
+  }
+
+  /**
+   * The state the person was last told about a monitor's subject: the newest delivered report of
+   * the same subject, also when this week's report worded the subject differently ("parcel
+   * JD014600006" / "DHL parcel JD014600006"; see `sameSubject`). Null when they were never told.
+   */
+  private async monitorBaseline(personId: PersonId, subject: string, recent: NotificationRecord[]): Promise<MonitorState | null> {
+    const exact = await this.deps.store.notifications.lastMonitorReport(personId, subject);
+    const similar = recent.filter((r) => r.decision !== "drop" && r.monitor && sameSubject(r.monitor.subject, subject)).sort((a, b) => b.at.getTime() - a.at.getTime())[0];
+    const newest = [exact, similar].filter((r): r is NotificationRecord => !!r?.monitor).sort((a, b) => b.at.getTime() - a.at.getTime())[0];
+    return newest?.monitor ?? null;
   }
 
   /** Schedules the digest job at the earliest release among held messages (cancels it when none are held). */

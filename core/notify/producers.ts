@@ -2,6 +2,8 @@ import { z } from "zod";
 import type { Store, JournalEntry, MonitorState, Task } from "../storage/index.js";
 import { ownInitiative, proposalSchema, type Candidate, type Proposal, type Provenance } from "./candidate.js";
 import { monitorStateSchema } from "./schemas.js";
+import { withoutSilenceTokens } from "./silence.js";
+import { isNoNews } from "./text.js";
 import { proposeMessageToolName, reportMonitorStateToolName } from "./tools.js";
 
 /**
@@ -92,7 +94,11 @@ export async function backgroundCandidates(
     const text = input.text ?? input.waitsFor.reply;
     if (text) out.push({ ...base, notify: "if_worthwhile", provenance: { ...ownInitiative, tainted: input.tainted }, text, origin: input.waitsFor.approval ? "approval" : "question", urgency: "normal", needsAction: true });
   }
-  proposals.forEach((p, i) => {
+  // An asked-for wake-up is a reminder whatever the model made of it: a proposal or answer that says
+  // nothing (empty, a no-news marker, a silence token) is not what the person asked to hear, so it
+  // gives way to the reminder's own note below instead of being dropped as empty (issue 18).
+  const said = (t: string) => !(reminder && isNoNews(withoutSilenceTokens(t)));
+  proposals.filter((p) => said(p.text)).forEach((p, i) => {
     const origin = reminder ? "reminder" : p.origin;
     out.push({
       ...base,
@@ -106,7 +112,7 @@ export async function backgroundCandidates(
       monitor: p.origin === "monitor" || proposals.length === 1 ? monitor : null,
     });
   });
-  if (out.length === 0 && input.text !== null) {
+  if (out.length === 0 && input.text !== null && said(input.text)) {
     out.push({ ...base, text: input.text, origin: reminder ? "reminder" : "checkin", urgency: "normal", needsAction: false, occurrenceKey, monitor });
   }
   if (out.length === 0 && reminder && spec) out.push(reminderCandidate(spec, occurrenceKey, provenance));

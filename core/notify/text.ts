@@ -1,3 +1,5 @@
+import { isSilenceToken } from "./silence.js";
+
 /**
  * Text normalisation for the notification filter's deterministic novelty stage: no-news markers,
  * small talk, restatements, and a language-independent signature of a message (its numbers, times,
@@ -31,12 +33,13 @@ const noNewsMarkers = [
 ].map(normalizeForMarker);
 
 /**
- * True when the text is empty or only a "nothing to report" marker, whatever whitespace,
- * punctuation or markdown surrounds it (field case P2): such output is never delivered.
+ * True when the text is empty, only a "nothing to report" marker, or only a silence token (`[SILENT]`,
+ * `<no_reply>`, any bracket and casing; see silence.ts), whatever whitespace, punctuation or markdown
+ * surrounds it (field case P2, issue 18): such output is never delivered.
  */
 export function isNoNews(text: string): boolean {
   const n = normalizeForMarker(text);
-  return n === "" || noNewsMarkers.includes(n);
+  return n === "" || noNewsMarkers.includes(n) || isSilenceToken(text);
 }
 
 /** Pleasantries and "all is well" phrases that carry no information on their own (field case P1). */
@@ -159,8 +162,9 @@ const statusLexicon: Record<string, RegExp> = {
   fell: /\b(dropped|fell|down (from|by)|decreased|cheaper|lower|gesunken|gefallen|billiger|bajo|bajado|mas barat[oa]|baisse|moins cher|caiu|baixou|mais barat[oa]|sceso|calato|piu economic[oa])\b/,
   rose: /\b(rose|increased|went up|more expensive|higher|gestiegen|teurer|subio|mas car[oa]|augmente|plus cher|subiu|mais car[oa]|salito|aumentato|piu car[oa])\b/,
   // Only words that mean the relation and nothing else ("über", "unter", "over" also mean "about", "among").
-  below: /\b(below|beneath|unterhalb|por debajo|en dessous|abaixo|al di sotto)\b/,
-  above: /\b(above|oberhalb|por encima|au-dessus|acima|al di sopra)\b/,
+  // "under €1,400", "over $500": before an amount these mean the relation.
+  below: /\b(below|beneath|unterhalb|por debajo|en dessous|abaixo|al di sotto)\b|\b(under|unter|menos de|moins de|sotto) (?=[$€£¥₹]?\s?\d)/,
+  above: /\b(above|oberhalb|por encima|au-dessus|acima|al di sopra)\b|\b(over|mas de|plus de|oltre) (?=[$€£¥₹]?\s?\d)/,
   today: /\b(today|heute|hoy|aujourd'?hui|hoje|oggi)\b/,
   tomorrow: /\b(tomorrow|morgen|manana|demain|amanha|domani)\b/,
   tonight: /\b(tonight|heute abend|heute nacht|esta noche|ce soir|hoje a noite|esta noite|stasera|stanotte)\b/,
@@ -175,6 +179,8 @@ export function statusesOf(text: string): Set<string> {
   const f = fold(text);
   const out = new Set<string>();
   for (const [name, pattern] of Object.entries(statusLexicon)) if (pattern.test(f)) out.add(name);
+  // Tonight is today ("heute ab 20:00" restates "tonight from 20:00").
+  if (out.has("tonight")) out.add("today");
   return out;
 }
 

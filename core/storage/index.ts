@@ -13,6 +13,7 @@ export type {
   ConversationRepository,
   GoalRepository,
   GrantRepository,
+  HeldUpdate,
   HookRepository,
   InboundRepository,
   JournalRepository,

@@ -320,8 +320,31 @@ export interface InboundRepository {
    * side effect of the update is confirmed.
    */
   markUpdateProcessed(channel: ChannelName, updateId: string, now: Date): Promise<boolean>;
-  /** Deletes records older than `before` (redeliveries never come that late). Returns how many. */
+  /**
+   * Deletes records older than `before` (redeliveries never come that late), and held updates held
+   * before `before` (their dedupe record may be gone, so handing them over again could repeat them).
+   * Returns how many records of either kind.
+   */
   pruneProcessedUpdates(before: Date): Promise<number>;
+  /**
+   * Keeps platform updates fetched but not yet handled, durably, before they are confirmed to the
+   * platform (Telegram long polling confirms an update to Telegram only once it is held). `payload`
+   * is the update as the platform sent it (JSON text). A (channel, updateId) held already keeps its
+   * first payload.
+   */
+  holdUpdates(channel: ChannelName, updates: readonly { updateId: string; payload: string }[], now: Date): Promise<void>;
+  /** Forgets a held update (it was handled). Releasing one that is not held does nothing. */
+  releaseUpdate(channel: ChannelName, updateId: string): Promise<void>;
+  /** The channel's held updates (a process stopped or crashed before handling them), in the order they were held. */
+  listHeldUpdates(channel: ChannelName): Promise<HeldUpdate[]>;
+}
+
+/** A platform update kept by {@link InboundRepository.holdUpdates} until it is handled. */
+export interface HeldUpdate {
+  updateId: string;
+  /** The update as the platform sent it (JSON text). */
+  payload: string;
+  heldAt: Date;
 }
 
 export interface NotificationRepository {

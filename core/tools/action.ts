@@ -13,7 +13,7 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { Json } from "../storage/index.js";
-import type { BrowserErrorCode, FileErrorCode } from "./error-codes.js";
+import type { BrowserErrorCode, CalendarToolErrorCode, FileErrorCode } from "./error-codes.js";
 
 /** A purchase a checkout page shows (amounts as the page writes them). */
 export const purchaseSchema = z.object({
@@ -47,10 +47,13 @@ export const actionDescriptionSchema = z.object({
 });
 export type ActionDescription = z.infer<typeof actionDescriptionSchema>;
 
-/** A call a describing tool cannot describe (no page open, unknown element): returned to the model as is. */
+/**
+ * A call a describing tool cannot describe (no page open, an unknown element, an event that is not
+ * there, a time that cannot be read): returned to the model as is.
+ */
 export class ActionUnavailableError extends Error {
   constructor(
-    readonly code: BrowserErrorCode | FileErrorCode,
+    readonly code: BrowserErrorCode | FileErrorCode | CalendarToolErrorCode | "invalid_arguments",
     message: string,
   ) {
     super(message);

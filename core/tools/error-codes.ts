@@ -54,6 +54,14 @@ export type ComputerErrorCode = "computer_unavailable" | "computer_failed" | "li
 export type ScheduleErrorCode = "invalid_schedule" | "in_the_past";
 
 /**
+ * Codes of the calendar tools (connectors/calendar): `calendar_unavailable` (the server cannot be
+ * reached, refused the account, or is not CalDAV), `calendar_conflict` (the event changed on the
+ * server since it was read), `calendar_read_only` (a followed feed, or no write access),
+ * `calendar_changed` (the change no longer matches the one that was judged or approved).
+ */
+export type CalendarToolErrorCode = "calendar_unavailable" | "calendar_conflict" | "calendar_read_only" | "calendar_changed";
+
+/**
  * The closed set of error codes a tool result (`{ ok: false, code }`) may carry — what the model
  * reads in `Error [code]: …`, what the journal and the audit record. Lower-case snake case; a new
  * failure kind is added here, never invented as a free string.
@@ -67,7 +75,8 @@ export type ToolErrorCode =
   | FileErrorCode
   | BrowserErrorCode
   | ComputerErrorCode
-  | ScheduleErrorCode;
+  | ScheduleErrorCode
+  | CalendarToolErrorCode;
 
 const ALL: Record<ToolErrorCode, true> = {
   invalid_json: true, invalid_arguments: true, unknown_tool: true, tool_disabled: true, tool_threw: true, interrupted: true,
@@ -79,6 +88,7 @@ const ALL: Record<ToolErrorCode, true> = {
   browser_unavailable: true, browser_error: true, no_page: true, unknown_ref: true, page_changed: true, navigation_failed: true, no_download: true,
   computer_unavailable: true, computer_failed: true, limit_reached: true, artifact_invalid: true, pdf_failed: true,
   invalid_schedule: true, in_the_past: true,
+  calendar_unavailable: true, calendar_conflict: true, calendar_read_only: true, calendar_changed: true,
 };
 
 /** Whether a string read back (journal row, older data) is one of the codes. */

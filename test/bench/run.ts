@@ -22,6 +22,7 @@ const modules: { name: string; load: () => Promise<{ bench: (emit: Emit) => Prom
   { name: "store-mongo", load: () => import("./store-mongo.js") },
   { name: "scheduler", load: () => import("./scheduler.js") },
   { name: "turns", load: () => import("./turns.js") },
+  { name: "telegram", load: () => import("./telegram.js") },
   { name: "store-calls", load: () => import("./store-calls.js") },
   { name: "runtime", load: () => import("./runtime.js") },
   { name: "browser", load: () => import("./browser.js") },
@@ -29,6 +30,7 @@ const modules: { name: string; load: () => Promise<{ bench: (emit: Emit) => Prom
   { name: "sentinel", load: () => import("./sentinel.js") },
   { name: "exec", load: () => import("./exec.js") },
   { name: "calendar", load: () => import("./calendar.js") },
+  { name: "mail-filter", load: () => import("./mail-filter.js") },
 ];
 
 const stdoutWrite = process.stdout.write.bind(process.stdout);

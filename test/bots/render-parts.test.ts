@@ -8,6 +8,7 @@ import { createTelegramChannel } from "../../bots/telegram/channel.js";
 import { createWhatsAppChannel } from "../../bots/whatsapp/channel.js";
 import type { ChannelAdapter, OutboundContent } from "../../core/channels/port.js";
 import { createLogger } from "../../core/log/logger.js";
+import { memoryJournal } from "../fakes/telegram-sinks.js";
 import { FakeWhatsAppLibrary } from "../fakes/whatsapp-client.js";
 
 /**
@@ -22,7 +23,7 @@ const dir = mkdtempSync(join(tmpdir(), "familiar-render-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const adapters: [string, ChannelAdapter, number][] = [
-  ["telegram", createTelegramChannel({ token: "1:test", apiRoot: "http://127.0.0.1:9", logger }), 4096],
+  ["telegram", createTelegramChannel({ token: "1:test", apiRoot: "http://127.0.0.1:9", logger, journal: memoryJournal().journal }), 4096],
   ["discord", createDiscordChannel({ token: "test", logger }), 2000],
   ["slack", createSlackChannel({ botToken: "xoxb-test", appToken: "xapp-test", logger }), 3000],
   ["whatsapp", createWhatsAppChannel({ dataDir: dir, chromiumPath: "/usr/bin/chromium", logger, library: new FakeWhatsAppLibrary() }), 4000],

@@ -13,7 +13,9 @@ import {
 import { HttpServer } from "../../web/http/server.js";
 import { DeliveryError, type InboundOutcome } from "../../core/channels/port.js";
 import { FakeTelegramApi, TEXT_LIMIT, updates } from "../fakes/telegram-api.js";
-import { captureLogger, dedupeSink, deferred, durableDedupeSink, recordingSink } from "../fakes/telegram-sinks.js";
+import { storeUpdateJournal } from "../../bots/telegram/journal.js";
+import { openSqliteStore } from "../../core/storage/sqlite/index.js";
+import { captureLogger, dedupeSink, deferred, durableDedupeSink, recordingSink, memoryJournal } from "../fakes/telegram-sinks.js";
 
 /** Field cases T1–T6 (shared/cases/field-bugs.md): the real grammY client against the fake Bot API. */
 
@@ -26,10 +28,11 @@ afterEach(async () => {
 async function setup(options: Partial<TelegramChannelOptions> = {}) {
   const fake = await FakeTelegramApi.start();
   const log = captureLogger();
-  const channel = createTelegramChannel({ token: fake.token, apiRoot: fake.apiRoot, logger: log.logger, polling: { timeoutSeconds: 5 }, ...options });
+  const journal = memoryJournal();
+  const channel = createTelegramChannel({ token: fake.token, apiRoot: fake.apiRoot, logger: log.logger, polling: { timeoutSeconds: 5 }, journal: journal.journal, ...options });
   cleanups.push(() => fake.close());
   cleanups.push(() => channel.stop());
-  return { fake, channel, log };
+  return { fake, channel, log, journal };
 }
 
 const chat = (id: number) => ({ accountId: String(id), address: String(id) });
@@ -94,7 +97,7 @@ describe("T2 reserved characters", () => {
 
 describe("T3 late button answer", () => {
   it("answers a press within 1 s while a message's sink is still pending, and logs a 'query is too old' answer", async () => {
-    const { fake, channel, log } = await setup();
+    const { fake, channel, log, journal } = await setup();
     // The message's sink stands for a 30 s turn; it is released once the assertions are done.
     const slowTurn = deferred<InboundOutcome>();
     const { sink, events } = recordingSink((e) => (e.kind === "message" ? slowTurn.promise : { status: "handled", notice: "Approved once" }));
@@ -111,8 +114,8 @@ describe("T3 late button answer", () => {
     expect(answer.at - pressedAt).toBeLessThan(1_000);
     expect(answer.payload).toMatchObject({ callback_query_id: "press-1", text: "Approved once" });
     expect(events[1]).toMatchObject({ kind: "press", updateId: String(press.update_id), accountId: "42", address: "42", buttonId: "ap:01HX:once", messageRef: "5" });
-    // The pending message is not confirmed to Telegram before its sink resolved.
-    expect(fake.confirmedOffset).toBeLessThanOrEqual(message.update_id);
+    // The pending message stays in the journal until its sink resolved (a crash now hands it over again at the next start).
+    expect(journal.held.has(message.update_id)).toBe(true);
 
     fake.failNext("answerCallbackQuery", { error_code: 400, description: "Bad Request: query is too old and response timeout expired or query ID is invalid" });
     const late = fake.push(updates.press(42, "ap:01HX:deny", { queryId: "press-2" }));
@@ -120,7 +123,7 @@ describe("T3 late button answer", () => {
     expect(events.map((e) => e.updateId)).toEqual([message, press, late].map((u) => String(u.update_id)));
 
     slowTurn.resolve({ status: "accepted" });
-    await fake.waitFor(() => fake.confirmedOffset > late.update_id, 5_000, "every update to be confirmed");
+    await fake.waitFor(() => fake.confirmedOffset > late.update_id && journal.held.size === 0, 5_000, "every update to be handled and confirmed");
     expect(log.lines.filter((l) => l.level >= 50)).toEqual([]);
   });
 });
@@ -186,36 +189,72 @@ describe("T4 webhook redelivery", () => {
 });
 
 describe("T5 redelivered after restart", () => {
-  it("ignores an update that a killed process recorded but never confirmed", async () => {
-    const fake = await FakeTelegramApi.start();
-    cleanups.push(() => fake.close());
-    const dir = mkdtempSync(join(tmpdir(), "familiar-tg-"));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const db = join(dir, "familiar.db");
-    const update = fake.push(updates.text(42, "/pause"));
-
+  /** Runs the channel in a child process on the SQLite file `db` until `ready` shows in its output, then kills it (SIGKILL). */
+  async function killedChild(fake: FakeTelegramApi, db: string, stall: "after-record" | "before-record", ready: string): Promise<void> {
     const childPath = fileURLToPath(new URL("../fakes/telegram-child.ts", import.meta.url));
     const child = spawn(process.execPath, ["--import", "tsx", childPath], {
-      env: { ...process.env, TG_API_ROOT: fake.apiRoot, TG_TOKEN: fake.token, TG_DB: db },
+      env: { ...process.env, TG_API_ROOT: fake.apiRoot, TG_TOKEN: fake.token, TG_DB: db, TG_STALL: stall },
       stdio: ["ignore", "pipe", "inherit"],
     });
     const exited = new Promise((resolve) => child.once("exit", resolve));
     let output = "";
     child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
     cleanups.push(() => void child.kill("SIGKILL"));
-    await fake.waitFor(() => output.includes(`"recorded":"${update.update_id}","status":"accepted"`), 20_000, "the child to record the update");
-    await sleep(1_000); // the child keeps polling while the command's side effects run
+    await fake.waitFor(() => output.includes(ready), 20_000, `the child to print ${ready}`);
+    // The child keeps polling while the update is being handled: it confirms the update (the journal holds it).
+    await fake.waitFor(() => fake.confirmedOffset > Number(/\d+/.exec(ready)![0]), 5_000, "the child to confirm the held update");
     child.kill("SIGKILL");
     await exited;
-    expect(fake.confirmedOffset).toBeLessThanOrEqual(update.update_id);
+  }
 
+  /** Resolves once the journal in `store` holds nothing (the handled update was released); throws after 5 s. */
+  async function heldEmpty(store: { inbound: { listHeldUpdates(channel: "telegram"): Promise<unknown[]> } }): Promise<void> {
+    for (const deadline = Date.now() + 5_000; (await store.inbound.listHeldUpdates("telegram")).length > 0; ) {
+      if (Date.now() > deadline) throw new Error("the handled update was never released from the journal");
+      await sleep(20);
+    }
+  }
+
+  async function restart(fake: FakeTelegramApi, db: string) {
     const restarted = durableDedupeSink(db);
     cleanups.push(() => restarted.close());
-    const channel = createTelegramChannel({ token: fake.token, apiRoot: fake.apiRoot, logger: captureLogger().logger });
+    const store = openSqliteStore({ path: db });
+    cleanups.push(() => store.close());
+    const channel = createTelegramChannel({ token: fake.token, apiRoot: fake.apiRoot, logger: captureLogger().logger, journal: storeUpdateJournal(store.inbound, captureLogger().logger) });
     cleanups.push(() => channel.stop());
     await channel.start(restarted.sink);
-    await fake.waitFor(() => fake.confirmedOffset > update.update_id, 5_000, "the redelivered update to be confirmed");
+    return { restarted, store };
+  }
+
+  it("ignores an update that a killed process recorded: handed over again from the journal, dropped as a duplicate", async () => {
+    const fake = await FakeTelegramApi.start();
+    cleanups.push(() => fake.close());
+    const dir = mkdtempSync(join(tmpdir(), "familiar-tg-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const db = join(dir, "familiar.db");
+    const update = fake.push(updates.text(42, "/pause"));
+    await killedChild(fake, db, "after-record", `"recorded":"${update.update_id}","status":"accepted"`);
+
+    const { restarted, store } = await restart(fake, db);
+    await fake.waitFor(() => restarted.outcomes.length === 1, 5_000, "the held update to be handed over again");
     expect(restarted.outcomes).toEqual([{ updateId: String(update.update_id), status: "duplicate" }]);
+    await heldEmpty(store);
+    expect(fake.fetchCount.get(update.update_id)).toBe(1); // confirmed by the first process, never fetched again
+  });
+
+  it("handles an update a killed process had confirmed but not recorded yet: the journal kept it", async () => {
+    const fake = await FakeTelegramApi.start();
+    cleanups.push(() => fake.close());
+    const dir = mkdtempSync(join(tmpdir(), "familiar-tg-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const db = join(dir, "familiar.db");
+    const update = fake.push(updates.text(42, "a message whose file was still downloading"));
+    await killedChild(fake, db, "before-record", `"received":"${update.update_id}"`);
+
+    const { restarted, store } = await restart(fake, db);
+    await fake.waitFor(() => restarted.outcomes.length === 1, 5_000, "the held update to be handed over again");
+    expect(restarted.outcomes).toEqual([{ updateId: String(update.update_id), status: "accepted" }]);
+    await heldEmpty(store);
   });
 });
 

@@ -359,8 +359,9 @@ describe("the channel with RemoteAuth", () => {
     const http = new HttpServer(logger, []);
     const config = loadConfig({ WHATSAPP_ENABLED: "true", DATA_DIR: dataDir, MONGODB_URI: "mongodb://127.0.0.1:9/familiar_wa" });
     const client = new MongoClient("mongodb://127.0.0.1:9/familiar_wa");
-    expect((await createMessengers(config, { http, logger, dataDir, mongoClient: client })).whatsapp?.authKind).toBe("remote");
-    expect((await createMessengers(loadConfig({ WHATSAPP_ENABLED: "true", DATA_DIR: dataDir }), { http, logger, dataDir })).whatsapp?.authKind).toBe("local");
+    const inbound = { holdUpdates: async () => {}, releaseUpdate: async () => {}, listHeldUpdates: async () => [] };
+    expect((await createMessengers(config, { http, logger, dataDir, mongoClient: client, inbound })).whatsapp?.authKind).toBe("remote");
+    expect((await createMessengers(loadConfig({ WHATSAPP_ENABLED: "true", DATA_DIR: dataDir }), { http, logger, dataDir, inbound })).whatsapp?.authKind).toBe("local");
   });
 });
 

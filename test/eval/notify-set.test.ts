@@ -16,17 +16,29 @@ const set = readFileSync(join(import.meta.dirname, "notify-set.jsonl"), "utf8");
  * phrasings written afterwards to probe the deterministic checks (both directions: must drop, must
  * not drop).
  */
-const floorSets = ["notify-set.jsonl", "notify-blind.jsonl", "notify-probes.jsonl"];
+/**
+ * And, since issue 18, two sets written from that issue's description: `notify-heldout.jsonl` (127
+ * lines, written before the rules changed: precision 52.0% then) and `notify-fresh.jsonl` (66 lines,
+ * written after the change and scored once before any tuning: 92.3%, must-send recall 91.7%; its
+ * floor is 0.85 — it is kept as the outsider's check, not tuned to 100%).
+ */
+const floorSets: [string, number][] = [
+  ["notify-set.jsonl", 0.95],
+  ["notify-blind.jsonl", 0.95],
+  ["notify-probes.jsonl", 0.95],
+  ["notify-heldout.jsonl", 0.95],
+  ["notify-fresh.jsonl", 0.85],
+];
 
 describe("notification filter on the labelled sets (rules only)", () => {
-  it.each(floorSets)("keeps precision of send ≥ 0.95 and must-send recall = 1.0 on %s", async (file) => {
+  it.each(floorSets)("keeps precision of send and must-send recall = 1.0 on %s (precision floor %s)", async (file, floor) => {
     const { lines, errors } = parseEvalSet(readFileSync(join(import.meta.dirname, file), "utf8"));
     expect(errors).toEqual([]);
     expect(lines.length).toBeGreaterThan(50);
     const results = await evaluateSet(lines, null);
     const f = figures(results);
     const misses = results.filter((r) => r.got !== r.expected).map((r) => `${r.id}: expected ${r.expected}, got ${r.got} (${r.rule})`);
-    expect(f.precisionSend, misses.join("\n")).toBeGreaterThanOrEqual(0.95);
+    expect(f.precisionSend, misses.join("\n")).toBeGreaterThanOrEqual(floor);
     expect(f.mustSendRecall, misses.join("\n")).toBe(1);
   }, 120_000);
 

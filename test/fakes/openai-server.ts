@@ -14,6 +14,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type OpenAI from "openai";
+import { judgeSystemPrefix } from "../../core/notify/judge.js";
 
 type ChatRequestBody = OpenAI.Chat.Completions.ChatCompletionCreateParams;
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -80,6 +81,13 @@ export interface FakeOpenAIOptions {
    * no speech-to-text.
    */
   transcribe?: (upload: TranscriptionUpload) => string | { status: number; message: string } | Promise<string | { status: number; message: string }>;
+  /**
+   * Answers the notification judge (requests whose system prompt starts with `judgeSystemPrefix`;
+   * core/notify/judge.ts), which the app asks whenever a model is configured. Judge requests never
+   * take from the queue or the fallback and are recorded in `judgeRequests`, not `requests`. Default:
+   * `{"decision":"send"}` — no objection, so the rules decide.
+   */
+  judge?: FakeScriptItem;
 }
 
 /** One upload to `/v1/audio/transcriptions`. */
@@ -96,6 +104,8 @@ export interface FakeOpenAIServer {
   url: string;
   /** Every `POST /v1/chat/completions` received, in order (including ones answered with errors). */
   requests: RecordedRequest[];
+  /** Every request of the notification judge, in order (see `FakeOpenAIOptions.judge`). */
+  judgeRequests: RecordedRequest[];
   /** Every `POST /v1/audio/transcriptions` received, in order (only when `transcribe` is set). */
   transcriptions: TranscriptionUpload[];
   /** Appends scripted answers to the queue. */
@@ -154,6 +164,7 @@ export const echo: FakeScriptItem = (request) => text(`echo: ${request.lastUserT
 export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeOpenAIServer> {
   const queue: FakeScriptItem[] = [];
   const requests: RecordedRequest[] = [];
+  const judgeRequests: RecordedRequest[] = [];
   const transcriptions: TranscriptionUpload[] = [];
   const fallback = options.fallback ?? echo;
   const model = options.model ?? "fake-model";
@@ -205,6 +216,13 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       return;
     }
     const recorded = record(body, req.headers);
+    const system = body.messages?.[0];
+    if (system?.role === "system" && typeof system.content === "string" && system.content.startsWith(judgeSystemPrefix)) {
+      judgeRequests.push(recorded);
+      const judged = options.judge ?? text(JSON.stringify({ decision: "send", reason: "fake judge: no objection" }));
+      respond(res, typeof judged === "function" ? await judged(recorded) : judged, recorded, body.model);
+      return;
+    }
     requests.push(recorded);
 
     if (options.apiKey !== undefined) {
@@ -287,6 +305,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    judgeRequests,
     transcriptions,
     push: (...items) => void queue.push(...items),
     get pending() {

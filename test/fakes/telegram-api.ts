@@ -1,5 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { createServer, type Server } from "node:http";
+import { performance } from "node:perf_hooks";
 import express, { type Request, type Response } from "express";
 import type { Update } from "grammy/types";
 import { parseTelegramHtml } from "./telegram-html.js";
@@ -95,6 +96,12 @@ export class FakeTelegramApi {
   fileRequests = 0;
   /** While set, file downloads wait for it (a slow download, to kill a process in the middle). */
   private stall: Promise<void> | null = null;
+  /** update_id → `performance.now()` when `push` queued it. */
+  readonly pushedAt = new Map<number, number>();
+  /** update_id → `performance.now()` when a getUpdates answer first carried it (the update was fetched). */
+  readonly fetchedAt = new Map<number, number>();
+  /** update_id → how many getUpdates answers carried it (more than 1: fetched again, unconfirmed). */
+  readonly fetchCount = new Map<number, number>();
 
   private constructor(
     private readonly server: Server,
@@ -138,6 +145,7 @@ export class FakeTelegramApi {
   /** Queues an update for getUpdates (assigning the next update_id) and returns it. */
   push(update: Omit<Update, "update_id">): Update {
     const full = { ...update, update_id: this.nextUpdateId++ };
+    this.pushedAt.set(full.update_id, performance.now());
     this.queue.push(full);
     this.waiter?.wake("update");
     return full;
@@ -279,7 +287,13 @@ export class FakeTelegramApi {
         return;
       }
     }
-    res.json({ ok: true, result: this.queue.slice(0, limit) });
+    const batch = this.queue.slice(0, limit);
+    const now = performance.now();
+    for (const u of batch) {
+      if (!this.fetchedAt.has(u.update_id)) this.fetchedAt.set(u.update_id, now);
+      this.fetchCount.set(u.update_id, (this.fetchCount.get(u.update_id) ?? 0) + 1);
+    }
+    res.json({ ok: true, result: batch });
   }
 
   private message(

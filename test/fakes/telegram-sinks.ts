@@ -1,4 +1,6 @@
+import type { Update } from "grammy/types";
 import { pino, type Logger } from "pino";
+import type { UpdateJournal } from "../../bots/telegram/polling.js";
 import type { InboundEvent, InboundOutcome, InboundSink } from "../../core/channels/port.js";
 import { openSqliteStore } from "../../core/storage/sqlite/index.js";
 
@@ -58,6 +60,36 @@ export function durableDedupeSink(path: string, afterRecord: (event: InboundEven
     return { status };
   };
   return { sink, outcomes, close: () => store.close() };
+}
+
+/**
+ * An update journal in memory (for adapter tests that need no crash): `held` lists what is held,
+ * `ops` every hold/release in order; `failHolds` makes the next holds throw, `holdGate` makes them wait.
+ */
+export function memoryJournal(initial: Update[] = []) {
+  const held = new Map<number, Update>(initial.map((u) => [u.update_id, u]));
+  const ops: string[] = [];
+  const state = { failHolds: 0, holdGate: null as Promise<void> | null };
+  const journal: UpdateJournal = {
+    async hold(updates) {
+      if (state.holdGate) await state.holdGate;
+      if (state.failHolds > 0) {
+        state.failHolds--;
+        ops.push(`hold failed ${updates.map((u) => u.update_id).join(",")}`);
+        throw new Error("store unavailable");
+      }
+      for (const u of updates) held.set(u.update_id, u);
+      ops.push(`hold ${updates.map((u) => u.update_id).join(",")}`);
+    },
+    async release(updateId) {
+      held.delete(updateId);
+      ops.push(`release ${updateId}`);
+    },
+    async held() {
+      return [...held.values()].sort((a, b) => a.update_id - b.update_id);
+    },
+  };
+  return { journal, held, ops, state };
 }
 
 /** A pino logger whose JSON lines are kept in `lines` (level as a number: 40 warn, 50 error). */

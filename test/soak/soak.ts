@@ -3,7 +3,9 @@
  * tool call, mid delivery) while local-chat and Telegram users talk to it, with inbound delivered at
  * least once (the local chat retries a POST until it is accepted; Telegram redelivers an update until
  * its offset is confirmed). A scripted model pays bills (a side effect recorded by an outside ledger),
- * schedules reminders and echoes. Afterwards everything is checked from the outside: what each user
+ * schedules reminders and echoes. It words reminders like a real model (issue 18): the confirmation
+ * restates the reminder ("Scheduled: pay invoice INV-2231 (r7) at 19:00:05.", "Got it: stretch
+ * (r9)."), and the wake-up says it again in other words ("Stretch (r9)!") or only "[SILENT]". Afterwards everything is checked from the outside: what each user
  * received, the ledger, and the stores.
  *
  * Figures: messages sent, lost (never answered nor covered by a "may not have arrived" notice),
@@ -73,10 +75,43 @@ function prng(seed: number): () => number {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** A message's label in a reply (`m12`), and a reminder's in the reminder itself (`reminder r12`). */
+/**
+ * A message's label in a reply (`m12`), and a reminder's (`r12`) in the reminder itself. The
+ * confirmation that scheduled a reminder restates it, label included, but it answers a message (it
+ * names `m12`): a text naming a message label is an answer, never a reminder's delivery.
+ */
 const MESSAGE = /\b(m\d+)\b/g;
-const REMINDER = /\breminder (r\d+)\b/g;
-const labelsIn = (text: string): string[] => [...new Set([...[...text.matchAll(MESSAGE)].map((m) => m[1]!), ...[...text.matchAll(REMINDER)].map((m) => m[1]!)])];
+const REMINDER = /\b(r\d+)\b/g;
+const labelsIn = (text: string): string[] => {
+  const messages = [...text.matchAll(MESSAGE)].map((m) => m[1]!);
+  return [...new Set(messages.length > 0 ? messages : [...text.matchAll(REMINDER)].map((m) => m[1]!))];
+};
+
+/** What people ask to be reminded of (issue 18: "pay invoice INV-2231", "stretch"). */
+const subjects = [(n: number) => `pay invoice INV-${2200 + n}`, () => "stretch", () => "call the dentist", () => "take the blue pill", () => "water the tomatoes"];
+/**
+ * How a real model confirms a reminder: restating it ("Scheduled: pay invoice INV-2231 at 19:00.",
+ * "Got it: stretch."), and how it words the reminder when it wakes up ("Reminder: pay invoice
+ * INV-2231.", "Stretch!") — or, now and then, answers with a silence token or a no-news marker.
+ */
+const confirmations = [
+  (note: string, at: string) => `Scheduled: ${note} at ${at}.`,
+  (note: string) => `Got it: ${note}.`,
+  (note: string, at: string) => `Okay — at ${at} I'll remind you to ${note}.`,
+  (note: string) => `Reminder set: ${note}.`,
+];
+const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+const reminderWordings = [
+  (note: string) => `Reminder: ${note}.`,
+  (note: string) => `${capital(note)}!`,
+  (note: string) => `Time to ${note}.`,
+  (note: string) => `Don't forget: ${note}.`,
+  (note: string) => `Reminder: ${note}.`,
+  (note: string) => `${capital(note)}!`,
+  () => "[SILENT]",
+  () => "NOTHING_TO_REPORT",
+];
+const pick = <T>(list: readonly T[], random: () => number): T => list[Math.floor(random() * list.length)]!;
 
 /** The scripted model: pays, schedules reminders, echoes — naming every label it answers. */
 function soakModel(random: () => number, due: Map<string, number>): Promise<FakeOpenAIServer> {
@@ -85,8 +120,8 @@ function soakModel(random: () => number, due: Map<string, number>): Promise<Fake
       await sleep(random() * 250);
       const last = r.messages.at(-1);
       if (last?.role === "system" && typeof last.content === "string" && last.content.startsWith("Runtime:")) {
-        const reminder = /scheduled wake-up "reminder (r\d+)"/.exec(last.content)?.[1];
-        if (reminder) return text(`reminder ${reminder}`);
+        const note = /scheduled wake-up "([^"]*\(r\d+\))"/.exec(last.content)?.[1];
+        if (note) return text(pick(reminderWordings, random)(note));
       }
       // The person's messages this turn answers: the user messages after the last assistant message.
       let i = r.messages.length - 1;
@@ -108,17 +143,24 @@ function soakModel(random: () => number, due: Map<string, number>): Promise<Fake
         const results = tools.map((m) => String(m.content));
         const unknown = results.some((c) => c.includes("interrupted"));
         const labels = block.flatMap((t) => [...t.matchAll(MESSAGE)].map((m) => m[1]!));
-        return text(`${unknown ? "some payments have an unknown outcome; " : ""}done ${labels.join(" ")}`);
+        // The reminders just scheduled, restated the way a model confirms them.
+        const scheduled = r.messages[a];
+        const confirmed = (scheduled?.role === "assistant" && scheduled.tool_calls ? scheduled.tool_calls : []).flatMap((c) => {
+          if (c.type !== "function" || c.function.name !== "schedule_wakeup") return [];
+          const args = JSON.parse(c.function.arguments) as { note: string; at: string };
+          return [pick(confirmations, random)(args.note, args.at.slice(11, 19))];
+        });
+        return text(`${[...confirmed, ""].join(" ")}${unknown ? "some payments have an unknown outcome; " : ""}done ${labels.join(" ")}`);
       }
       const calls: { name: string; args: Record<string, unknown> }[] = [];
       for (const t of block) {
         const pay = /^pay (m\d+)/.exec(t);
         if (pay) calls.push({ name: "pay", args: { label: pay[1]! } });
-        const remind = /^remind (m\d+) as (r\d+) in (\d+)s/.exec(t);
+        const remind = /^remind (m\d+) as (r\d+) in (\d+)s: (.+)$/.exec(t);
         if (remind) {
           const at = Date.now() + Number(remind[3]) * 1000;
           due.set(remind[2]!, at);
-          calls.push({ name: "schedule_wakeup", args: { note: `reminder ${remind[2]}`, at: new Date(at).toISOString(), notify: "always" } });
+          calls.push({ name: "schedule_wakeup", args: { note: `${remind[4]} (${remind[2]})`, at: new Date(at).toISOString(), notify: "always" } });
         }
       }
       if (calls.length > 0) return toolCalls(calls);
@@ -187,7 +229,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     if (roll < 0.25) return { text: `pay ${label}`, label, kind: "pay" };
     if (roll < 0.4) {
       const reminder = `r${counter}`;
-      return { text: `remind ${label} as ${reminder} in ${2 + Math.floor(random() * 8)}s`, label, kind: "remind", reminder };
+      return { text: `remind ${label} as ${reminder} in ${2 + Math.floor(random() * 8)}s: ${pick(subjects, random)(counter)}`, label, kind: "remind", reminder };
     }
     return { text: `hi ${label}`, label, kind: "hi" };
   };

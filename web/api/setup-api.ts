@@ -23,6 +23,8 @@ export interface SetupApiDeps {
   messengerSetup: MessengerSetup;
   /** Familiar's computer: whether sandboxes run here, and why not. */
   computer?: () => ComputerStatus;
+  /** The model also judges proactive messages whenever one is configured (NOTIFY_MODEL_JUDGEMENT; default true). */
+  notificationJudgement?: boolean;
 }
 
 /** Familiar's computer as the setup page and `/healthz` show it. */
@@ -101,6 +103,7 @@ export function setupApi(deps: SetupApiDeps): Router {
         baseURL: env ? deps.envModel.baseURL : (stored?.baseURL ?? null),
         hasKey: env ? null : (stored?.hasKey ?? false),
       },
+      notificationJudgement: deps.notificationJudgement ?? true,
       passwordSet: deps.setup.hasPassword(),
       messengers: deps.messengers().map((m) => ({ ...m, fromEnvironment: deps.messengerSetup.fromEnvironment(m.channel), restartNote: restartNotes[m.channel] })),
       whatsapp: await deps.whatsappQr(),

@@ -54,6 +54,7 @@ export const collectionNames = {
   audit: "audit_events",
   outbox: "outbox",
   inbound: "inbound_updates",
+  inboundHeld: "inbound_held",
   notifications: "notifications",
   localMailbox: "local_mailbox",
   hooks: "hooks",
@@ -313,6 +314,15 @@ export interface InboundDoc {
   at: Date;
 }
 
+/** An update held until handled; `_id` is `<channel>:<updateId>` (one per update). */
+export interface InboundHeldDoc {
+  _id: string;
+  channel: ChannelName;
+  updateId: string;
+  payload: string;
+  heldAt: Date;
+}
+
 export interface NotificationDoc {
   _id: string;
   personId: string;
@@ -433,6 +443,10 @@ export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
   inbound: [
     { key: { channel: 1, updateId: 1 }, name: "channel_update_unique", unique: true },
     { key: { at: 1 }, name: "at" },
+  ],
+  inboundHeld: [
+    { key: { channel: 1, heldAt: 1, _id: 1 }, name: "channel_held" },
+    { key: { heldAt: 1 }, name: "held_at" },
   ],
   notifications: [
     { key: { personId: 1, at: -1, _id: -1 }, name: "person_at" },

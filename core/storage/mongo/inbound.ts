@@ -1,20 +1,22 @@
 /**
- * MongoDB implementation of `InboundRepository` (`inbound_updates`, unique on (channel, updateId)).
- * Old records are removed by `pruneProcessedUpdates` (the caller picks the window), not by a TTL
- * index, so the retention rule is the same as SQLite's.
+ * MongoDB implementation of `InboundRepository` (`inbound_updates`, unique on (channel, updateId);
+ * `inbound_held`, one document per held update). Old records are removed by `pruneProcessedUpdates`
+ * (the caller picks the window), not by a TTL index, so the retention rule is the same as SQLite's.
  */
-import type { InboundRepository, ChannelName } from "../index.js";
+import type { HeldUpdate, InboundRepository, ChannelName } from "../index.js";
 import { DuplicateKeyError } from "../../errors.js";
-import { creationKey, type InboundDoc } from "./collections.js";
+import { creationKey, type InboundDoc, type InboundHeldDoc } from "./collections.js";
 import type { DbLike } from "./driver.js";
 import { openColl } from "./session.js";
 
-/** Durable dedupe of platform update ids (`inbound_updates`). */
+/** Durable dedupe of platform update ids (`inbound_updates`) and the updates held until handled (`inbound_held`). */
 export class MongoInboundRepository implements InboundRepository {
   private readonly updates;
+  private readonly held;
 
   constructor(db: DbLike) {
     this.updates = openColl<InboundDoc>(db, "inbound", "inbound update");
+    this.held = openColl<InboundHeldDoc>(db, "inboundHeld", "held inbound update");
   }
 
   async markUpdateProcessed(channel: ChannelName, updateId: string, now: Date): Promise<boolean> {
@@ -27,7 +29,26 @@ export class MongoInboundRepository implements InboundRepository {
     }
   }
 
-  pruneProcessedUpdates(before: Date): Promise<number> {
-    return this.updates.deleteMany({ at: { $lt: before } });
+  async pruneProcessedUpdates(before: Date): Promise<number> {
+    return (await this.updates.deleteMany({ at: { $lt: before } })) + (await this.held.deleteMany({ heldAt: { $lt: before } }));
   }
+
+  async holdUpdates(channel: ChannelName, updates: readonly { updateId: string; payload: string }[], now: Date): Promise<void> {
+    for (const update of updates) {
+      await this.held.updateOne({ _id: heldId(channel, update.updateId) }, { $setOnInsert: { channel, updateId: update.updateId, payload: update.payload, heldAt: now } }, { upsert: true });
+    }
+  }
+
+  async releaseUpdate(channel: ChannelName, updateId: string): Promise<void> {
+    await this.held.deleteOne({ _id: heldId(channel, updateId) });
+  }
+
+  async listHeldUpdates(channel: ChannelName): Promise<HeldUpdate[]> {
+    const docs = await this.held.find({ channel }, { sort: { heldAt: 1, _id: 1 } });
+    return docs.map((d) => ({ updateId: d.updateId, payload: d.payload, heldAt: d.heldAt }));
+  }
+}
+
+function heldId(channel: ChannelName, updateId: string): string {
+  return `${channel}:${updateId}`;
 }

@@ -198,6 +198,20 @@ export const migrations: readonly Migration[] = [
       CREATE UNIQUE INDEX artifacts_series_version ON artifacts (series_id, version);`);
     },
   },
+  {
+    version: 72,
+    name: "inbound updates held until handled (Telegram long polling confirms once held)",
+    up(db) {
+      db.exec(`CREATE TABLE inbound_held (
+        channel TEXT NOT NULL,
+        update_id TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        held_at INTEGER NOT NULL,
+        UNIQUE (channel, update_id)
+      );
+      CREATE INDEX inbound_held_by_time ON inbound_held (held_at);`);
+    },
+  },
 ];
 
 /** What `migrate` did. */

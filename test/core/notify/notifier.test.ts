@@ -120,6 +120,31 @@ describe("Notifier", () => {
     expect(await outbox()).toEqual(["Reminder: stretch"]);
   });
 
+  it("never delivers a silence token: alone it is dropped with no message, at a message's edge it is cut (issue 18)", async () => {
+    const n = notifier();
+    for (const [i, t] of ["[SILENT]", "<no_reply>", "**(Silence)**"].entries()) {
+      const v = await n.propose({ personId: person.id, taskId: null, deliveryKey: `s${i}`, candidate: candidate(t, { origin: "monitor", urgency: "high" }) });
+      expect(v).toMatchObject({ decision: "drop", rule: "no-new-content" });
+    }
+    const asked = { origin: "reminder" as const, notify: "always" as const, provenance: { tainted: false, fromPersonWords: true } };
+    expect((await n.propose({ personId: person.id, taskId: null, deliveryKey: "s-r", candidate: candidate("[Silent]", asked) })).decision).toBe("drop");
+    const v = await n.propose({ personId: person.id, taskId: null, deliveryKey: "s-edge", candidate: candidate("Your 14:10 train to Leipzig is cancelled. [SILENT]", { origin: "monitor" }) });
+    expect(v.decision).toBe("send");
+    expect(await outbox()).toEqual(["Your 14:10 train to Leipzig is cancelled."]);
+  });
+
+  it("asks the judge it is given as a function at every candidate: a model configured later judges from then on", async () => {
+    let configured: ModelClient | null = null;
+    const drop = model(JSON.stringify({ decision: "drop", reason: "not worth it" }));
+    const n = new Notifier({ store, clock: { now: () => now }, logger: silent, outbox: { poke: () => undefined }, scheduler: { schedule: async () => null, cancel: async () => 0 }, judge: () => configured });
+    const first = await n.propose({ personId: person.id, taskId: null, deliveryKey: "g1", candidate: candidate("The bakery on Elm Street reopens on Monday 18 May.", { origin: "monitor" }) });
+    expect(first).toMatchObject({ decision: "send", rule: "send" });
+    configured = drop;
+    const second = await n.propose({ personId: person.id, taskId: null, deliveryKey: "g2", candidate: candidate("Your library card expires on 3 June; renewal is free.", { origin: "monitor" }) });
+    expect(second).toMatchObject({ decision: "drop", rule: "judge" });
+    expect(drop.requests).toHaveLength(1);
+  });
+
   it("treats a critical claim from a tainted activation as high", async () => {
     await store.persons.updatePerson(person.id, { proactivity: "off" });
     const n = notifier();

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { asId } from "../../../core/ids.js";
 import { compareMonitor } from "../../../core/notify/monitor-state.js";
 import { assessNovelty, type NoveltyInput } from "../../../core/notify/novelty.js";
+import { withoutSilenceTokens } from "../../../core/notify/silence.js";
 import { factsOf, isChatter, isNoNews, statusesOf } from "../../../core/notify/text.js";
 
 const now = new Date("2026-05-12T12:00:00Z");
@@ -85,11 +86,33 @@ describe("deterministic novelty (rule 1)", () => {
     expect(assess("Your Friday 06:50 Lisbon flight now leaves from Terminal 2.", { heard }).novel).toBe(true);
   });
 
-  it("lets a recurring reminder repeat its words, but not a reminder fired twice", () => {
+  it("deduplicates an asked-for reminder by its occurrence, never by its words (issue 18, E5)", () => {
     const candidate = { origin: "reminder" as const, askedFor: true, taskId: asId("task", "task_w"), occurrenceKey: "task_w@11:00" };
+    // The confirmation that scheduled it restates it, seconds earlier.
+    expect(assess("Reminder: pay invoice INV-2231.", { candidate, said: [said(0.3, "Scheduled: pay invoice INV-2231 at 19:00.")] }).novel).toBe(true);
+    expect(assess("Time to stretch!", { candidate, said: [said(0.5, "Got it: time to stretch.")] }).novel).toBe(true);
+    // The same words said a minute ago, by anything that is not this occurrence, do not count.
+    expect(assess("Reminder: drink water", { candidate, said: [said(1, "Reminder: drink water")] }).novel).toBe(true);
     expect(assess("Reminder: drink water", { candidate, said: [said(30, "Reminder: drink water", { taskId: "task_w", occurrenceKey: "task_w@10:30" })] }).novel).toBe(true);
-    expect(assess("Reminder: drink water", { candidate, said: [said(1, "Reminder: drink water")] })).toMatchObject({ novel: false, kind: "duplicate" });
-    expect(assess("Reminder: drink water", { candidate, said: [said(20, "Reminder: drink water")] }).novel).toBe(true);
+    // Nor does an unchanged monitor state: the person asked to be told.
+    const state = { subject: "BTC", checked: "price", values: { usd: 64_000 } };
+    expect(assess("BTC is at $64,000.", { candidate: { ...candidate, monitor: state }, monitorBaseline: state }).novel).toBe(true);
+    // The same occurrence twice is the one duplicate.
+    expect(assess("Reminder: drink water", { candidate, occurrenceTaken: true })).toMatchObject({ novel: false, kind: "occurrence" });
+    // A reminder whose "always" did not count (not the person's words, or over the cap) is an ordinary update.
+    expect(assess("Reminder: drink water", { candidate: { ...candidate, askedFor: false }, said: [said(1, "Reminder: drink water")] })).toMatchObject({ novel: false, kind: "duplicate" });
+  });
+
+  it("never lets a silence token through, in any bracket or casing (issue 18)", () => {
+    for (const t of ["[SILENT]", "[silent]", "<Silent>", "{NO_REPLY}", "(silence)", "**[[SILENT]]**", "`[ silent ]`", "STAY_SILENT", "SILENT.", "«SILENT»", "【SILENT】"]) {
+      expect(isNoNews(t), t).toBe(true);
+      expect(assess(t, { candidate: { urgency: "high" } }), t).toMatchObject({ novel: false, kind: "empty" });
+      expect(assess(t, { candidate: { origin: "reminder", askedFor: true } }), t).toMatchObject({ novel: false, kind: "empty" });
+    }
+    for (const t of ["Your phone was on silent: you missed two calls from the school.", "Stretch!", "STRETCH", "[URGENT] Water under the sink"]) expect(isNoNews(t), t).toBe(false);
+    expect(withoutSilenceTokens("[SILENT] Nothing new today.")).toBe("Nothing new today.");
+    expect(withoutSilenceTokens("Reminder: stretch <no_reply>")).toBe("Reminder: stretch");
+    expect(withoutSilenceTokens("[URGENT] Water under the sink")).toBe("[URGENT] Water under the sink");
   });
 });
 

@@ -17,6 +17,28 @@ export function miscContract(ctx: ContractContext): void {
       expect(await store.inbound.markUpdateProcessed("telegram", "900", at(101))).toBe(true);
       expect(await store.inbound.pruneProcessedUpdates(at(0))).toBe(0);
     });
+
+    it("holds fetched updates until released, per channel, in the order held; a repeat keeps the first payload; prune drops old ones", async () => {
+      const store = ctx.store();
+      await store.inbound.holdUpdates("telegram", [{ updateId: "10", payload: '{"update_id":10}' }, { updateId: "11", payload: '{"update_id":11}' }], at(0));
+      await store.inbound.holdUpdates("telegram", [{ updateId: "11", payload: '{"update_id":11,"again":true}' }, { updateId: "9", payload: '{"update_id":9}' }], at(5));
+      await store.inbound.holdUpdates("slack", [{ updateId: "10", payload: "{}" }], at(1));
+      expect(await store.inbound.listHeldUpdates("telegram")).toEqual([
+        { updateId: "10", payload: '{"update_id":10}', heldAt: at(0) },
+        { updateId: "11", payload: '{"update_id":11}', heldAt: at(0) },
+        { updateId: "9", payload: '{"update_id":9}', heldAt: at(5) },
+      ]);
+      await store.inbound.releaseUpdate("telegram", "10");
+      await store.inbound.releaseUpdate("telegram", "10");
+      await store.inbound.releaseUpdate("telegram", "404");
+      expect((await store.inbound.listHeldUpdates("telegram")).map((h) => h.updateId)).toEqual(["11", "9"]);
+      expect((await store.inbound.listHeldUpdates("slack")).map((h) => h.updateId)).toEqual(["10"]);
+      await store.inbound.holdUpdates("telegram", [], at(6));
+      // Held before the dedupe window: its dedupe record may be gone too, so it goes with them.
+      expect(await store.inbound.pruneProcessedUpdates(at(3))).toBe(2);
+      expect((await store.inbound.listHeldUpdates("telegram")).map((h) => h.updateId)).toEqual(["9"]);
+      expect(await store.inbound.listHeldUpdates("slack")).toEqual([]);
+    });
   });
 
   describe("notifications", () => {
