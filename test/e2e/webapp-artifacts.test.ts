@@ -86,16 +86,14 @@ describe("the Artifacts tab in real Chromium", () => {
   let model: FakeOpenAIServer;
   let app: TestApp;
   let listener: net.Server;
-  let connections = 0;
   let bytes = 0;
   let requests = 0;
 
   beforeAll(async () => {
     await buildWebUi();
     browser = await launchChromium();
-    // The loopback "outside": counts connections, bytes, and HTTP requests (hits).
+    // The loopback "outside": counts bytes and HTTP requests (hits).
     listener = net.createServer((socket) => {
-      connections++;
       socket.on("data", (chunk) => {
         bytes += chunk.length;
         if (/^(GET|POST|PUT|OPTIONS|HEAD) /.test(chunk.toString("latin1"))) requests++;
@@ -175,7 +173,7 @@ describe("the Artifacts tab in real Chromium", () => {
     // Download the document's latest version; look at its versions; delete the first.
     const [download] = await Promise.all([page.waitForEvent("download"), cards.first().getByRole("link", { name: "Download" }).click()]);
     expect(download.suggestedFilename()).toMatch(/\.md$/);
-    const downloaded = await download.path().then((p) => import("node:fs").then((fs) => fs.readFileSync(p!, "utf8")));
+    const downloaded = await download.path().then((p) => import("node:fs").then((fs) => fs.readFileSync(p, "utf8")));
     expect(downloaded).toContain("sunscreen");
     await cards.first().getByRole("button", { name: "Versions" }).click();
     const versions = page.getByRole("list", { name: "Versions of Packing list" });
