@@ -174,7 +174,9 @@ export class SandboxRunner {
     await readOnly?.close();
     const exit = this.supervise(child, supervisor, limits, command, workspace, request.signal);
     const { stdout, stderr, status, code, signal, aborted } = await exit;
-    const after = await walk(request.workspaceRoot, limits.workspaceEntries + 1);
+    const after = await walk(request.workspaceRoot, limits.workspaceEntries + 1).catch((error: unknown) => {
+      throw new ExecError("workspace_refused", `the workspace could no longer be read after the run (${(error as NodeJS.ErrnoException).code ?? String(error)}); ${supervisor.limit?.message ?? "it was removed or replaced while the run went on"}`);
+    });
     let hit = supervisor.limit;
     const failedToStart = status.exitCode === undefined && hit === null && !aborted;
     if (failedToStart) throw new ExecError("sandbox_failed", `the sandbox did not start: ${stderr.text.trim().split("\n").slice(-3).join(" ") || `bubblewrap exited with ${code ?? signal}`}`);
