@@ -328,6 +328,8 @@ export async function startApp(
       await familiar.stop(deadline);
       await browser.close();
       await scheduler.drain(deadline);
+      // The start-up probe (a sandboxed `echo ok`, bounded by its own wall time) ends before DATA_DIR may go.
+      await computer.status;
       await store.close();
     })());
   return { familiar, store, scheduler, http, url, logger, stop };

@@ -55,10 +55,11 @@ export function Artifacts({ tz }: { tz: string }) {
   const remove = async (a: ArtifactJson, version?: number) => {
     try {
       await api("DELETE", `/api/web/artifacts/${a.id}${version ? `?v=${version}` : ""}`);
-      setNotice(version ? `Deleted version ${version} of “${a.title}”.` : `Deleted “${a.title}” and all its versions.`);
       setConfirming(null);
       setVersions(null);
+      // The list first: the notice appears with the list that no longer holds what was deleted.
       await list.reload();
+      setNotice(version ? `Deleted version ${version} of “${a.title}”.` : `Deleted “${a.title}” and all its versions.`);
     } catch (err) {
       setNotice(err instanceof ApiError ? err.message : String(err));
     }
