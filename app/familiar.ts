@@ -83,6 +83,8 @@ export interface FamiliarDeps {
   attachments?: AttachmentSource;
   /** Photos, voice notes, files and stickers: taken in on arrival (`intake`) and shown to the model (`context`). */
   media?: { intake: MediaIntake; context: ContextMedia };
+  /** A watch re-armed (waits for the next connection change): the change dispatcher looks at the person again. */
+  watchArmed?: (personId: PersonId) => void;
 }
 
 /** Job names Familiar no longer uses (round 1 kept wake-ups and retries in Agenda); purged at start. */
@@ -170,6 +172,7 @@ export class Familiar {
       poke: pokeTasks,
       typing: (person, channel) => this.startTyping(person.id, channel),
       summarize: (person, keepFromSeq) => this.summarize(person, keepFromSeq),
+      ...(deps.watchArmed && { watchArmed: deps.watchArmed }),
       setupUrl: () => `${deps.publicUrl().replace(/\/$/, "")}/setup`,
     });
     this.taskLoop = new DueLoop(this.tasks, { name: "tasks", clock, logger, maxInFlight: deps.maxConcurrentActivations ?? 16 });

@@ -40,6 +40,8 @@ import { workspaceTools, workspaceContextMedia, workspaceReceivedFiles } from ".
 import { ArtifactShelf, artifactTools, renderPdf } from "../sandbox/artifacts/index.js";
 import { computerTools, detectSandbox, type SandboxStatus } from "../sandbox/exec/index.js";
 import { BrowserRuntime, browserTools } from "../sandbox/browser/index.js";
+import { wireCalendar } from "./calendar.js";
+import { watchArmedHook, wireConnections } from "./connections.js";
 import { MediaIntake } from "../core/inbound/index.js";
 import { EgressGuard } from "../core/egress/index.js";
 import { SecretVault, SecretDesk, SecretScrubbingModel } from "../core/secrets/index.js";
@@ -141,6 +143,7 @@ export async function startApp(
   let url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
   const guardedModel = new SecretScrubbingModel(media.model, (text) => scrubSecrets(text, registry.list()));
   const secrets = new SecretDesk({ vault, store, clock, publicUrl: () => config.PUBLIC_URL ?? url, pokeOutbox: () => familiar.outboxLoop.poke() });
+  const watchArmed = watchArmedHook();
   const familiar = new Familiar({
     store,
     scheduler,
@@ -164,7 +167,13 @@ export async function startApp(
     localChatIsOwner: !config.LOCAL_CHAT_ALLOW_REMOTE,
     attachments: artifacts,
     media: { intake: media.intake, context: media.context },
+    watchArmed: watchArmed.hook,
   });
+  // Connections (mailboxes, calendars): the kinds come from the connectors; changes wake watches.
+  const calendar = await wireCalendar({ config, dataDir, store, vault, clock, logger, scheduler, ...(mongoClient && { mongo: mongoClient }) });
+  const connected = wireConnections({ store, vault, clock, logger, kinds: calendar.kinds, configured: config.connections, pokeTasks: () => familiar.taskLoop.poke() });
+  watchArmed.bind(connected.dispatcher);
+  const calendarParts = calendar.attach({ connections: connected.connections, notifier: familiar.notifier, pokeWatches: (personId) => connected.dispatcher.poke(personId), pokeTasks: () => familiar.taskLoop.poke() });
   // Chromium starts on the first browser tool call, not here.
   const browser = new BrowserRuntime({ chromiumPath: config.CHROMIUM_PATH, dataDir, egress, secretCheck, logger, maxContexts: config.BROWSER_MAX_CONTEXTS, idleMs: config.BROWSER_IDLE_MS });
   familiar.addTools([
@@ -183,12 +192,14 @@ export async function startApp(
       offered: (personId) => browser.inUse(personId) || artifacts.hasArtifacts(personId),
     }),
     ...computerTools({ dataDir, workspace, status: () => computer.status, current: computer.current }),
+    ...calendarParts.tools,
   ]);
   registerJobs(
     scheduler,
     {
       expireApprovals: () => familiar.approvals.expire(),
       sendDigest: (personId) => familiar.notifier.sendDigest(asId("person", personId)),
+      syncCalendar: (connectionId) => calendarParts.service.sync(connectionId),
     },
     { logger, now: () => clock.now() },
   );
@@ -300,6 +311,8 @@ export async function startApp(
   http.mount(hooksRouter((id, secret, body) => familiar.handleHookEvent(id, secret, body), { onRefused }));
 
   await scheduler.start();
+  await connected.start();
+  await calendarParts.service.reconcile();
   const stopHousekeeping = startHousekeeping({ pruneInbound: (before) => store.inbound.pruneProcessedUpdates(before), logger, now: () => clock.now() });
   const channels = await familiar.start();
   messengerStatus.started(channels);
@@ -325,9 +338,11 @@ export async function startApp(
       chatLog.releaseAll();
       stopHousekeeping();
       await http.close();
+      await connected.stop();
       await familiar.stop(deadline);
       await browser.close();
       await scheduler.drain(deadline);
+      await calendar.close();
       // The start-up probe (a sandboxed `echo ok`, bounded by its own wall time) ends before DATA_DIR may go.
       await computer.status;
       await store.close();

@@ -32,7 +32,8 @@ import { rruleOf, type CreateArgs } from "./write-args.js";
 export interface CalendarWriteDeps {
   store: CalendarStore;
   connections: CalendarConnections;
-  http: CalendarHttp;
+  /** The egress path for a connection's requests (its own credential is allowed to its server). */
+  httpFor(connectionId: string): CalendarHttp;
   clock: Clock;
   /** The person's IANA zone (the one `/timezone` sets). */
   personZone(personId: PersonId): Promise<string>;
@@ -61,7 +62,7 @@ export async function writableCalendars(deps: Pick<CalendarWriteDeps, "store" | 
 
 /** A CalDAV client for a calendar's connection, with its credentials read from the vault now. */
 export async function clientFor(deps: CalendarWriteDeps, personId: PersonId, calendar: StoredCalendar): Promise<CaldavClient> {
-  return new CaldavClient(await deps.connections.credentials(personId, calendar.sourceId), deps.http, deps.caldav);
+  return new CaldavClient(await deps.connections.credentials(personId, calendar.sourceId), deps.httpFor(calendar.sourceId), deps.caldav);
 }
 
 /** The action description of a write (see the file comment). */

@@ -10,7 +10,7 @@ import type { ModelClient } from "../model/index.js";
 import { asId } from "../ids.js";
 import type { Store, ClaimedTask, ConversationMessage, Person, Task, TaskState } from "../storage/index.js";
 import type { ToolDefinition } from "../tools/index.js";
-import { failureText, nextOccurrence, nextState } from "./after-activation.js";
+import { failureText, nextChangeWait, nextOccurrence, nextState } from "./after-activation.js";
 import { newSessionId, runActivation, type ActivationDeps, type ActivationOutcome } from "./activation.js";
 import {
   inheritedOf,
@@ -55,6 +55,8 @@ export interface TaskRunnerDeps {
   inertLinks?: (person: Person, text: string) => Promise<string>;
   /** After a turn: fold older messages into the rolling summary (best effort). */
   summarize?: (person: Person, keepFromSeq: number) => Promise<void>;
+  /** A watch re-armed (waits for the next connection change): changes that came meanwhile are dispatched. */
+  watchArmed?: (personId: Person["id"]) => void;
 }
 
 /** Messages between the summary and the verbatim window before a summary update is worth a call (context/summary.ts folds at this size). */
@@ -108,6 +110,8 @@ export class TaskRunner implements DueSource<ClaimedTask> {
       trigger = checkpoint.input ?? initialTrigger(task, dueAt);
       if (trigger.kind === "turn" && checkpoint.kind === "turn" && (await handOverToWaitingTask(this.deps, task, checkpoint))) return;
       if ((trigger.kind === "wakeup" || trigger.kind === "checkin") && (await this.deps.wakeups.gate(task, checkpoint, person, new Date(trigger.dueAt))).action !== "run") return;
+      // A change a watch waited for is held while the person or its goal is paused (never skipped as late).
+      if (trigger.kind === "change" && (await this.deps.wakeups.gate(task, checkpoint, person, this.deps.clock.now())).action !== "run") return;
     }
     const model = this.deps.model();
     if (!model) return this.withoutModel(task, checkpoint, previous, trigger, person);
@@ -139,7 +143,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
     // A crash resume tells background work what it was doing and that it was interrupted.
     const crashResume = previous.open && !resumedByInput;
     const told = triggerText(trigger, task, checkpoint, person);
-    const observations = [origin, trigger].flatMap((t) => (t.kind === "event" ? t.observations : []));
+    const observations = [origin, trigger].flatMap((t) => (t.kind === "event" || t.kind === "change" ? t.observations : []));
     const stopTyping = answered ? this.deps.typing?.(person, answered.channel) : undefined;
     let outcome: ActivationOutcome;
     try {
@@ -183,7 +187,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
     const waitsForApproval = requests.approvalId !== null;
     // Waiting for an approval keeps the activation open: once decided it resumes with its history.
     const after: RuntimeState = { ...runtime, open: waitsForApproval, approvalId: requests.approvalId, resumes: waitsForApproval ? runtime.resumes : 0 };
-    const next = nextState(checkpoint, outcome, clock.now());
+    const next = nextState(checkpoint, outcome, clock.now(), origin);
     const text = result.kind === "reply" ? result.text : null;
     // The person is told plainly; the operator needs the why (the model endpoint failed).
     if (result.kind === "error") {
@@ -199,6 +203,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
         await store.tasks.transitionTask({ taskId: task.id, owner, to: next, now: clock.now() });
       });
       this.deps.outbox.poke();
+      if (next.status === "waiting" && next.wait.kind === "change") this.deps.watchArmed?.(person.id);
       await this.afterRelease(requests.approvalId);
       return;
     }
@@ -220,6 +225,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
       await store.tasks.saveCheckpoint({ taskId: task.id, owner, cursor: task.cursor, checkpoint: toStored(checkpoint, { runtime: after, input: null }), now: clock.now(), leaseMs });
       await store.tasks.transitionTask({ taskId: task.id, owner, to: next, now: clock.now() });
     });
+    if (next.status === "waiting" && next.wait.kind === "change") this.deps.watchArmed?.(person.id);
     await this.afterRelease(requests.approvalId);
   }
 
@@ -255,7 +261,9 @@ export class TaskRunner implements DueSource<ClaimedTask> {
     }
     await this.deps.proactive.remindWithoutModel({ task, checkpoint, origin, key, person });
     const next = nextOccurrence(checkpoint, clock.now());
-    await this.release(task, next ? { status: "waiting", wait: { kind: "time", until: next } } : { status: "done", result: null });
+    const watching = next ? null : nextChangeWait(checkpoint, origin);
+    await this.release(task, next ? { status: "waiting", wait: { kind: "time", until: next } } : (watching ?? { status: "done", result: null }));
+    if (watching) this.deps.watchArmed?.(person.id);
   }
 
   private async release(task: Task, to: TaskState): Promise<void> {

@@ -175,6 +175,15 @@ export class SecretVault {
     return [...this.entries.values()].filter((e) => owner === undefined || e.owner === owner).map((e) => ({ owner: e.owner, name: e.name, origins: [...e.origins] }));
   }
 
+  /**
+   * The value of `owner`'s secret `name`, for the connectors that log in with it themselves (a
+   * mailbox's app password, stored bound to no origin so it is never substituted into a request);
+   * null when there is none. Never hand it to the model, a log or an error.
+   */
+  reveal(owner: string, name: string): string | null {
+    return this.values.get(keyOf(owner, name)) ?? null;
+  }
+
   /** Whether `owner` has a secret named `name`. */
   has(owner: string, name: string): boolean {
     return this.entries.has(keyOf(owner, name));

@@ -206,7 +206,9 @@ export type WaitCondition =
   | { kind: "event"; hookId: HookId }
   | { kind: "approval"; approvalId: ApprovalId }
   | { kind: "reply" }
-  | { kind: "held"; until: Date | null };
+  | { kind: "held"; until: Date | null }
+  /** A change a connection recorded (a new mail) with a seq above `afterSeq` (see ChangeRepository). */
+  | { kind: "change"; afterSeq: number };
 
 /**
  * A task's state. Legal transitions (enforced by the store):
@@ -269,7 +271,10 @@ export interface Task {
 }
 
 export type NewTask = Pick<Task, "personId" | "title" | "kind"> &
-  Partial<Pick<Task, "goalId" | "plan" | "checkpoint" | "notBefore">>;
+  Partial<Pick<Task, "goalId" | "plan" | "checkpoint" | "notBefore">> & {
+    /** Create the task already waiting for a connection change (a watch), instead of pending. */
+    waitsFor?: Extract<WaitCondition, { kind: "change" }>;
+  };
 
 /** A claimed task and the instant it was due (its `notBefore`, wait time or lease end before the claim). */
 export interface ClaimedTask {
@@ -281,7 +286,8 @@ export interface ClaimedTask {
 export type WaitMatch =
   | { kind: "event"; hookId: HookId }
   | { kind: "approval"; approvalId: ApprovalId }
-  | { kind: "reply" };
+  | { kind: "reply" }
+  | { kind: "change"; afterSeq: number };
 
 /** One entry of a task's tool-call journal: the intent is written before the call, the result after. */
 export interface JournalEntry {

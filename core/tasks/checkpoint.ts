@@ -20,6 +20,8 @@ export const observationSchema = z.object({ source: z.string(), text: z.string()
  * - `reply`: a task that waited for the person's reply got their messages `fromSeq..toSeq`;
  * - `wakeup` / `checkin`: the occurrence due at `dueAt` (ISO);
  * - `event`: a webhook delivered `observations`;
+ * - `change`: a connection recorded a change the task waits for (a new mail), seq `seq`, with its
+ *   `observations` (what the connector keeps of it, already filtered: untrusted);
  * - `approval`: the person decided an approval request the activation asked for;
  * - `recovery`: work interrupted by a restart resumes.
  */
@@ -29,6 +31,7 @@ export const triggerSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("wakeup"), dueAt: isoDate }),
   z.object({ kind: z.literal("checkin"), dueAt: isoDate }),
   z.object({ kind: z.literal("event"), hookId: z.string(), description: z.string(), observations: z.array(observationSchema) }),
+  z.object({ kind: z.literal("change"), seq: z.number().int().min(0), connectionId: z.string(), description: z.string(), observations: z.array(observationSchema) }),
   z.object({ kind: z.literal("approval"), approvalId: z.string(), outcome: z.enum(["approved", "denied", "expired"]), summary: z.string(), scope: z.string().nullable() }),
   z.object({ kind: z.literal("recovery") }),
 ]);
@@ -79,10 +82,27 @@ export const provenanceSchema = z.object({
 export type JobProvenance = z.infer<typeof provenanceSchema>;
 
 export const turnSpecSchema = z.object({ fromSeq: z.number().int().min(0), toSeq: z.number().int().min(0), ...common });
+
+/**
+ * A wake-up that comes when one of the person's connections records a matching change (a new mail
+ * from the school): `kind` is the connection kind whose changes count, `connectionId` one connection
+ * or any of that kind (null); `filter` is the kind's structured filter, matched deterministically
+ * (the model is not woken for what does not match); `once` ends the watch after the first match.
+ */
+export const onChangeSchema = z.object({
+  kind: z.string().min(1).max(40),
+  connectionId: z.string().nullable(),
+  filter: z.record(z.string(), z.json()),
+  once: z.boolean(),
+  /** The filter in words, for the model and the person. */
+  description: z.string().max(500),
+});
+export type OnChange = z.infer<typeof onChangeSchema>;
+
 export const wakeupSpecSchema = z.object({
   note: z.string(),
   notify: z.enum(["always", "if_worthwhile"]),
-  timing: z.union([z.object({ at: isoDate }), z.object({ cron: z.string(), timezone: timeZone })]),
+  timing: z.union([z.object({ at: isoDate }), z.object({ cron: z.string(), timezone: timeZone }), z.object({ on: onChangeSchema })]),
   provenance: provenanceSchema.optional(),
   ...common,
 });

@@ -65,6 +65,9 @@ export const collectionNames = {
   personRoles: "person_roles",
   groupMembers: "group_members",
   artifacts: "artifacts",
+  connections: "connections",
+  syncCursors: "sync_cursors",
+  connectionChanges: "connection_changes",
 } as const;
 
 export type CollectionKey = keyof typeof collectionNames;
@@ -383,6 +386,44 @@ export interface ArtifactDoc {
   taintSource?: string | null;
 }
 
+/** A person's connection (`connections`); settings as encoded JSON (keys may hold `.` or `$`). */
+export interface ConnectionDoc {
+  _id: string;
+  personId: string;
+  kind: string;
+  label: string;
+  settings: string;
+  capabilities: string[];
+  source: "config" | "person";
+  status: { state: "ok" | "error" | "unknown"; mode: string; lastSyncAt: Date | null; lastError: string | null; checkedAt: Date | null };
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** The cursor of one synced source (`sync_cursors`), `_id` = connection id + NUL + source. */
+export interface SyncCursorDoc {
+  _id: string;
+  connectionId: string;
+  source: string;
+  cursor: string;
+  updatedAt: Date;
+}
+
+/** One connection change (`connection_changes`); `seq` from the `connection_changes` counter. */
+export interface ChangeDoc {
+  _id: string;
+  seq: number;
+  connectionId: string;
+  personId: string;
+  source: string;
+  key: string;
+  kind: string;
+  topic: string | null;
+  occurredAt: Date;
+  data: string;
+  dispatchedAt: Date | null;
+}
+
 export interface HookDoc {
   _id: string;
   personId: string;
@@ -468,5 +509,14 @@ export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
   artifacts: [
     { key: { personId: 1, createdAt: -1, _id: -1 }, name: "person_newest" },
     { key: { seriesId: 1, version: 1 }, name: "series_version" },
+  ],
+  connections: [{ key: { personId: 1, _id: 1 }, name: "person_created" }],
+  syncCursors: [],
+  connectionChanges: [
+    { key: { connectionId: 1, source: 1, key: 1 }, name: "source_key_unique", unique: true },
+    { key: { seq: 1 }, name: "seq_unique", unique: true },
+    { key: { dispatchedAt: 1, seq: 1 }, name: "undispatched" },
+    { key: { personId: 1, seq: -1 }, name: "person_seq" },
+    { key: { connectionId: 1, kind: 1, topic: 1, occurredAt: 1 }, name: "topic_at" },
   ],
 };
