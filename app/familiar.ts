@@ -160,7 +160,14 @@ export class Familiar {
         budget: deps.contextTokenBudget,
         maxSteps: deps.maxSteps,
         gate: (inner, activation) =>
-          this.sentinel.wrap(inner, { tainted: activation.tainted, chainDepth: activation.chainDepth, sessionId: activation.sessionId, ...(activation.taintSource !== null && { taintSource: activation.taintSource }) }),
+          this.sentinel.wrap(inner, {
+            tainted: activation.tainted,
+            chainDepth: activation.chainDepth,
+            sessionId: activation.sessionId,
+            denialsFrom: activation.denialsFrom ?? null,
+            recurring: activation.recurring === true,
+            ...(activation.taintSource !== null && { taintSource: activation.taintSource }),
+          }),
         createHook: (person, task, description) => this.webhooks.create(person, task, description),
         ...(deps.media && { media: deps.media.context }),
       },

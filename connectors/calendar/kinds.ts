@@ -88,6 +88,7 @@ export function calendarKinds(deps: CalendarKindDeps): ConnectionKind[] {
   };
   const caldav: ConnectionKind = {
     kind: "caldav",
+    aliases: ["calendar", "caldav"],
     title: "Calendar (CalDAV)",
     capabilities: [READ, WRITE],
     defaultCapabilities: ["read"],
@@ -123,6 +124,7 @@ export function calendarKinds(deps: CalendarKindDeps): ConnectionKind[] {
   };
   const ics: ConnectionKind = {
     kind: "ics",
+    aliases: ["feed", "ics", "webcal"],
     title: "Calendar feed (iCalendar URL)",
     capabilities: [READ],
     defaultCapabilities: ["read"],

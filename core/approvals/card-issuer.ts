@@ -8,7 +8,7 @@
 import type { Store, ApprovalChoiceKind, ApprovalRequest, Button, OutboxMessage } from "../storage/index.js";
 import { chatLogId, parseCardView, renderCardMarkdown, type CardView } from "../channels/index.js";
 import { approvalButtonId, newButtonToken } from "./desk.js";
-import { MAX_DENIALS_PER_TASK } from "./asking.js";
+import { MAX_DENIALS_PER_PERSON, MAX_DENIALS_PER_TASK } from "./denials.js";
 import { buildApprovalCard, decidedCard } from "./card.js";
 import { parseApprovalDetails } from "./request.js";
 import type { SentinelClock } from "../policy/index.js";
@@ -77,18 +77,22 @@ export class ApprovalCards {
     return { text: row.text, card: parseCardView(row.card), buttons: row.buttons, pressRef: chatLogId("out", row.delivered.channel, last) };
   }
 
-  /** Tells the person once (per task and pause) that the task's approvals are paused. */
-  async tellPaused(request: ApprovalRequest): Promise<void> {
+  /**
+   * Tells the person once (per trip) that the breaker paused the task of `request`: by the task's
+   * own denials or by theirs across tasks within the hour (core/approvals/denials.ts), and how to go on.
+   */
+  async tellPaused(request: ApprovalRequest, why: "task" | "person" = "task"): Promise<void> {
     if (request.taskId === null) return;
     const { store } = this.deps;
     const task = await store.tasks.getTask(request.taskId);
-    const title = task ? `“${task.title}”` : "this task";
+    const title = task && task.kind !== "turn" ? `“${task.title}”` : "what I was doing for your last message";
+    const resume = task && task.kind !== "turn" ? " Say /resume when you want it to run again." : " Write to me if you want me to try something else.";
+    const text =
+      why === "task"
+        ? `You denied ${MAX_DENIALS_PER_TASK} requests in ${title}, so I've paused it and stopped asking: nothing more will be asked or done for it.${resume}`
+        : `You denied ${MAX_DENIALS_PER_PERSON} requests in the last hour, so I've paused ${title} and stopped asking you for anything that outside content (a page, an email, a webhook) prompts, for the rest of the hour. Your own requests still ask.${resume}`;
     await store.outbox.enqueueOutbound(
-      {
-        personId: request.personId,
-        deliveryKey: `approvals-paused:${request.taskId}:${request.decidedAt?.getTime() ?? 0}`,
-        text: `You denied ${MAX_DENIALS_PER_TASK} requests in ${title}, so I've stopped asking for it: nothing more will be asked or done for it until you write to me again.`,
-      },
+      { personId: request.personId, deliveryKey: `approvals-paused:${request.taskId}:${request.decidedAt?.getTime() ?? 0}`, text },
       await this.deps.clock.now(),
     );
   }

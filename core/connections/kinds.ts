@@ -46,6 +46,8 @@ export interface ConnectionForm {
 /** A connection kind. */
 export interface ConnectionKind {
   kind: string;
+  /** Other names a person may type after `/connect` for this kind (`calendar` for `caldav`). */
+  aliases?: readonly string[];
   /** "Email (IMAP and SMTP)". */
   title: string;
   capabilities: readonly CapabilityInfo[];

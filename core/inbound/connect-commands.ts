@@ -9,7 +9,9 @@ import type { CommandRegistry } from "./commands.js";
 /** Registers `/connect KIND` and `/connect`. */
 export function registerConnectCommands(registry: CommandRegistry, deps: { desk: ConnectDesk; connections: Connections }): void {
   const kinds = () => deps.connections.kinds().filter((k) => k.form);
-  registry.register("connect", "`/connect email` — a one-time link to connect a mailbox; `/connect` lists your connections", async ({ person, args }) => {
+  // What the person types for a kind: its first alias (`calendar`) or its name.
+  const word = (k: { kind: string; aliases?: readonly string[] }) => k.aliases?.[0] ?? k.kind;
+  registry.register("connect", "`/connect email` or `/connect calendar` — a one-time link to connect a mailbox or a calendar; `/connect` lists your connections", async ({ person, args }) => {
     const name = args.split(/\s+/).filter(Boolean)[0]?.toLowerCase();
     if (name === undefined) {
       const mine = await deps.connections.list({ personId: person.id });
@@ -18,11 +20,11 @@ export function registerConnectCommands(registry: CommandRegistry, deps: { desk:
         const state = s.state === "error" ? `problem: ${s.lastError ?? "unknown"}` : s.state === "ok" ? `${s.mode === "idle" ? "connected, watching" : s.mode === "polling" ? "connected, polling" : "connected"}` : "not checked yet";
         return `• ${c.label} (${c.kind}; ${c.capabilities.join(", ") || "nothing granted"}) — ${state}`;
       });
-      const how = `Connect one with ${kinds().map((k) => `/connect ${k.kind}`).join(" or ") || "(no connectors are set up)"}.`;
+      const how = `Connect one with ${kinds().map((k) => `/connect ${word(k)}`).join(" or ") || "(no connectors are set up)"}.`;
       return { text: mine.length ? `Your connections:\n${lines.join("\n")}\n${how}` : `You have no connections yet. ${how}` };
     }
-    const kind = kinds().find((k) => k.kind === name);
-    if (!kind) return { text: `I can connect ${kinds().map((k) => k.kind).join(", ") || "nothing yet"} — try /connect ${kinds()[0]?.kind ?? "email"}.` };
+    const kind = kinds().find((k) => k.kind === name || (k.aliases ?? []).includes(name));
+    if (!kind) return { text: `I can connect ${kinds().map(word).join(", ") || "nothing yet"} — try /connect ${kinds()[0] ? word(kinds()[0]!) : "email"}.` };
     return { text: deps.desk.offerText(person.id, kind.kind) };
   });
 }

@@ -4,9 +4,9 @@ import type { Logger } from "../log/index.js";
 import type { Scheduler } from "../scheduling/index.js";
 import { ApprovalDesk, isApprovalButtonId, statusOf, ApprovalCards } from "../approvals/index.js";
 import type { SentinelClock, SessionTracker } from "../policy/index.js";
-import type { Store, ApprovalRequest, Identity, Person } from "../storage/index.js";
-import type { ApprovalId } from "../ids.js";
-import type { Trigger } from "../tasks/index.js";
+import type { Store, ApprovalRequest, Identity, Person, Task } from "../storage/index.js";
+import type { ApprovalId, TaskId } from "../ids.js";
+import { parseCheckpoint, runtimeOf, type Trigger } from "../tasks/index.js";
 
 /** Job that expires an approval request at its deadline and tells the waiting task. */
 export const approvalExpiryJobName = "approval.expire";
@@ -36,7 +36,7 @@ export class ApprovalFlow {
       sentinel: { clock: SentinelClock; sessions: SessionTracker };
     },
   ) {
-    this.desk = new ApprovalDesk({ store: deps.store, clock: deps.sentinel.clock, sessions: deps.sentinel.sessions });
+    this.desk = new ApprovalDesk({ store: deps.store, clock: deps.sentinel.clock, sessions: deps.sentinel.sessions, denialsFrom: (taskId) => denialsFromOf(deps.store, taskId) });
     this.cards = new ApprovalCards({ store: deps.store, clock: deps.sentinel.clock });
   }
 
@@ -81,12 +81,12 @@ export class ApprovalFlow {
     const request = result.request;
     if (request && result.status) {
       await this.cards.settle(request, result.status, result.outcome);
-      // After repeated denials in one task its approvals pause; the person is told once.
-      if (result.paused) await this.cards.tellPaused(request);
+      // A denial that trips the breaker pauses its task (core/approvals/denials.ts); the person is told once.
+      if (result.paused) await this.cards.tellPaused(request, result.paused);
       this.deps.outbox.poke();
     }
     if (request && (result.outcome === "approved" || result.outcome === "denied" || result.outcome === "expired")) {
-      await this.resume(request);
+      await this.resume(request, result.paused);
     }
     return { status: "handled", notice: result.notice };
   };
@@ -107,9 +107,30 @@ export class ApprovalFlow {
     return expired.length;
   }
 
-  /** The waiting task is due again, with the decision as its input (first resume wins). */
-  private async resume(request: ApprovalRequest): Promise<void> {
-    if (await resumeDecidedApproval(this.deps, request.id)) this.deps.tasks.poke();
+  /** The waiting task is due again, with the decision as its input (first resume wins); a tripped breaker makes it pause instead. */
+  private async resume(request: ApprovalRequest, paused?: "task" | "person"): Promise<void> {
+    if (await resumeDecidedApproval(this.deps, request.id, paused)) this.deps.tasks.poke();
+  }
+}
+
+/** The approval a recurring task's parked call waits for (null: none, or an unreadable checkpoint). */
+function parkedApprovalOf(task: Task): string | null {
+  try {
+    return runtimeOf(parseCheckpoint(task)).parked?.approvalId ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** When a task's denials start counting for the breaker: when it was last paused (its checkpoint's `pausedAt`), else null. */
+export async function denialsFromOf(store: Pick<Store, "tasks">, taskId: TaskId): Promise<Date | null> {
+  const task = await store.tasks.getTask(taskId);
+  if (task === null) return null;
+  try {
+    const at = runtimeOf(parseCheckpoint(task)).pausedAt;
+    return at ? new Date(at) : null;
+  } catch {
+    return null;
   }
 }
 
@@ -119,12 +140,16 @@ export class ApprovalFlow {
  * its task to wait — the person may have answered while the activation was still running. A request
  * still pending, or a task no longer waiting for it, changes nothing (first resume wins).
  */
-export async function resumeDecidedApproval(deps: { store: Pick<Store, "approvals" | "tasks">; clock: Clock }, approvalId: ApprovalId): Promise<boolean> {
+export async function resumeDecidedApproval(deps: { store: Pick<Store, "approvals" | "tasks">; clock: Clock }, approvalId: ApprovalId, paused?: "task" | "person"): Promise<boolean> {
   const request = await deps.store.approvals.getApprovalRequest(approvalId);
   if (!request?.taskId || request.status === "pending") return false;
   const outcome = request.status === "approved" ? "approved" : request.status === "denied" ? "denied" : "expired";
   const scope = request.decision?.kind === "approve" ? request.decision.scope : null;
-  const input: Trigger = { kind: "approval", approvalId: request.id, outcome, summary: request.summary, scope };
+  const input: Trigger = { kind: "approval", approvalId: request.id, outcome, summary: request.summary, scope, ...(paused !== undefined && outcome === "denied" && { paused }) };
   const resumed = await deps.store.tasks.resumeWaitingTask({ taskId: request.taskId, wait: { kind: "approval", approvalId: request.id }, input, now: deps.clock.now() });
-  return resumed !== null;
+  if (resumed !== null) return true;
+  // Recurring work parked the call and waits for its next occurrence (core/runtime/parking.ts): resume it now.
+  const task = await deps.store.tasks.getTask(request.taskId);
+  if (task?.state.status !== "waiting" || task.state.wait.kind !== "time" || parkedApprovalOf(task) !== request.id) return false;
+  return (await deps.store.tasks.resumeWaitingTask({ taskId: request.taskId, wait: { kind: "time" }, input, now: deps.clock.now() })) !== null;
 }

@@ -10,7 +10,7 @@ import type { ModelClient } from "../model/index.js";
 import { asId } from "../ids.js";
 import type { Store, ClaimedTask, ConversationMessage, Person, Task, TaskState } from "../storage/index.js";
 import type { ToolDefinition } from "../tools/index.js";
-import { failureText, nextChangeWait, nextOccurrence, nextState } from "./after-activation.js";
+import { failureText, nextChangeWait, nextOccurrence, nextState, pausedState } from "./after-activation.js";
 import { newSessionId, runActivation, type ActivationDeps, type ActivationOutcome } from "./activation.js";
 import {
   inheritedOf,
@@ -23,6 +23,7 @@ import {
 } from "../tasks/index.js";
 import type { DueSource } from "../scheduling/index.js";
 import { resumeDecidedApproval } from "./approval-resume.js";
+import { highestActivation, settleRuntime, unpark } from "./parking.js";
 import type { ProactiveFlow } from "./proactive.js";
 import { answeredMessage, answerRange, handOverToWaitingTask, unansweredFrom } from "./turn.js";
 import { initialTrigger, triggerText, type WakeupFlow } from "./wakeup.js";
@@ -100,7 +101,8 @@ export class TaskRunner implements DueSource<ClaimedTask> {
     const checkpoint = parseCheckpoint(task);
     const person = await store.persons.getPerson(task.personId);
     if (!person) return this.release(task, { status: "cancelled", reason: "person no longer exists" });
-    const previous = runtimeOf(checkpoint);
+    // A decided card of recurring work resumes the activation parked with it (core/runtime/parking.ts).
+    const previous = unpark(runtimeOf(checkpoint), checkpoint.input);
 
     // A new activation starts from the stored input (what resumed the task) or from what the task is.
     let trigger: Trigger;
@@ -113,6 +115,8 @@ export class TaskRunner implements DueSource<ClaimedTask> {
       // A change a watch waited for is held while the person or its goal is paused (never skipped as late).
       if (trigger.kind === "change" && (await this.deps.wakeups.gate(task, checkpoint, person, this.deps.clock.now())).action !== "run") return;
     }
+    // The denial that resumed it tripped the breaker: the task pauses without another model call.
+    if (trigger.kind === "approval" && trigger.paused !== undefined) return this.pause(task, checkpoint, previous, trigger.paused);
     const model = this.deps.model();
     if (!model) return this.withoutModel(task, checkpoint, previous, trigger, person);
     await this.activate(task, checkpoint, previous, trigger, person, model);
@@ -125,7 +129,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
       ? // Every resumption gets fresh idempotency keys (r<resumes>); a decided approval also starts a new round of output.
         { ...previous, trigger, resumes: previous.resumes + 1, sessionId: previous.sessionId ?? newSessionId(), ...(resumedByInput && { round: previous.round + 1, approvalId: null }) }
       : {
-          activation: previous.activation + 1,
+          activation: highestActivation(previous) + 1,
           resumes: 0,
           open: true,
           round: 0,
@@ -134,6 +138,8 @@ export class TaskRunner implements DueSource<ClaimedTask> {
           horizonSeq: await store.conversation.lastSeq(person.id),
           hideUserFrom: answerRange(checkpoint, trigger) ? null : await unansweredFrom(store, person),
           sessionId: newSessionId(),
+          ...(previous.pausedAt !== undefined && { pausedAt: previous.pausedAt }),
+          ...(previous.parked !== undefined && { parked: previous.parked }),
         };
     const saved = await store.tasks.saveCheckpoint({ taskId: task.id, owner, cursor: task.cursor, checkpoint: toStored(checkpoint, { runtime, input: null }), now: clock.now(), leaseMs });
     const origin = runtime.origin ?? trigger;
@@ -160,6 +166,8 @@ export class TaskRunner implements DueSource<ClaimedTask> {
           view: { horizonSeq: runtime.horizonSeq ?? Number.MAX_SAFE_INTEGER, answer, hideUserFrom: runtime.hideUserFrom ?? null },
           originMessageId: answered?.id ?? null,
           inherited: inheritedOf(checkpoint, goal),
+          // Work that lives on (a cron job, a check-in, a watch that is not once): its own denials carry 24 h.
+          recurring: nextOccurrence(checkpoint, clock.now()) !== null || nextChangeWait(checkpoint, undefined) !== null,
         },
       );
     } finally {
@@ -184,10 +192,12 @@ export class TaskRunner implements DueSource<ClaimedTask> {
     const { result, requests } = outcome;
     const origin = runtime.origin ?? { kind: "recovery" };
     const key = `${task.id}:a${runtime.activation}${runtime.round ? `p${runtime.round}` : ""}`;
-    const waitsForApproval = requests.approvalId !== null;
     // Waiting for an approval keeps the activation open: once decided it resumes with its history.
-    const after: RuntimeState = { ...runtime, open: waitsForApproval, approvalId: requests.approvalId, resumes: waitsForApproval ? runtime.resumes : 0 };
-    const next = nextState(checkpoint, outcome, clock.now(), origin);
+    // Recurring work parks it instead and keeps its schedule (core/runtime/parking.ts).
+    const { after, waitFor, watch } = settleRuntime(runtime, requests, nextOccurrence(checkpoint, clock.now()) !== null, clock.now());
+    const waitsForApproval = requests.approvalId !== null;
+    if (requests.pause !== null && requests.approvalId === null) await this.auditPause(task, requests.pause);
+    const next = nextState(checkpoint, { ...outcome, requests: { ...requests, approvalId: waitFor } }, clock.now(), origin);
     const text = result.kind === "reply" ? result.text : null;
     // The person is told plainly; the operator needs the why (the model endpoint failed).
     if (result.kind === "error") {
@@ -204,7 +214,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
       });
       this.deps.outbox.poke();
       if (next.status === "waiting" && next.wait.kind === "change") this.deps.watchArmed?.(person.id);
-      await this.afterRelease(requests.approvalId);
+      await this.afterRelease(watch);
       return;
     }
     const goal = task.goalId ? await store.goals.getGoal(task.goalId) : null;
@@ -226,7 +236,33 @@ export class TaskRunner implements DueSource<ClaimedTask> {
       await store.tasks.transitionTask({ taskId: task.id, owner, to: next, now: clock.now() });
     });
     if (next.status === "waiting" && next.wait.kind === "change") this.deps.watchArmed?.(person.id);
-    await this.afterRelease(requests.approvalId);
+    await this.afterRelease(watch);
+  }
+
+  /**
+   * Pauses a task the denial breaker stopped (core/approvals/denials.ts): its activation ends as it
+   * is, it remembers when (so denials before count no more once resumed), and it is held until the
+   * person resumes it — or, a turn, ends. The person was told when the breaker tripped.
+   */
+  private async pause(task: Task, checkpoint: TaskCheckpoint, previous: RuntimeState, why: "task" | "person"): Promise<void> {
+    const { store, clock, owner, leaseMs } = this.deps;
+    const now = clock.now();
+    const runtime: RuntimeState = { ...previous, open: false, approvalId: null, resumes: 0, pausedAt: now.toISOString() };
+    await store.transaction(async () => {
+      await store.tasks.saveCheckpoint({ taskId: task.id, owner, cursor: task.cursor, checkpoint: toStored(checkpoint, { runtime, input: null }), now, leaseMs });
+      await store.tasks.transitionTask({ taskId: task.id, owner, to: pausedState(checkpoint, now), now });
+    });
+    await this.auditPause(task, why);
+  }
+
+  private async auditPause(task: Task, why: "task" | "person"): Promise<void> {
+    await this.deps.store.audit.appendAudit({
+      personId: task.personId,
+      kind: "task.paused",
+      summary: `Paused “${task.title}”: ${why === "task" ? "you denied several of its requests" : "you denied several requests within an hour"}${task.kind === "turn" ? "" : " (/resume lets it run again)"}`,
+      data: { taskId: task.id, breaker: why },
+      at: this.deps.clock.now(),
+    });
   }
 
   /** The person may have answered the approval while the activation still ran: resume at once then. */

@@ -250,6 +250,8 @@ export interface ApprovalRepository {
   expireApprovals(now: Date): Promise<ApprovalRequest[]>;
   /** Every request of a task (any status), oldest first. */
   listTaskApprovals(taskId: TaskId): Promise<ApprovalRequest[]>;
+  /** The person's denied requests decided at or after `since`, in the order they were decided. */
+  listDeniedApprovals(personId: PersonId, since: Date): Promise<ApprovalRequest[]>;
 }
 
 /**

@@ -282,11 +282,16 @@ export interface ClaimedTask {
   dueAt: Date;
 }
 
-/** Which waiting task `resumeWaitingTask` may resume: the wait it must still be in. */
+/**
+ * Which waiting task `resumeWaitingTask` may resume: the wait it must still be in. `time`: a
+ * recurring job between occurrences, resumed early because the call it parked (a decided approval
+ * card) can go on (issue 18 item 9).
+ */
 export type WaitMatch =
   | { kind: "event"; hookId: HookId }
   | { kind: "approval"; approvalId: ApprovalId }
   | { kind: "reply" }
+  | { kind: "time" }
   | { kind: "change"; afterSeq: number };
 
 /** One entry of a task's tool-call journal: the intent is written before the call, the result after. */

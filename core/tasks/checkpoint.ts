@@ -32,13 +32,21 @@ export const triggerSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("checkin"), dueAt: isoDate }),
   z.object({ kind: z.literal("event"), hookId: z.string(), description: z.string(), observations: z.array(observationSchema) }),
   z.object({ kind: z.literal("change"), seq: z.number().int().min(0), connectionId: z.string(), description: z.string(), observations: z.array(observationSchema) }),
-  z.object({ kind: z.literal("approval"), approvalId: z.string(), outcome: z.enum(["approved", "denied", "expired"]), summary: z.string(), scope: z.string().nullable() }),
+  z.object({
+    kind: z.literal("approval"),
+    approvalId: z.string(),
+    outcome: z.enum(["approved", "denied", "expired"]),
+    summary: z.string(),
+    scope: z.string().nullable(),
+    /** This denial tripped the denial breaker (core/approvals/denials.ts): the task is paused, not resumed. */
+    paused: z.enum(["task", "person"]).optional(),
+  }),
   z.object({ kind: z.literal("recovery") }),
 ]);
 export type Trigger = z.infer<typeof triggerSchema>;
 
 /** Bookkeeping of the task's current (or last) activation. */
-export const runtimeSchema = z.object({
+const runtimeFields = z.object({
   /** Number of the current (or last) activation, from 1. */
   activation: z.number().int().min(0),
   /** How often the current activation was resumed after an interruption. */
@@ -59,8 +67,20 @@ export const runtimeSchema = z.object({
   hideUserFrom: z.number().int().min(0).nullish(),
   /** The activation's session (kept across its resumptions, so session grants still apply after an approval). */
   sessionId: z.string().optional(),
+  /** When the denial breaker last paused the task (ISO): denials before it no longer count once it is resumed. */
+  pausedAt: isoDate.optional(),
+  /** Highest activation number ever started (a parked activation may be resumed after later ones). */
+  lastActivation: z.number().int().min(0).optional(),
 });
+
+/**
+ * The runtime state, and — for recurring work — the activation **parked** while its approval card
+ * waits (issue 18 item 9): the job's later occurrences run as new activations meanwhile, and the
+ * decision resumes the parked one (its own history and journal) as one pending call.
+ */
+export const runtimeSchema = runtimeFields.extend({ parked: runtimeFields.optional() });
 export type RuntimeState = z.infer<typeof runtimeSchema>;
+export type ParkedRuntime = z.infer<typeof runtimeFields>;
 
 const common = { runtime: runtimeSchema.optional(), input: triggerSchema.nullish() };
 

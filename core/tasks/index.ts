@@ -17,6 +17,7 @@ export {
   type Inherited,
   type JobProvenance,
   type OnChange,
+  type ParkedRuntime,
   type RuntimeState,
   type TaskCheckpoint,
   type Trigger,

@@ -69,8 +69,9 @@ export function nextWakeAt(task: Task): Date | null {
   return null;
 }
 
+/** A memory item for the web app; `taint` says it was made from outside content, and from which (null: the person's own words). */
 function memoryJson(m: MemoryItem) {
-  return { id: m.id, kind: m.kind, text: m.text, confidence: m.confidence, provenance: m.provenance, expiresAt: m.expiresAt?.toISOString() ?? null, createdAt: m.createdAt.toISOString(), updatedAt: m.updatedAt.toISOString() };
+  return { id: m.id, kind: m.kind, text: m.text, confidence: m.confidence, provenance: m.provenance, taint: m.taint ? { source: m.taint.source } : null, expiresAt: m.expiresAt?.toISOString() ?? null, createdAt: m.createdAt.toISOString(), updatedAt: m.updatedAt.toISOString() };
 }
 
 /**

@@ -473,6 +473,7 @@ export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
     { key: { personId: 1, status: 1, _id: 1 }, name: "person_status" },
     { key: { taskId: 1, _id: 1 }, name: "task_created" },
     { key: { status: 1, expiresAt: 1 }, name: "status_expires" },
+    { key: { personId: 1, status: 1, decidedAt: 1, _id: 1 }, name: "person_status_decided" },
   ],
   audit: [{ key: { personId: 1, at: -1, _id: -1 }, name: "person_newest" }],
   outbox: [

@@ -154,7 +154,7 @@ export class MongoTaskRepository implements TaskRepository {
           ? { kind: "approval", approvalId: input.wait.approvalId }
           : input.wait.kind === "change"
             ? { kind: "change", afterSeq: input.wait.afterSeq }
-            : { kind: "reply" };
+            : { kind: input.wait.kind };
     const doc = await this.tasks.findOneAndUpdate(resumeWaitingFilter(input.taskId, wait, current.checkpoint), resumeWaitingUpdate(checkpoint, input.now));
     return doc === null ? null : toTask(doc);
   }

@@ -223,6 +223,13 @@ export const migrations: readonly Migration[] = [
     name: "tasks wait for connection changes",
     up: migrateChangeWait,
   },
+  {
+    version: 80,
+    name: "denied approval requests by person and decision time (issue 18: denials outlive their card)",
+    up(db) {
+      db.exec("CREATE INDEX approvals_denied_by_person ON approvals (person_id, decided_at, id) WHERE status = 'denied'");
+    },
+  },
 ];
 
 /** What `migrate` did. */
