@@ -11,6 +11,9 @@ import { digestJobName } from "../core/notify/index.js";
 import type { Logger } from "../core/log/index.js";
 import type { JobContext, Scheduler } from "../core/scheduling/index.js";
 
+/** Job names Familiar no longer uses (round 1 kept wake-ups and retries in Agenda); purged at start. */
+export const retiredJobNames = ["task.wake", "task.resume", "outbox.deliver"] as const;
+
 /** How long processed platform update ids are kept, ms: Telegram redelivers for up to 24 h, Slack retries within minutes. */
 export const inboundRetentionMs = 14 * 24 * 60 * 60 * 1000;
 

@@ -11,5 +11,5 @@
 export { gateAsk, requestDetails } from "./asking.js";
 export { coveredPlace, methodClass, placesOf, BREAKER_WINDOW_MS, DENIAL_CARRY_MS, MAX_DENIALS_PER_PERSON, MAX_DENIALS_PER_TASK } from "./denials.js";
 export { ApprovalCards } from "./card-issuer.js";
-export { ApprovalDesk, isApprovalButtonId, statusOf } from "./desk.js";
+export { ApprovalDesk, isApprovalButtonId, statusOf, type Presser } from "./desk.js";
 export { summariseAction, summariseDescribed } from "./summary.js";

@@ -12,6 +12,7 @@ import {
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log/index.js";
 import type { DueSource } from "../scheduling/index.js";
+import { Outbound } from "./outbound.js";
 import type { Store, ChannelName, DeliveryProgress, Identity, OutboxMessage } from "../storage/index.js";
 
 /** Attempts before a transient failure becomes permanent (with the backoff below: about 2.5 hours). */
@@ -71,7 +72,12 @@ export interface OutboxDeliveryDeps {
  * "sending" by a dead process are all found by one claim.
  */
 export class OutboxDelivery implements DueSource<OutboxMessage> {
-  constructor(private readonly deps: OutboxDeliveryDeps) {}
+  /** The delivery's own notices (a part that may not have arrived): this loop looks again after every row, so they need no wake. */
+  private readonly notices: Outbound;
+
+  constructor(private readonly deps: OutboxDeliveryDeps) {
+    this.notices = new Outbound({ store: deps.store, clock: deps.clock, wake: () => undefined });
+  }
 
   nextDueAt(): Promise<Date | null> {
     return this.deps.store.outbox.nextDueAt();
@@ -115,7 +121,7 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
         data: { outboxId: message.id, channel: target.channel, parts: platformIds.length, uncertain: progress.uncertain.length, start: message.text.slice(0, 80) },
       });
       if (progress.uncertain.length > 0) {
-        await store.outbox.enqueueOutbound({ personId: message.personId, channel: target.channel, deliveryKey: `${message.deliveryKey}:uncertain`, text: uncertainNotice }, clock.now());
+        await this.notices.queue({ personId: message.personId, channel: target.channel, deliveryKey: `${message.deliveryKey}:uncertain`, text: uncertainNotice });
       }
       this.deps.onDelivered?.(delivered);
     } catch (err) {

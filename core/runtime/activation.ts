@@ -43,7 +43,7 @@ export interface ActivationDeps {
   budget: number;
   maxSteps: number;
   /** Tools every activation has. */
-  tools: ToolDefinition[];
+  tools: readonly ToolDefinition[];
   /** Wraps each call (Sentinel); the journal wraps outside it. Gets the activation's starting taint. */
   gate?: (
     inner: ExecuteTool,

@@ -1,10 +1,11 @@
 import type { InboundOutcome, InboundPress } from "../channels/index.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log/index.js";
+import type { Outbound } from "../outbox/index.js";
 import type { Scheduler } from "../scheduling/index.js";
-import { ApprovalDesk, isApprovalButtonId, statusOf, ApprovalCards } from "../approvals/index.js";
+import { ApprovalDesk, isApprovalButtonId, statusOf, ApprovalCards, type Presser } from "../approvals/index.js";
 import type { SentinelClock, SessionTracker } from "../policy/index.js";
-import type { Store, ApprovalRequest, Identity, Person, Task } from "../storage/index.js";
+import type { Store, ApprovalRequest, ChannelName, Identity, Person, Task } from "../storage/index.js";
 import type { ApprovalId, TaskId } from "../ids.js";
 import { parseCheckpoint, runtimeOf, type Trigger } from "../tasks/index.js";
 
@@ -27,8 +28,8 @@ export class ApprovalFlow {
       store: Store;
       clock: Clock;
       logger: Logger;
-      /** Wakes the outbox's delivery loop (a card or its update was queued). */
-      outbox: { poke(): void };
+      /** Where cards and their updates are queued (the one outbound door). */
+      outbound: Pick<Outbound, "queue" | "wake">;
       scheduler: Scheduler;
       /** Wakes the task loop (a waiting task became due). */
       tasks: { poke(): void };
@@ -37,14 +38,14 @@ export class ApprovalFlow {
     },
   ) {
     this.desk = new ApprovalDesk({ store: deps.store, clock: deps.sentinel.clock, sessions: deps.sentinel.sessions, denialsFrom: (taskId) => denialsFromOf(deps.store, taskId) });
-    this.cards = new ApprovalCards({ store: deps.store, clock: deps.sentinel.clock });
+    this.cards = new ApprovalCards({ store: deps.store, clock: deps.sentinel.clock, outbound: deps.outbound });
   }
 
   /** Sentinel stored a request: send the card (its buttons stored with it) and schedule its expiry. */
   requested = async (request: ApprovalRequest): Promise<void> => {
     await this.cards.issue(request);
     await this.deps.scheduler.schedule({ name: approvalExpiryJobName, key: request.id, data: { approvalId: request.id }, timing: { kind: "at", at: request.expiresAt } });
-    this.deps.outbox.poke();
+    this.deps.outbound.wake();
   };
 
   /**
@@ -74,22 +75,36 @@ export class ApprovalFlow {
   /** Press handler for the inbound flow: null when the button is not an approval button. */
   press = async (press: InboundPress, person: Person | null, _identity: Identity | null): Promise<InboundOutcome | null> => {
     if (!isApprovalButtonId(press.buttonId)) return null;
-    const result = await this.desk.decidePress({
-      buttonId: press.buttonId,
-      presser: { channel: press.channel, accountId: press.accountId, personId: person?.id ?? null, address: press.address, messageRef: press.messageRef, ...(press.groupId !== undefined && { groupId: press.groupId }) },
-    });
+    return this.decidePress(press.buttonId, { channel: press.channel, accountId: press.accountId, personId: person?.id ?? null, address: press.address, messageRef: press.messageRef, ...(press.groupId !== undefined && { groupId: press.groupId }) });
+  };
+
+  /**
+   * A decision made in the web app's list of approvals: `buttonId` is one of the buttons the card
+   * showed, `via` the card's copy where the person decided (their chat log). The same checks as a
+   * press on the card — the decider is the owner, the request pending and unexpired, first answer
+   * wins — and the same outcome; idempotent per `actionId` (a retried request answers "duplicate").
+   */
+  decide = async (input: { person: Person; buttonId: string; via: { channel: ChannelName; accountId: string; messageRef: string }; actionId: string }): Promise<InboundOutcome> => {
+    const { person, buttonId, via } = input;
+    if (!(await this.deps.store.inbound.markUpdateProcessed(via.channel, `${via.accountId}:${input.actionId}`, this.deps.clock.now()))) return { status: "duplicate" };
+    if (!isApprovalButtonId(buttonId)) return { status: "handled", notice: "That button is no longer active." };
+    return this.decidePress(buttonId, { channel: via.channel, accountId: via.accountId, personId: person.id, address: via.accountId, messageRef: via.messageRef });
+  };
+
+  private async decidePress(buttonId: string, presser: Presser): Promise<InboundOutcome> {
+    const result = await this.desk.decidePress({ buttonId, presser });
     const request = result.request;
     if (request && result.status) {
       await this.cards.settle(request, result.status, result.outcome);
       // A denial that trips the breaker pauses its task (core/approvals/denials.ts); the person is told once.
       if (result.paused) await this.cards.tellPaused(request, result.paused);
-      this.deps.outbox.poke();
+      this.deps.outbound.wake();
     }
     if (request && (result.outcome === "approved" || result.outcome === "denied" || result.outcome === "expired")) {
       await this.resume(request, result.paused);
     }
     return { status: "handled", notice: result.notice };
-  };
+  }
 
   /** The delivered card of a pending request, for the web app's list of approvals (see `ApprovalCards.delivered`). */
   deliveredCard(request: ApprovalRequest) {
@@ -103,7 +118,7 @@ export class ApprovalFlow {
       await this.cards.settle(request, statusOf(request), "expired");
       await this.resume(request);
     }
-    if (expired.length > 0) this.deps.outbox.poke();
+    if (expired.length > 0) this.deps.outbound.wake();
     return expired.length;
   }
 

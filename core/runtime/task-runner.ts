@@ -21,6 +21,7 @@ import {
   type TaskCheckpoint,
   type Trigger,
 } from "../tasks/index.js";
+import type { Outbound } from "../outbox/index.js";
 import type { DueSource } from "../scheduling/index.js";
 import { resumeDecidedApproval } from "./approval-resume.js";
 import { highestActivation, settleRuntime, unpark } from "./parking.js";
@@ -38,11 +39,11 @@ export interface TaskRunnerDeps {
   /** The configured model, read per activation (it can be set up while Familiar runs). */
   model: () => ModelClient | null;
   activation: Omit<ActivationDeps, "model" | "tools" | "store" | "clock">;
-  tools: () => ToolDefinition[];
+  tools: () => readonly ToolDefinition[];
   wakeups: WakeupFlow;
   proactive: ProactiveFlow;
-  /** Wakes the outbox's delivery loop (a reply was queued). */
-  outbox: { poke(): void };
+  /** Where replies are queued (the one outbound door). */
+  outbound: Pick<Outbound, "queue" | "wake">;
   /** Wakes the task loop (a task became due). */
   poke: () => void;
   /** Shows typing on the channel the person wrote from while a turn runs; returns the stop function. */
@@ -212,7 +213,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
         await store.tasks.saveCheckpoint({ taskId: task.id, owner, cursor: task.cursor, checkpoint: toStored(checkpoint, { runtime: after, input: null }), now: clock.now(), leaseMs });
         await store.tasks.transitionTask({ taskId: task.id, owner, to: next, now: clock.now() });
       });
-      this.deps.outbox.poke();
+      this.deps.outbound.wake();
       if (next.status === "waiting" && next.wait.kind === "change") this.deps.watchArmed?.(person.id);
       await this.afterRelease(watch);
       return;
@@ -274,7 +275,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
   private async say(person: Person, text: string, deliveryKey: string, channel: ConversationMessage["channel"] | null, task: Task | null): Promise<void> {
     const { store, clock } = this.deps;
     const now = clock.now();
-    const row = await store.outbox.enqueueOutbound({ personId: person.id, deliveryKey, text, ...(channel && { channel }) }, now);
+    const row = await this.deps.outbound.queue({ personId: person.id, deliveryKey, text, ...(channel && { channel }) }, { wake: false, now });
     if (row.createdAt.getTime() === now.getTime() && row.text === text) {
       await store.conversation.appendMessage({ personId: person.id, role: "assistant", channel: channel ?? "local", text, taskId: task?.id ?? null });
     }
@@ -292,7 +293,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
         await this.say(person, failureText("no_model", this.deps.setupUrl?.()), `reply:${key}`, answered?.channel ?? null, null);
         await store.tasks.transitionTask({ taskId: task.id, owner: this.deps.owner, to: { status: "done", result: null }, now: clock.now() });
       });
-      this.deps.outbox.poke();
+      this.deps.outbound.wake();
       return;
     }
     await this.deps.proactive.remindWithoutModel({ task, checkpoint, origin, key, person });

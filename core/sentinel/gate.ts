@@ -136,6 +136,17 @@ export class Sentinel {
     this.sessions = deps.sessions ?? new SessionTracker(deps.store);
   }
 
+  /** An activation's gate (the runtime's `ActivationDeps.gate`): `wrap` with the activation's taint and job-chain depth. */
+  gate = (inner: ExecuteTool, activation: { tainted: boolean; taintSource: string | null; chainDepth: number; sessionId: string; denialsFrom?: Date | null; recurring?: boolean }): ExecuteTool =>
+    this.wrap(inner, {
+      tainted: activation.tainted,
+      chainDepth: activation.chainDepth,
+      sessionId: activation.sessionId,
+      denialsFrom: activation.denialsFrom ?? null,
+      recurring: activation.recurring === true,
+      ...(activation.taintSource !== null && { taintSource: activation.taintSource }),
+    });
+
   /**
    * Returns an {@link ExecuteTool} for `runToolLoop`. Create one per activation: it remembers that
    * the activation became tainted (a tool returned `untrusted` content) and what that content was,

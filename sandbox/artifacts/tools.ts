@@ -10,9 +10,9 @@
  * (see FileTaints), carries it; the list says so.
  */
 import { z } from "zod";
-import type { Clock } from "../../core/clock.js";
 import { asId, type PersonId } from "../../core/ids.js";
-import type { Artifact, ArtifactKind, OutboxRepository, Taint } from "../../core/storage/index.js";
+import type { Outbound } from "../../core/outbox/index.js";
+import type { Artifact, ArtifactKind, Taint } from "../../core/storage/index.js";
 import { defineTool, type ToolContext, type ToolDefinition, type ToolResult } from "../../core/tools/index.js";
 import { FileTaints, JailError } from "../workspace/index.js";
 import { ARTIFACT_KINDS } from "./kinds.js";
@@ -23,10 +23,8 @@ import { ARTIFACTS_FOLDER, type ArtifactShelf } from "./shelf.js";
 /** What the artifact tools need from the composition root. */
 export interface ArtifactToolsDeps {
   shelf: ArtifactShelf;
-  outbox: Pick<OutboxRepository, "enqueueOutbound">;
-  clock: Clock;
-  /** Starts delivery of the person's outbox. */
-  deliver: (personId: PersonId) => Promise<void>;
+  /** Where the message with the artifact is queued (the one outbound door). */
+  outbound: Pick<Outbound, "queue">;
   printPdf: PdfPrinter;
   /** The URL of an artifact's own page when the web app is reachable from the person's devices (PUBLIC_URL), else null. */
   pageUrl: (artifact: Artifact) => string | null;
@@ -154,8 +152,7 @@ export function artifactTools(deps: ArtifactToolsDeps): ToolDefinition[] {
       if (artifact === null) return { ok: false, code: "not_found", error: `There is no artifact ${args.id}${args.version ? ` with a version ${args.version}` : ""}; nothing was sent. Use artifact_list.` };
       const url = deps.pageUrl(artifact);
       const text = [args.text?.trim(), url ? `Open it: ${url}` : ""].filter(Boolean).join("\n\n");
-      await deps.outbox.enqueueOutbound({ personId: context.personId, deliveryKey: `artifact:${context.idempotencyKey}`, text, attachments: [artifact.id] }, deps.clock.now());
-      deps.deliver(context.personId).catch(() => undefined);
+      await deps.outbound.queue({ personId: context.personId, deliveryKey: `artifact:${context.idempotencyKey}`, text, attachments: [artifact.id] });
       return { ok: true, content: `Sending “${artifact.title}” (version ${artifact.version}, ${artifact.name}) to the person${url ? ` with a link to ${url}` : ""}.` };
     },
   });

@@ -16,6 +16,7 @@ import { SentinelViews } from "../../../core/sentinel/views.js";
 import { openSqliteStore, type SqliteStore } from "../../../core/storage/sqlite/index.js";
 import type { ApprovalRequest } from "../../../core/storage/types.js";
 import { defineTool, type ToolContext, type ToolDefinition, type ToolResult } from "../../../core/tools/tool.js";
+import { Outbound } from "../../../core/outbox/index.js";
 
 let dir: string;
 let store: SqliteStore;
@@ -51,7 +52,7 @@ function open(): void {
   clock = new SentinelClock(store, wall);
   sessions = new SessionTracker(store);
   sentinel = new Sentinel({ store, egress: new EgressGuard(), onApprovalRequested: (r) => void requested.push(r), now: wall, clock, sessions });
-  cards = new ApprovalCards({ store, clock });
+  cards = new ApprovalCards({ store, clock, outbound: new Outbound({ store, clock: { now: wall }, wake: () => undefined }) });
   desk = new ApprovalDesk({ store, clock, sessions });
 }
 
