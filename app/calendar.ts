@@ -6,9 +6,9 @@ import { join } from "node:path";
 import type { MongoClient } from "mongodb";
 import type { Clock } from "../core/clock.js";
 import type { Config } from "../core/config/index.js";
-import { connectionSecretName, type Connections } from "../core/connections/index.js";
+import type { Connections } from "../core/connections/index.js";
 import { EgressGuard } from "../core/egress/index.js";
-import type { ConnectionId, PersonId } from "../core/ids.js";
+import type { PersonId } from "../core/ids.js";
 import type { Logger } from "../core/log/index.js";
 import type { Notifier } from "../core/notify/index.js";
 import type { Scheduler } from "../core/scheduling/index.js";
@@ -54,11 +54,13 @@ export async function wireCalendar(deps: { config: Config; dataDir: string; stor
     calendarStore = sqlite;
     close = async () => sqlite.close();
   }
-  const httpFor = (connectionId: string | null): CalendarHttp =>
+  const httpFor = (credential: string | null): CalendarHttp =>
     new EgressGuard({
       privateHostsAllowed: deps.config.PRIVATE_HOSTS_ALLOWED,
-      outboundCheck: (texts, origin) =>
-        deps.vault.unboundIn(texts, origin).filter((name) => (connectionId === null ? !name.startsWith("connection.") : name !== connectionSecretName(connectionId as ConnectionId))),
+      // The connection's own password goes to its server on purpose (whichever vault entries hold the
+      // same value: one app password for mail and calendar, an account two persons share); any other
+      // vault value is refused as everywhere else.
+      outboundCheck: (texts, origin) => deps.vault.unboundIn(texts, origin, credential === null ? [] : [credential]),
     });
   let service: CalendarService | null = null;
   const kinds = calendarKinds({ httpFor, changed: async (id, connection) => service?.changed(id, connection) });

@@ -65,8 +65,11 @@ const WRITE: CapabilityInfo = {
 
 /** What the kinds need: the network door for a connection, and what to do when one changes. */
 export interface CalendarKindDeps {
-  /** The egress path for a connection's requests (its own credential is allowed to its server). */
-  httpFor(connectionId: ConnectionId | null): CalendarHttp;
+  /**
+   * The egress path for requests that carry `credential` (a connection's own password) on purpose
+   * to the connection's server; null for requests that must carry no vault value at all (feeds).
+   */
+  httpFor(credential: string | null): CalendarHttp;
   /** A connection of a calendar kind was made, changed or removed (null): start or stop its sync. */
   changed(id: ConnectionId, connection: Connection | null): Promise<void>;
 }
@@ -112,7 +115,7 @@ export function calendarKinds(deps: CalendarKindDeps): ConnectionKind[] {
       if (!parsed.success) return { ok: false, problems: [parsed.error.issues.map((i) => i.message).join("; ")] };
       if (!secret) return { ok: false, problems: ["the app password is missing"] };
       try {
-        const calendars = await new CaldavClient({ serverUrl: parsed.data.url, username: parsed.data.user, password: secret }, deps.httpFor(null)).calendars();
+        const calendars = await new CaldavClient({ serverUrl: parsed.data.url, username: parsed.data.user, password: secret }, deps.httpFor(secret)).calendars();
         if (calendars.length === 0) return { ok: false, problems: ["the account works, but it has no calendars with events"] };
         return { ok: true, summary: `Found ${calendars.length} ${calendars.length === 1 ? "calendar" : "calendars"}: ${calendars.map((c) => quote(c.name, 60)).join(", ")}.` };
       } catch (error) {

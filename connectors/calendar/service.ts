@@ -36,7 +36,11 @@ export interface CalendarServiceDeps {
   scheduler: Pick<Scheduler, "schedule" | "cancel">;
   /** Wakes the watches of a person after changes were recorded. */
   pokeWatches(personId: PersonId): void;
-  httpFor(connectionId: ConnectionId | null): CalendarHttp;
+  /**
+   * The egress path for requests that carry `credential` (a connection's own password) on purpose
+   * to the connection's server; null for requests that must carry no vault value at all (feeds).
+   */
+  httpFor(credential: string | null): CalendarHttp;
   clock: Clock;
   logger: Logger;
   /** Sync intervals, ms: CalDAV accounts and feeds. */
@@ -111,10 +115,9 @@ export class CalendarService {
     if (!connection.capabilities.includes("read")) return null;
     const personId = connection.personId;
     const zone = (await this.deps.core.persons.getPerson(personId))?.timeZone ?? "UTC";
-    const syncDeps = { store: this.deps.store, http: this.deps.httpFor(id), clock, caldav: this.deps.caldav };
     let outcome: SyncOutcome;
     try {
-      outcome = connection.kind === "caldav" ? await this.syncCaldav(connection, syncDeps) : await this.syncFeed(connection, syncDeps);
+      outcome = connection.kind === "caldav" ? await this.syncCaldav(connection) : await this.syncFeed(connection);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       await connections.setStatus(id, { ...connection.status, state: "error", mode: "polling", lastError: message, checkedAt: clock.now() });
@@ -131,15 +134,17 @@ export class CalendarService {
     return outcome;
   }
 
-  private async syncCaldav(connection: Connection, deps: Parameters<typeof syncCaldavSource>[0]): Promise<SyncOutcome> {
+  private async syncCaldav(connection: Connection): Promise<SyncOutcome> {
     const settings = caldavSettingsSchema.parse(connection.settings);
     const password = this.deps.connections.secretOf(connection);
     if (password === null) throw new Error("the app password is missing from the vault; connect the calendar again");
+    const deps = { store: this.deps.store, http: this.deps.httpFor(password), clock: this.deps.clock, caldav: this.deps.caldav };
     return syncCaldavSource(deps, connection.personId, connection.id, { serverUrl: settings.url, username: settings.user, password });
   }
 
-  private async syncFeed(connection: Connection, deps: Parameters<typeof syncFeedSource>[0]): Promise<SyncOutcome> {
+  private async syncFeed(connection: Connection): Promise<SyncOutcome> {
     const settings = icsSettingsSchema.parse(connection.settings);
+    const deps = { store: this.deps.store, http: this.deps.httpFor(null), clock: this.deps.clock };
     return syncFeedSource(deps, connection.personId, connection.id, settings.url, settings.name);
   }
 

@@ -239,15 +239,17 @@ export class SecretVault {
 
   /**
    * The outbound check: names of the secrets whose value (in any encoding) appears in `texts` although
-   * `destinationOrigin` is not one of their bound origins. Every owner's secrets count.
+   * `destinationOrigin` is not one of their bound origins. Every owner's secrets count, except those
+   * whose value is one of `sentOnPurpose`: the credential the caller sends to this destination on
+   * purpose (a connection's own password to its own server), which another entry may hold as well.
    */
-  unboundIn(texts: readonly string[], destinationOrigin: string): string[] {
+  unboundIn(texts: readonly string[], destinationOrigin: string, sentOnPurpose: readonly string[] = []): string[] {
     const origin = originOf(destinationOrigin);
     const out = new Set<string>();
     for (const [k, e] of this.entries) {
       if (origin !== null && e.origins.includes(origin)) continue;
       const value = this.values.get(k);
-      if (value === undefined) continue;
+      if (value === undefined || sentOnPurpose.includes(value)) continue;
       for (const text of texts) if (secretsIn(text, [{ value }]).length > 0) out.add(e.name);
     }
     return [...out];

@@ -50,7 +50,7 @@ afterAll(async () => {
 });
 
 /** Starts the app with ana's CalDAV account (read and write) and the school feed. */
-async function start(extra: Record<string, string> = {}): Promise<TestApp> {
+async function start(extra: Record<string, string> = {}, more: Record<string, unknown>[] = []): Promise<TestApp> {
   const file = join(tmpdir(), `familiar-calendar-${process.pid}-${Date.now()}.json`);
   writeFileSync(
     file,
@@ -58,6 +58,7 @@ async function start(extra: Record<string, string> = {}): Promise<TestApp> {
       connections: [
         { person: "local:ana", kind: "caldav", url: radicale.url, user: radicale.user, password: radicale.password, capabilities: ["read", "write"] },
         { person: "local:ana", kind: "ics", url: `${feeds.origin}/school.ics`, name: "School" },
+        ...more,
       ],
     }),
   );
@@ -287,4 +288,21 @@ describe("calendar end to end", () => {
     await sleep(500);
     expect((await radicale.list(work)).length).toBe(objects);
   });
+
+  it("offers the model only the calendar tools of what the person granted", async () => {
+    // bo: the same account (a family's shared calendar: the same password in two persons' vaults),
+    // read only (the default); cy: no calendar at all.
+    await start({}, [{ person: "local:bo", kind: "caldav", url: radicale.url, user: radicale.user, password: radicale.password }]);
+    await synced(await personOf("bo"));
+    const offered = async (user: string): Promise<string[]> => {
+      const before = model.requests.length;
+      const line = `What is on my calendar, ${user}?`;
+      expect((await app!.say(user, line)).status).toBe(202);
+      const request = await until(() => model.requests.slice(before).find((r) => r.lastUserText?.includes(line)), `${user}'s request`, 20_000);
+      return request.toolNames.filter((n) => /calendar/.test(n)).sort();
+    };
+    expect(await offered("ana")).toEqual(["calendar_conflicts", "calendar_create", "calendar_delete", "calendar_list", "calendar_update", "watch_calendar"]);
+    expect(await offered("bo")).toEqual(["calendar_conflicts", "calendar_list", "watch_calendar"]);
+    expect(await offered("cy")).toEqual([]);
+  }, 60_000);
 });

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { calendarKinds } from "../../../connectors/calendar/kinds.js";
-import { CalendarService, CALENDAR_SYNC_JOB } from "../../../connectors/calendar/service.js";
+import { CalendarService, CALENDAR_SYNC_JOB, type CalendarServiceDeps } from "../../../connectors/calendar/service.js";
 import { SqliteCalendarStore } from "../../../connectors/calendar/sqlite-store.js";
 import { ConnectDesk, Connections } from "../../../core/connections/index.js";
 import { CommandRegistry, registerConnectCommands } from "../../../core/inbound/index.js";
@@ -30,6 +30,7 @@ let core: SqliteStore;
 let calendars: SqliteCalendarStore;
 let connections: Connections;
 let service: CalendarService;
+let serviceDeps: CalendarServiceDeps;
 let person: PersonId;
 /** What the service asked of the scheduler (a recording stand-in for Agenda). */
 let scheduled: ScheduleRequest[] = [];
@@ -69,7 +70,7 @@ beforeAll(async () => {
   };
   const kinds = calendarKinds({ httpFor: () => http, changed: (id, c) => service.changed(id, c) });
   connections = new Connections({ store: core, vault, clock, logger, kinds });
-  service = new CalendarService({
+  serviceDeps = {
     store: calendars,
     connections,
     core,
@@ -80,7 +81,8 @@ beforeAll(async () => {
     clock,
     logger,
     intervals: { caldavMs: 900_000, feedMs: 3_600_000 },
-  });
+  };
+  service = new CalendarService(serviceDeps);
   person = (await core.persons.createPerson({ displayName: "Ana" })).id;
 }, 60_000);
 
@@ -138,6 +140,19 @@ describe("calendar connections", () => {
     await service.sync(id);
     const changes = await core.changes.listChangesAfter({ personId: person, kind: "calendar.changed", afterSeq: latest, limit: 10 });
     expect(changes.map((c) => c.data)).toEqual([expect.objectContaining({ kind: "added", title: "Checkup", calendarName: "Home", sourceKind: "caldav" })]);
+
+    // A restart (a new process: its own calendar store and service over the same database) resumes
+    // incrementally from the stored sync token: only the change comes, nothing is listed in full.
+    const reopened = new SqliteCalendarStore({ path: join(dir, "familiar.db") });
+    try {
+      const again = new CalendarService({ ...serviceDeps, store: reopened });
+      await radicale.remove(`${radicale.home}home/checkup.ics`);
+      const resumed = await again.sync(id);
+      expect(resumed?.calendars).toEqual([expect.objectContaining({ name: "Home", full: false, deleted: 1, error: null })]);
+      expect(resumed?.changes.map((c) => `${c.kind} ${c.title}`)).toEqual(["removed Checkup"]);
+    } finally {
+      reopened.close();
+    }
 
     // Withdrawing write keeps the sync; withdrawing read stops it.
     await connections.setCapabilities(person, id, ["read"]);
