@@ -7,7 +7,6 @@
  */
 import type {
   ApprovalId,
-  ArtifactId,
   GoalId,
   GrantId,
   HookId,
@@ -23,8 +22,6 @@ import type {
   ApprovalChoice,
   ApprovalDecision,
   ApprovalRequest,
-  Artifact,
-  NewArtifact,
   AuditEvent,
   ChannelName,
   ClaimedTask,
@@ -73,6 +70,7 @@ import type {
   TaskStatus,
   WaitMatch,
 } from "./types.js";
+import type { ArtifactRepository } from "./artifacts.js";
 import type { ChangeRepository, ConnectionRepository } from "./connections.js";
 
 export interface PersonRepository {
@@ -394,27 +392,6 @@ export interface HookRepository {
   touchHook(id: HookId, now: Date): Promise<void>;
   /** Returns false when there was no such hook of that person. */
   deleteHook(personId: PersonId, id: HookId): Promise<boolean>;
-}
-
-/** Files a person keeps, in versions (their bytes live in the person's workspace). */
-export interface ArtifactRepository {
-  /**
-   * Records a version: a new artifact, or with `versionOf` the next version of that artifact (it
-   * becomes the latest). @throws NotFoundError when `versionOf` is not an artifact of that person
-   */
-  recordArtifact(input: NewArtifact): Promise<Artifact>;
-  /** Any version by its id. */
-  getArtifact(id: ArtifactId): Promise<Artifact | null>;
-  /** The person's artifacts (each one's latest version), newest first. */
-  listArtifacts(personId: PersonId, page?: PageRequest): Promise<Page<Artifact>>;
-  /** Every version of the artifact `seriesId` belongs to, oldest first (empty when there is none). */
-  listArtifactVersions(seriesId: ArtifactId): Promise<Artifact[]>;
-  /**
-   * Deletes one version (`scope: "version"`; the one before becomes the latest) or the whole
-   * artifact. Returns the versions deleted (their files are the caller's to remove); empty when
-   * `id` is not an artifact of that person.
-   */
-  deleteArtifact(personId: PersonId, id: ArtifactId, scope: "version" | "artifact"): Promise<Artifact[]>;
 }
 
 /** Status reported by `/healthz`. */

@@ -5,7 +5,7 @@
  * the artifact carries the page's URL as its taint.
  */
 import { z } from "zod";
-import type { Page } from "playwright-core";
+import type { Locator, Page } from "playwright-core";
 import type { PersonId } from "../../core/ids.js";
 import { ActionUnavailableError, defineTool, type ToolDefinition, type ToolResult } from "../../core/tools/index.js";
 import type { ArtifactSink } from "../artifacts/index.js";
@@ -23,6 +23,26 @@ export interface CaptureHelpers {
 }
 
 const fileSafe = (name: string) => name.replace(/[^\p{L}\p{N}._-]+/gu, "-").replace(/^[-.]+/, "").slice(0, 80) || "page";
+
+/** Blanks the page's secret fields for a print (their values held in the element), or puts them back. */
+async function blankFields(fields: Locator[], on: boolean): Promise<void> {
+  for (const field of fields) {
+    await field
+      .evaluateAll((els, hide) => {
+        // The browser's elements (no DOM types on the server): inputs have value and dataset.
+        for (const el of els as unknown as Array<{ value: string; dataset: Record<string, string | undefined> }>) {
+          if (hide) {
+            el.dataset.familiarHeld = el.value;
+            el.value = "";
+          } else if (el.dataset.familiarHeld !== undefined) {
+            el.value = el.dataset.familiarHeld;
+            delete el.dataset.familiarHeld;
+          }
+        }
+      }, on)
+      .catch(() => undefined);
+  }
+}
 
 /** `browser_screenshot` and `browser_pdf`. */
 export function captureTools(h: CaptureHelpers): [ToolDefinition, ToolDefinition] {
@@ -76,30 +96,12 @@ export function captureTools(h: CaptureHelpers): [ToolDefinition, ToolDefinition
     execute: (args, context) =>
       onPage(context.personId, async (session, page, url) => {
         const fields = secretFields(session, page);
-        const blank = async (on: boolean) => {
-          for (const field of fields) {
-            await field
-              .evaluateAll((els, hide) => {
-                // The browser's elements (no DOM types on the server): inputs have value and dataset.
-                for (const el of els as unknown as Array<{ value: string; dataset: Record<string, string | undefined> }>) {
-                  if (hide) {
-                    el.dataset.familiarHeld = el.value;
-                    el.value = "";
-                  } else if (el.dataset.familiarHeld !== undefined) {
-                    el.value = el.dataset.familiarHeld;
-                    delete el.dataset.familiarHeld;
-                  }
-                }
-              }, on)
-              .catch(() => undefined);
-          }
-        };
         let bytes: Buffer;
-        await blank(true);
+        await blankFields(fields, true);
         try {
           bytes = await page.pdf({ format: "A4", printBackground: true });
         } finally {
-          await blank(false);
+          await blankFields(fields, false);
         }
         const pageTitle = mask((await page.title().catch(() => "")) || pageLabel(url), [], h.scrub);
         const saved = await h.artifacts.save({

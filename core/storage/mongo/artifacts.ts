@@ -10,12 +10,33 @@
  */
 import { NotFoundError } from "../../errors.js";
 import { asId, newId, type ArtifactId, type PersonId } from "../../ids.js";
-import type { ArtifactRepository } from "../ports.js";
-import { artifactKindOf, type Artifact, type NewArtifact, type Page, type PageRequest } from "../types.js";
-import type { ArtifactDoc } from "./collections.js";
+import { artifactKindOf, type ArtifactKind, type ArtifactRepository, type Artifact, type NewArtifact } from "../artifacts.js";
+import type { Page, PageRequest } from "../types.js";
 import type { DbLike } from "./driver.js";
 import { pageLimit, timeAfter, toPage } from "./paging.js";
 import { openColl } from "./session.js";
+
+/** One version of an artifact. The fields after `createdAt` are absent on documents from before versions (issue 23). */
+export interface ArtifactDoc {
+  _id: string;
+  personId: string;
+  name: string;
+  mimeType: string;
+  size: number;
+  path: string;
+  source: string;
+  createdAt: Date;
+  /** The first version's id (absent: the document's own). */
+  seriesId?: string;
+  version?: number;
+  /** Absent: true. */
+  latest?: boolean;
+  kind?: ArtifactKind;
+  title?: string;
+  taskId?: string | null;
+  goalId?: string | null;
+  taintSource?: string | null;
+}
 
 function toArtifact(d: ArtifactDoc): Artifact {
   const id = asId("artifact", d._id);

@@ -12,7 +12,6 @@ import { newId } from "../../ids.js";
 import type {
   Actor,
   ApprovalChoiceKind,
-  ArtifactKind,
   ApprovalDecision,
   ApprovalStatus,
   Button,
@@ -362,28 +361,6 @@ export interface LocalMailboxDoc {
   /** Absent on documents written before the web app: `assistant` and `local`. */
   role?: "user" | "assistant";
   channel?: ChannelName;
-}
-
-/** One version of an artifact. The fields after `createdAt` are absent on documents from before versions (issue 23). */
-export interface ArtifactDoc {
-  _id: string;
-  personId: string;
-  name: string;
-  mimeType: string;
-  size: number;
-  path: string;
-  source: string;
-  createdAt: Date;
-  /** The first version's id (absent: the document's own). */
-  seriesId?: string;
-  version?: number;
-  /** Absent: true. */
-  latest?: boolean;
-  kind?: ArtifactKind;
-  title?: string;
-  taskId?: string | null;
-  goalId?: string | null;
-  taintSource?: string | null;
 }
 
 /** A person's connection (`connections`); settings as encoded JSON (keys may hold `.` or `$`). */
