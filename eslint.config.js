@@ -68,6 +68,25 @@ export const overLimit = {
   },
 };
 
+/**
+ * The one outbound door (issue 20): every message to a person is queued through `Outbound`
+ * (core/outbox/outbound.ts), never by writing the outbox repository directly. The store's own
+ * files implement the port. `outboxDoorAllowList` holds the writers not yet moved to the door; it
+ * only shrinks.
+ */
+/** @type {string[]} */
+export const outboxDoorAllowList = [];
+const outboxDoor = {
+  files: limitedFiles.product,
+  ignores: ["core/outbox/outbound.ts", "core/storage/**", ...outboxDoorAllowList],
+  rules: {
+    "no-restricted-syntax": [
+      "error",
+      { selector: "MemberExpression[property.name='enqueueOutbound']", message: "Queue messages through Outbound (core/outbox), the one outbound door: outbound.queue(message, { now })." },
+    ],
+  },
+};
+
 /** The limit rules, then one override per allow-listed file raising its limit to its ceiling. */
 function limitRules() {
   const fileRule = (max) => ({ "max-lines": ["error", { max, skipBlankLines: false, skipComments: false }] });
@@ -124,4 +143,5 @@ export default tseslint.config(
     },
   },
   ...limitRules(),
+  outboxDoor,
 );

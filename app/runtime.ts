@@ -1,6 +1,6 @@
 /**
  * The runtime: the core assembled (`Familiar`, app/familiar.ts) with the settings that tune it, the
- * connectors (connections and calendars, app/connections.ts), the tools of the sandbox and the
+ * connectors (connections, calendars and mailboxes, app/connections.ts), the tools of the sandbox and the
  * connectors added to the core's own (Familiar's computer among them: app/computer.ts), and the jobs that belong to no task registered with the scheduler.
  */
 import { webTools } from "../connectors/web/index.js";
@@ -68,7 +68,7 @@ export async function createRuntime(
     media: models.media,
     watchArmed: watchArmed.hook,
   });
-  const connectors = await createConnectors(config, { storage, vault: secrets.vault, core: familiar, watchArmed, clock, logger, dataDir });
+  const connectors = await createConnectors(config, { storage, vault: secrets.vault, core: familiar, watchArmed, clock, logger, dataDir, workspace, publicUrl: parts.publicUrl });
   // Chromium starts on the first browser tool call, not here.
   const browser = new BrowserRuntime({ chromiumPath: config.CHROMIUM_PATH, dataDir, egress: secrets.egress, secretCheck: secrets.secretCheck, logger, maxContexts: config.BROWSER_MAX_CONTEXTS, idleMs: config.BROWSER_IDLE_MS });
   familiar.addTools([
@@ -93,8 +93,9 @@ export async function createRuntime(
       expireApprovals: () => familiar.approvals.expire(),
       sendDigest: (personId) => familiar.notifier.sendDigest(asId("person", personId)),
       syncCalendar: (connectionId) => connectors.syncCalendar(connectionId),
+      syncMailbox: (connectionId) => connectors.syncMailbox(connectionId),
     },
-    { logger, now: () => clock.now() },
+    { logger, now: () => clock.now(), emailSessionMs: config.EMAIL_SYNC_SESSION_MS },
   );
   return { familiar, browser, artifacts, computer, connectors };
 }

@@ -74,6 +74,7 @@ export async function mountWebApp(
       readme: readReadme,
       artifacts,
       ...(familiar.secrets && { secrets: familiar.secrets }),
+      connections: { desk: parts.runtime.connectors.desk, connections: parts.runtime.connectors.connections },
     }),
   );
   http.mount(

@@ -62,6 +62,14 @@ export type ScheduleErrorCode = "invalid_schedule" | "in_the_past";
 export type CalendarToolErrorCode = "calendar_unavailable" | "calendar_conflict" | "calendar_read_only" | "calendar_changed";
 
 /**
+ * Codes of the email tools (connectors/email): `no_mailbox` (none connected with that capability),
+ * `mail_error` (the server failed, said in words), `unreadable` (the message could not be read),
+ * `never_answer` (a mail Familiar never answers: its own, a machine's, a list's), `send_limit` (the
+ * thread's automatic sends for the day are used up).
+ */
+export type MailErrorCode = "no_mailbox" | "mail_error" | "unreadable" | "never_answer" | "send_limit";
+
+/**
  * The closed set of error codes a tool result (`{ ok: false, code }`) may carry — what the model
  * reads in `Error [code]: …`, what the journal and the audit record. Lower-case snake case; a new
  * failure kind is added here, never invented as a free string.
@@ -76,7 +84,8 @@ export type ToolErrorCode =
   | BrowserErrorCode
   | ComputerErrorCode
   | ScheduleErrorCode
-  | CalendarToolErrorCode;
+  | CalendarToolErrorCode
+  | MailErrorCode;
 
 const ALL: Record<ToolErrorCode, true> = {
   invalid_json: true, invalid_arguments: true, unknown_tool: true, tool_disabled: true, tool_threw: true, interrupted: true,
@@ -89,6 +98,7 @@ const ALL: Record<ToolErrorCode, true> = {
   computer_unavailable: true, computer_failed: true, limit_reached: true, artifact_invalid: true, pdf_failed: true,
   invalid_schedule: true, in_the_past: true,
   calendar_unavailable: true, calendar_conflict: true, calendar_read_only: true, calendar_changed: true,
+  no_mailbox: true, mail_error: true, unreadable: true, never_answer: true, send_limit: true,
 };
 
 /** Whether a string read back (journal row, older data) is one of the codes. */

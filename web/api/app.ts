@@ -12,6 +12,7 @@ import { chatApi, type ChatApiDeps } from "./chat-api.js";
 import type { ChatLog } from "./chat-log.js";
 import { dashboardApi, type WebCore, type DashboardApiDeps } from "./dashboard-api.js";
 import { secretFormRouter, secretsWebApi } from "./secret-form.js";
+import { connectFormRouter, connectionsWebApi, type ConnectWebDeps } from "./connect-form.js";
 import type { SecretDesk } from "../../core/secrets/index.js";
 import { setupApi, type SetupApiDeps } from "./setup-api.js";
 import type { SetupStore } from "./setup-store.js";
@@ -70,6 +71,8 @@ export interface WebAppDeps {
   secrets?: SecretDesk;
   /** The person's artifacts: `/api/web/artifacts` and each one's page at `/a/:id`. */
   artifacts?: ArtifactShelf;
+  /** The connections: `/connect/:token` one-time forms and `/api/web/connections`. */
+  connections?: ConnectWebDeps;
 }
 
 /**
@@ -95,6 +98,10 @@ export function webApp(deps: WebAppDeps): Router {
   if (deps.secrets) {
     router.use(secretsWebApi(deps.secrets));
     router.use(secretFormRouter(deps.secrets, deps.publicUrl));
+  }
+  if (deps.connections) {
+    router.use(connectionsWebApi(deps.connections));
+    router.use(connectFormRouter(deps.connections, deps.publicUrl));
   }
 
   const headers = (res: Response, type: string) =>

@@ -14,7 +14,7 @@ import { webContext } from "./auth.js";
 
 const formBody = z.object({ name: z.string().max(200).default(""), value: z.string().max(16_384).default(""), origins: z.string().max(50_000).default("") });
 
-function page(res: Response, status: number, title: string, body: string): void {
+export function page(res: Response, status: number, title: string, body: string): void {
   res
     .status(status)
     .set({
@@ -44,7 +44,7 @@ function form(token: string, name: string, origins: string, error: string | null
 }
 
 /** A POST from another site is refused: its Origin must name this server (its Host, or PUBLIC_URL behind a proxy). */
-function sameOrigin(req: Request, publicUrl: string | null): boolean {
+export function sameOrigin(req: Request, publicUrl: string | null): boolean {
   const origin = req.headers.origin;
   if (origin === undefined || origin === "null") return origin === undefined;
   try {
