@@ -3,9 +3,11 @@
  * local chat's API, then — after the messengers mounted their webhooks — the JSON APIs without
  * sign-in (they stay on this machine even when the web app is opened up) and the inbound webhooks.
  */
+import type { Addresses } from "./addresses.js";
 import type { Config } from "../core/config/index.js";
 import type { Clock } from "../core/clock.js";
 import type { Logger, SecretRegistry } from "../core/log/index.js";
+import { asId } from "../core/ids.js";
 import { WebSessions, readReadme, webApp } from "../web/api/index.js";
 import { hooksRouter } from "../web/hooks/index.js";
 import { HttpServer } from "../web/http/index.js";
@@ -40,7 +42,7 @@ export function createHttp(logger: Logger, storage: Storage, registry: SecretReg
 export async function mountWebApp(
   config: Config,
   http: HttpServer,
-  parts: { runtime: Runtime; channels: Channels; storage: Storage; secrets: Secrets; models: Models; clock: Clock; logger: Logger; dataDir: string; publicUrl: () => string },
+  parts: { runtime: Runtime; channels: Channels; storage: Storage; secrets: Secrets; models: Models; clock: Clock; logger: Logger; dataDir: string; publicUrl: () => string; devices: () => Addresses },
 ): Promise<WebSessions> {
   const { runtime, channels, storage, clock, logger } = parts;
   const { familiar, artifacts } = runtime;
@@ -70,6 +72,10 @@ export async function mountWebApp(
         whatsappQr: channels.status.whatsappQr,
         messengerSetup: channels.setup,
         computer: runtime.computer.view,
+        devices: () => {
+          const where = parts.devices();
+          return { allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE, listensBeyondLoopback: where.listensBeyondLoopback, network: where.network, publicUrlSet: config.PUBLIC_URL !== undefined, https: (config.PUBLIC_URL ?? "").startsWith("https:") };
+        },
       },
       readme: readReadme,
       artifacts,
@@ -96,7 +102,7 @@ export function mountLocalApis(http: HttpServer, parts: { runtime: Runtime; chan
   const { store } = storage;
   http.mount(pairingQrRouter(() => (whatsapp ? { state: whatsapp.state(), qr: whatsapp.currentQr() } : null), { allowRemote: false }));
   http.mount(dashboardRouter({ store, views: runtime.familiar.views, allowRemote: false }));
-  http.mount(secretsRouter(parts.secrets.vault, { allowRemote: false }));
+  http.mount(secretsRouter(parts.secrets.vault, { allowRemote: false, isPerson: async (id) => (await store.persons.getPerson(asId("person", id))) !== null }));
   http.mount(artifactsRouter({ store, source: runtime.artifacts, allowRemote: false }));
   http.mount(hooksRouter(runtime.familiar.webhooks.receive, { onRefused: parts.channels.onRefused }));
 }

@@ -63,7 +63,7 @@ export const configSchema = z
       z
         .string()
         .refine((h) => isIP(h) !== 0 || /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(h), "an IP address or host name to listen on, e.g. 127.0.0.1")
-        .default("127.0.0.1"),
+        .optional(),
     ),
     PORT: int(3000, 0, 65535),
     MONGODB_URI: z.preprocess(
@@ -188,6 +188,15 @@ export function contradictions(c: Record<string, unknown>): { key: string; expec
 }
 
 export type Config = z.infer<typeof configSchema>;
+
+/**
+ * The interface Familiar listens on: `HOST` when set; else every interface (`0.0.0.0`) when
+ * `LOCAL_CHAT_ALLOW_REMOTE` lets other devices in (they still must sign in), else loopback
+ * (`127.0.0.1`) only. So one setting opens the web app to a phone on the same network.
+ */
+export function listenHost(config: Pick<Config, "HOST" | "LOCAL_CHAT_ALLOW_REMOTE">): string {
+  return config.HOST ?? (config.LOCAL_CHAT_ALLOW_REMOTE ? "0.0.0.0" : "127.0.0.1");
+}
 
 /** Documentation of every setting (used by the README table and by error messages). */
 export const settingDocs: Record<keyof Config, { expected: string; secret?: boolean }> = {

@@ -1,5 +1,6 @@
 import {
   DeliveryError,
+  fileOfPart,
   filePart,
   type AttachmentSource,
   type ChannelAdapter,
@@ -33,9 +34,24 @@ export const renderLevels: readonly RenderOptions[] = [
   { style: "plain", scale: 0.25 },
 ];
 
-/** Told to the person when a message part may not have arrived (a crash mid-send on a platform that cannot be checked). */
+/**
+ * Told to the person when a part that must not be repeated (a card, a message with buttons) may not
+ * have arrived (a crash mid-send on a platform that cannot be checked).
+ */
 export const uncertainNotice =
-  "I was restarted while sending you a message and can't tell whether all of it arrived. If something looks cut off or missing, ask me to repeat it.";
+  "I was restarted while sending you a message with buttons and can't tell whether it arrived. If a card or a question with buttons seems missing, open the dashboard or ask me to show it again.";
+
+/** Heads a part sent again after a crash cut its send short on a platform that cannot be checked. */
+export const repeatMark = "↻ Sent again after a restart — you may already have this part:";
+
+/**
+ * Whether a part cut short by a crash may be sent again where the platform cannot say whether it
+ * arrived: text and files may (a repeat costs a moment's reading and is marked); a card or a part
+ * carrying buttons may not (two live cards for one decision, a second press of a payment).
+ */
+export function mayRepeat(message: Pick<OutboxMessage, "card">, part: OutboundPart): boolean {
+  return message.card === null && !part.buttons;
+}
 
 /** The slice of the store delivery needs. */
 export type OutboxStore = Pick<Store, "outbox" | "persons" | "audit" | "conversation">;
@@ -62,8 +78,9 @@ export interface OutboxDeliveryDeps {
  *   the row is claimable again, in embedded mode at once on restart);
  * - the parts are rendered deterministically and their progress saved before and after each send, so
  *   a restarted process continues with the next part. A part cut short by a crash is settled by the
- *   adapter's {@link ChannelAdapter.resend} mode: sent again (idempotent platforms), looked up, or
- *   given up with an honest notice (platforms that offer no way to check);
+ *   adapter's {@link ChannelAdapter.resend} mode: sent again (idempotent platforms), looked up, or —
+ *   on platforms that offer no way to check — sent again marked as a possible repeat ({@link repeatMark}),
+ *   except a card or a part with buttons, which is given up with an honest notice ({@link mayRepeat});
  * - a rejected payload is re-rendered (plain, then smaller parts) and a failed edit becomes a new
  *   message, never a reason to stop talking to the person; a recipient who blocked the bot is marked
  *   unreachable until they write again; rate limits and transient errors are retried with backoff.
@@ -218,6 +235,7 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
     const partKey = `${message.deliveryKey}#${key}`;
     if (progress.inflight === key) {
       progress.inflight = null;
+      if (adapter.resend === "at-most-once" && mayRepeat(message, part)) return this.resendMarked(message, adapter, target, progress, key, part, last);
       if (adapter.resend === "at-most-once") {
         progress.uncertain.push(key);
         await this.save(message, progress);
@@ -246,6 +264,37 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
     }
     progress.sent[key] = id;
     // The last part needs no save of its own: marking the row delivered records every id.
+    if (!last) await this.save(message, progress);
+    return id;
+  }
+
+  /**
+   * Sends again a part whose send a crash cut short, where the platform cannot say whether it arrived:
+   * headed by {@link repeatMark} (re-rendered plain with the mark in front when that still fits one
+   * platform message; else — and for a file — the mark goes just before it as its own part, key
+   * `<key>~mark`). The part stays in flight until it is confirmed, so another crash sends it again.
+   */
+  private async resendMarked(message: OutboxMessage, adapter: ChannelAdapter, target: Target, progress: DeliveryProgress, key: string, part: OutboundPart, last: boolean): Promise<string> {
+    const partKey = `${message.deliveryKey}#${key}`;
+    const marked = fileOfPart(part) ? [] : adapter.render({ text: `${repeatMark}\n\n${part.plain}`, buttons: [] }, renderLevels[1]!);
+    const single = marked.length === 1 ? marked[0]! : null;
+    progress.inflight = key;
+    await this.save(message, progress);
+    this.deps.logger.warn({ outboxId: message.id, part: key, channel: target.channel }, "a part cut short by a restart is sent again, marked as a possible repeat");
+    if (!single && progress.sent[`${key}~mark`] === undefined) {
+      const markPart = adapter.render({ text: repeatMark, buttons: [] }, renderLevels[0]!)[0];
+      if (markPart) {
+        progress.sent[`${key}~mark`] = await adapter.sendPart(target, markPart, `${partKey}~mark`);
+        await this.save(message, progress);
+      }
+    }
+    let id: string;
+    try {
+      id = await adapter.sendPart(target, single ?? part, partKey);
+    } finally {
+      progress.inflight = null;
+    }
+    progress.sent[key] = id;
     if (!last) await this.save(message, progress);
     return id;
   }

@@ -25,6 +25,20 @@ export interface SetupApiDeps {
   computer?: () => ComputerStatus;
   /** The model also judges proactive messages whenever one is configured (NOTIFY_MODEL_JUDGEMENT; default true). */
   notificationJudgement?: boolean;
+  /** How other devices reach this Familiar (for the setup page's "your phone" section). */
+  devices?: () => DeviceAccess;
+}
+
+/** How other devices reach this Familiar, as the setup page explains it. */
+export interface DeviceAccess {
+  /** LOCAL_CHAT_ALLOW_REMOTE: other devices may sign in. */
+  allowRemote: boolean;
+  /** Familiar listens on more than loopback (HOST). */
+  listensBeyondLoopback: boolean;
+  /** The address a phone opens (PUBLIC_URL, else this machine's network address), or null. */
+  network: string | null;
+  publicUrlSet: boolean;
+  https: boolean;
 }
 
 const NO_COMPUTER: ComputerStatus = { state: "off", reason: "not part of this build", languages: [] };
@@ -112,7 +126,7 @@ export function setupApi(deps: SetupApiDeps): Router {
       messengers: deps.messengers().map((m) => ({ ...m, fromEnvironment: deps.messengerSetup.fromEnvironment(m.channel), restartNote: restartNotes[m.channel] })),
       whatsapp: await deps.whatsappQr(),
       computer: deps.computer?.() ?? NO_COMPUTER,
-    });
+      devices: deps.devices?.() ?? { allowRemote: false, listensBeyondLoopback: false, network: null, publicUrlSet: false, https: false } });
   });
 
   router.post("/api/web/setup/models", async (req, res) => {
