@@ -32,7 +32,6 @@ export const overLimit = {
     "core/storage/types.ts": 681,
     "sandbox/browser/runtime.ts": 429,
     "sandbox/browser/tools.ts": 522,
-    "webui/dashboard.tsx": 402,
     "test/core/sentinel/sentinel.test.ts": 404,
     "test/core/storage/contract/tasks.ts": 409,
     "test/core/tool-loop/loop.test.ts": 454,

@@ -80,7 +80,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   const models = createModels(config, { setup: secrets.setup, dataDir, workspace, logger, knownSecrets: () => registry.list() });
   const address = new Address(config);
   const runtime = await createRuntime(config, { storage, secrets, models, clock, logger, scrub: registry.scrub, dataDir, workspace, publicUrl: address.publicUrl });
-  const http = createHttp(logger, storage, registry);
+  const http = createHttp(logger, storage, registry, runtime.computer);
   const channels = createChannels(config, { familiar: runtime.familiar, storage, secrets, http, clock, logger, dataDir, url: address.local });
   options.configure?.(runtime.familiar);
   const sessions = await mountWebApp(config, http, { runtime, channels, storage, secrets, models, clock, logger, dataDir, publicUrl: address.publicUrl, devices: () => address.current });
@@ -130,6 +130,8 @@ async function begin(
       await runtime.browser.close();
       await scheduler.drain(deadline);
       await runtime.connectors.close();
+      // The start-up probe (a sandboxed `echo ok`, bounded by its own wall time) ends before DATA_DIR may go.
+      await runtime.computer.status;
       await store.close();
     })());
   return { familiar, store, scheduler, http, url, logger, stop };

@@ -14,19 +14,25 @@ import { HttpServer } from "../web/http/index.js";
 import { artifactsRouter, dashboardRouter, localChatRouter, pairingQrRouter, secretsRouter } from "../web/local/index.js";
 import type { WhatsAppChannel } from "../bots/whatsapp/index.js";
 import type { Channels } from "./channels.js";
+import type { Computer } from "./computer.js";
 import type { Models } from "./model.js";
 import type { Runtime } from "./runtime.js";
 import type { Secrets } from "./secrets.js";
 import type { Storage } from "./store.js";
 
-/** The HTTP server with the health of the store and the scheduler; every JSON body it sends is scrubbed of secrets. */
-export function createHttp(logger: Logger, storage: Storage, registry: SecretRegistry): HttpServer {
+/**
+ * The HTTP server with the health of the store, the scheduler and the computer (informational: a
+ * host without sandboxes is healthy, its computer is just off and says why); every JSON body it
+ * sends is scrubbed of secrets.
+ */
+export function createHttp(logger: Logger, storage: Storage, registry: SecretRegistry, computer: Computer): HttpServer {
   const { store, scheduler } = storage;
   return new HttpServer(
     logger,
     [
       { name: "store", check: async () => ({ ...(await store.health()) }) },
       { name: "scheduler", check: async () => ({ ok: scheduler.status().running, ...scheduler.status() }) },
+      { name: "computer", check: async () => ({ ok: true, ...computer.view() }) },
     ],
     registry.scrubDeep,
   );
@@ -65,12 +71,14 @@ export async function mountWebApp(
         messengers: channels.status.messengers,
         whatsappQr: channels.status.whatsappQr,
         messengerSetup: channels.setup,
+        computer: runtime.computer.view,
         devices: () => {
           const where = parts.devices();
           return { allowRemote: config.LOCAL_CHAT_ALLOW_REMOTE, listensBeyondLoopback: where.listensBeyondLoopback, network: where.network, publicUrlSet: config.PUBLIC_URL !== undefined, https: (config.PUBLIC_URL ?? "").startsWith("https:") };
         },
       },
       readme: readReadme,
+      artifacts,
       ...(familiar.secrets && { secrets: familiar.secrets }),
       connections: { desk: parts.runtime.connectors.desk, connections: parts.runtime.connectors.connections },
     }),

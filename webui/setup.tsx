@@ -9,6 +9,7 @@ interface SetupJson {
   passwordSet: boolean;
   messengers: { channel: string; needs: string[]; readme: string; state: string; fromEnvironment: boolean; restartNote: string }[];
   whatsapp: { state: string; qr: string | null } | null;
+  computer: { state: "checking" | "on" | "off"; reason: string | null; languages: string[] };
   devices: { allowRemote: boolean; listensBeyondLoopback: boolean; network: string | null; publicUrlSet: boolean; https: boolean };
 }
 
@@ -46,6 +47,19 @@ export function Setup({ session }: { session: Session }) {
       <ModelSection setup={setup} onSaved={load} />
       <JudgeNote on={setup.notificationJudgement} />
       {setup.owner && <PasswordSection set={setup.passwordSet} loopback={session.loopback} devices={setup.devices} />}
+      <section aria-labelledby="computer-h">
+        <h2 id="computer-h">Computer</h2>
+        {setup.computer.state === "on" ? (
+          <p class="ok">✓ On: Familiar runs {setup.computer.languages.map((l) => ({ python: "Python", javascript: "JavaScript", shell: "shell" })[l] ?? l).join(", ")} in a sandbox with no network and only your workspace.</p>
+        ) : setup.computer.state === "checking" ? (
+          <p class="meta">Checking whether sandboxes run here…</p>
+        ) : (
+          <p class="error">✗ Off: {setup.computer.reason}</p>
+        )}
+        <p class="hint">
+          <a href="/readme#computer">README: Computer</a> (what runs where, the limits, how to turn it off).
+        </p>
+      </section>
       <section aria-labelledby="messengers-h">
         <h2 id="messengers-h">Messengers</h2>
         <p class="hint">

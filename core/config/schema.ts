@@ -135,6 +135,10 @@ export const configSchema = z
     BROWSER_IDLE_MS: int(300_000, 10_000, 86_400_000),
     /** Per-person workspace quota, MiB. */
     WORKSPACE_QUOTA_MB: int(1024, 1, 1_048_576),
+    /** Familiar's computer (run_code, run_command in bubblewrap): on unless turned off; off anyway where the sandbox cannot run. */
+    COMPUTER: bool(true),
+    /** When Familiar runs as root: the unprivileged uid (and gid) sandboxes run as. */
+    COMPUTER_UID: int(61000, 1, 4_294_967_294),
 
     // Sentinel
     /** Key of the secret vault (32 bytes as 64 hex or base64); generated under DATA_DIR when unset. */
@@ -244,6 +248,8 @@ export const settingDocs: Record<keyof Config, { expected: string; secret?: bool
   BROWSER_MAX_CONTEXTS: { expected: "an integer 1–64 (browser contexts open at once)" },
   BROWSER_IDLE_MS: { expected: "an integer 10000–86400000 (milliseconds)" },
   WORKSPACE_QUOTA_MB: { expected: "an integer number of MiB, at least 1" },
+  COMPUTER: { expected: "true or false (false turns run_code and run_command off)" },
+  COMPUTER_UID: { expected: "an integer uid other than 0 (the sandbox user when Familiar runs as root; also its gid)" },
   FAMILIAR_SECRET_KEY: { expected: "at least 32 characters (64 hex digits or base64 of 32 bytes)", secret: true },
   PRIVATE_HOSTS_ALLOWED: { expected: "comma-separated exact host:port entries, e.g. 192.168.1.10:8123" },
   connections: { expected: "a list of connections in FAMILIAR_CONFIG: { person, kind, password, capabilities, … } (see the README's Email section)" },

@@ -42,6 +42,14 @@ export type FileErrorCode = JailErrorCode | "file_error";
 /** Codes of the browser tools (sandbox/browser). */
 export type BrowserErrorCode = "browser_unavailable" | "browser_error" | "no_page" | "unknown_ref" | "page_changed" | "navigation_failed" | "no_download";
 
+/**
+ * Codes of the computer and the artifacts (sandbox/exec, sandbox/artifacts): `computer_unavailable`
+ * (no sandbox on this host, said why), `computer_failed` (the sandbox could not start this run),
+ * `limit_reached` (a run was killed at a limit, named in the message), `artifact_invalid` (content
+ * that cannot make that kind of artifact), `pdf_failed` (Chromium could not print it).
+ */
+export type ComputerErrorCode = "computer_unavailable" | "computer_failed" | "limit_reached" | "artifact_invalid" | "pdf_failed";
+
 /** Codes of the scheduling tools: a schedule that does not parse, or a time already past. */
 export type ScheduleErrorCode = "invalid_schedule" | "in_the_past";
 
@@ -74,6 +82,7 @@ export type ToolErrorCode =
   | SecretErrorCode
   | FileErrorCode
   | BrowserErrorCode
+  | ComputerErrorCode
   | ScheduleErrorCode
   | CalendarToolErrorCode
   | MailErrorCode;
@@ -86,6 +95,7 @@ const ALL: Record<ToolErrorCode, true> = {
   secret_unknown: true, secret_not_bound: true, secret_unbound_destination: true, vault_key_invalid: true, vault_corrupt: true,
   path_outside_workspace: true, not_a_regular_file: true, linked_file: true, not_found: true, quota_exceeded: true, changed_during_access: true, jail_unsupported: true, file_error: true,
   browser_unavailable: true, browser_error: true, no_page: true, unknown_ref: true, page_changed: true, navigation_failed: true, no_download: true,
+  computer_unavailable: true, computer_failed: true, limit_reached: true, artifact_invalid: true, pdf_failed: true,
   invalid_schedule: true, in_the_past: true,
   calendar_unavailable: true, calendar_conflict: true, calendar_read_only: true, calendar_changed: true,
   no_mailbox: true, mail_error: true, unreadable: true, never_answer: true, send_limit: true,

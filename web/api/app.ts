@@ -5,6 +5,8 @@ import express, { type Request, type RequestHandler, type Response, type Router 
 import type { Clock } from "../../core/clock.js";
 import type { Logger } from "../../core/log/index.js";
 import type { Store } from "../../core/storage/index.js";
+import type { ArtifactShelf } from "../../sandbox/artifacts/index.js";
+import { artifactsWeb } from "./artifacts-api.js";
 import { webAccess } from "./auth.js";
 import { chatApi, type ChatApiDeps } from "./chat-api.js";
 import type { ChatLog } from "./chat-log.js";
@@ -67,6 +69,8 @@ export interface WebAppDeps {
   readme: () => string | null;
   /** The secret desk: `/secret/:token` one-time forms and `/api/web/secrets`. */
   secrets?: SecretDesk;
+  /** The person's artifacts: `/api/web/artifacts` and each one's page at `/a/:id`. */
+  artifacts?: ArtifactShelf;
   /** The connections: `/connect/:token` one-time forms and `/api/web/connections`. */
   connections?: ConnectWebDeps;
 }
@@ -84,6 +88,13 @@ export function webApp(deps: WebAppDeps): Router {
   router.use(dashboardApi({ store: deps.store, familiar: deps.familiar, clock: deps.clock, channelStatus: deps.channelStatus }));
   router.use(chatApi({ store: deps.store, log: deps.chatLog, clock: deps.clock, deliver: deps.deliver, typing: deps.typing }));
   router.use(setupApi({ ...deps.setupApi, setup: deps.setup, logger: deps.logger }));
+  if (deps.artifacts) {
+    const requirePage: RequestHandler = (req, res, next) =>
+      access.gate(req, res, () => {
+        access.requirePageSession(req, res, next).catch(next);
+      });
+    router.use(artifactsWeb({ shelf: deps.artifacts, requirePage, goalTitle: async (id) => (await deps.store.goals.getGoal(id))?.title ?? null }));
+  }
   if (deps.secrets) {
     router.use(secretsWebApi(deps.secrets));
     router.use(secretFormRouter(deps.secrets, deps.publicUrl));

@@ -81,6 +81,26 @@ const localName = z
 const linkBody = z.object({ token: z.string().min(10).max(200) }).strict();
 const passwordBody = z.object({ password: z.string().min(1).max(500) }).strict();
 
+/** The request's signed-in session and person, or null. */
+function sessionOf(options: Pick<WebAccessOptions, "sessions" | "store">) {
+  return async (req: Request) => {
+    const cookie = cookieValue(req.headers.cookie, SESSION_COOKIE);
+    const session = options.sessions.read(cookie);
+    const person = session ? await options.store.persons.getPerson(asId("person", session.personId)) : null;
+    return session && person && cookie ? { cookie, session, person } : null;
+  };
+}
+
+/** For pages (GET only): attaches the signed-in person, or sends the browser to the sign-in page. */
+function pageSession(signedIn: ReturnType<typeof sessionOf>, isLoopback: (req: Request) => boolean) {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const found = await signedIn(req);
+    if (!found) return void res.redirect(302, "/signin");
+    contexts.set(req, { session: found.session, person: found.person, loopback: isLoopback(req) });
+    next();
+  };
+}
+
 /**
  * Access to the web app (pages and `/api/web/*`):
  * - by default only this machine is served (loopback address, loopback Host, same-site Origin), as
@@ -113,16 +133,13 @@ export function webAccess(options: WebAccessOptions) {
   };
 
   const isLoopback = (req: Request) => checkExpressRequest(req, false).ok;
+  const signedIn = sessionOf(options);
 
   /** Attaches the signed-in person; 401 without a valid session; CSRF check on writes. */
   const requireSession = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const cookie = cookieValue(req.headers.cookie, SESSION_COOKIE);
-    const session = sessions.read(cookie);
-    const person = session ? await store.persons.getPerson(asId("person", session.personId)) : null;
-    if (!session || !person || !cookie) {
-      res.status(401).json({ error: "Sign in first.", signIn: true });
-      return;
-    }
+    const found = await signedIn(req);
+    if (!found) return void res.status(401).json({ error: "Sign in first.", signIn: true });
+    const { cookie, session, person } = found;
     if (!["GET", "HEAD", "OPTIONS"].includes(req.method) && !sessions.checkCsrf(cookie, header(req, CSRF_HEADER))) {
       res.status(403).json({ error: "This request lacks the page's CSRF token; reload the page." });
       return;
@@ -208,7 +225,7 @@ export function webAccess(options: WebAccessOptions) {
     res.json({ signedIn: false });
   });
 
-  return { router, gate, requireSession };
+  return { router, gate, requireSession, requirePageSession: pageSession(signedIn, isLoopback) };
 }
 
 /**

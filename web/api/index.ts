@@ -8,6 +8,6 @@ export { ChatLog, recordingAdapter } from "./chat-log.js";
 export { MessengerSetupError, messengerBodies, pageMessengers, restartNotes, type MessengerSettings, type PageMessenger } from "./messenger-settings.js";
 export { MessengerStatus, readReadme } from "./messenger-status.js";
 export { WebSessions } from "./sessions.js";
-export { clientFor } from "./setup-api.js";
+export { clientFor, type ComputerStatus } from "./setup-api.js";
 export { SetupStore } from "./setup-store.js";
 export { plainErrors } from "./plain-errors.js";
