@@ -31,6 +31,8 @@ export { scrubbingStore } from "./scrubbing.js";
 export {
   channelNames,
   emptyProgress,
+  parseReach,
+  reachText,
   legalTransitions,
   notificationOrigins,
   urgencies,
@@ -96,6 +98,7 @@ export {
   type Person,
   type PersonRole,
   type PersonSettingsPatch,
+  type ReachPreference,
   type Proactivity,
   type QuietHours,
   type SentinelSession,

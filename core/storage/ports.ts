@@ -294,7 +294,8 @@ export interface OutboxRepository {
   getOutbound(id: OutboxId): Promise<OutboxMessage | null>;
   /**
    * Atomically claims the next deliverable message: queued (or sending with an expired lease), due
-   * (`nextAttemptAt <= now`), and the oldest undelivered message of its person (order per person).
+   * (`nextAttemptAt <= now`), and the oldest undelivered message of its person on its lane (order per
+   * person and channel; unrouted messages form a lane of their own).
    */
   claimNextOutbound(input: { owner: string; now: Date; leaseMs: number; personId?: PersonId }): Promise<OutboxMessage | null>;
   /** Requires the lease (and extends it): saves how far the delivery got, before and after each part. */
@@ -309,6 +310,20 @@ export interface OutboxRepository {
   markDelivered(input: { id: OutboxId; owner: string; channel: ChannelName; address: string; platformIds: string[]; now: Date }): Promise<OutboxMessage>;
   /** Requires the lease. `retryAt: null` fails permanently; otherwise requeues for `retryAt`. */
   markDeliveryFailed(input: { id: OutboxId; owner: string; error: string; retryAt: Date | null; now: Date }): Promise<OutboxMessage>;
+  /** Messages meant for wherever the person is that no channel was chosen for yet, oldest first. */
+  listUnroutedOutbound(limit: number): Promise<OutboxMessage[]>;
+  /**
+   * Puts a queued, unrouted message on `lane` (true), or — `lane` null — fails it with `error`
+   * because the person has nowhere to be reached. False when it was routed or claimed meanwhile.
+   */
+  routeOutbound(input: { id: OutboxId; lane: ChannelName | null; error?: string; now: Date }): Promise<boolean>;
+  /**
+   * Requires the lease. Takes the message off its channel to be routed afresh (its channel becomes
+   * "wherever the person is"), with `progress`, queued and due at `now`.
+   */
+  rerouteOutbound(input: { id: OutboxId; owner: string; progress: DeliveryProgress; error: string; now: Date }): Promise<OutboxMessage>;
+  /** Makes the person's queued messages on `lane` due at `now` (a channel was unlinked). Returns how many. */
+  wakeLane(input: { personId: PersonId; lane: ChannelName; now: Date }): Promise<number>;
   /** The person's messages, oldest first, after the cursor (the outbox id). */
   listOutbound(personId: PersonId, page?: PageRequest & { status?: OutboxMessage["status"][] }): Promise<Page<OutboxMessage>>;
 }

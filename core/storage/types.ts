@@ -72,15 +72,41 @@ export interface Person {
   personaName: string | null;
   /** How Familiar should write to this person, in their words (null: the default style). */
   personaStyle: string | null;
+  /** Where messages Familiar starts itself (reminders, check-ins, digests) go; see {@link ReachPreference}. */
+  reach: ReachPreference;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/**
+ * Where Familiar reaches a person with a message it starts itself (a message meant for "wherever
+ * they are": reminders, check-ins, digests, files):
+ * - `last`: the chat they last used, where the web chat counts only while one of its pages is open;
+ *   otherwise their most recently used messenger (the default);
+ * - `messenger`: the chosen messenger (`channel`) while it is linked and reachable, else as `last`;
+ * - `all`: every chat of theirs that is linked and reachable, the web chat included.
+ * Replies to a message always go to the chat it came from.
+ */
+export type ReachPreference = { mode: "last" } | { mode: "messenger"; channel: ChannelName } | { mode: "all" };
+
+/** The stored form of a {@link ReachPreference}: `last`, `all` or `messenger:<channel>`. */
+export function reachText(reach: ReachPreference): string {
+  return reach.mode === "messenger" ? `messenger:${reach.channel}` : reach.mode;
+}
+
+/** Reads the stored form of a {@link ReachPreference}; anything unknown reads as `last`. */
+export function parseReach(text: string | null | undefined): ReachPreference {
+  if (text === "all") return { mode: "all" };
+  const channel = text?.startsWith("messenger:") ? text.slice("messenger:".length) : null;
+  if (channel && (channelNames as readonly string[]).includes(channel)) return { mode: "messenger", channel: channel as ChannelName };
+  return { mode: "last" };
 }
 
 export type NewPerson = Pick<Person, "displayName"> &
   Partial<Pick<Person, "timeZone" | "locale" | "proactivity" | "quietHours" | "digestTime">>;
 
 export type PersonSettingsPatch = Partial<
-  Pick<Person, "displayName" | "timeZone" | "locale" | "proactivity" | "quietHours" | "digestTime" | "paused" | "personaName" | "personaStyle">
+  Pick<Person, "displayName" | "timeZone" | "locale" | "proactivity" | "quietHours" | "digestTime" | "paused" | "personaName" | "personaStyle" | "reach">
 >;
 
 /** One account of a person on one channel. (channel, accountId) is unique across all persons. */
@@ -487,8 +513,14 @@ export interface OutboxMessage {
   personId: PersonId;
   /** Unique; enqueueing the same key twice returns the first row. */
   deliveryKey: string;
-  /** Target channel, or null for the person's most recently used reachable identity. */
+  /** Target channel, or null for wherever the person is (chosen by their {@link ReachPreference}). */
   channel: ChannelName | null;
+  /**
+   * The channel the message is queued on: its own `channel`, or — for a message meant for wherever
+   * the person is — the channel the outbox routed it to (null until routed). Order is kept per
+   * person and lane, so a message stuck on one channel never holds up another channel's.
+   */
+  lane: ChannelName | null;
   text: string;
   buttons: Button[];
   /** Set when this message edits an earlier one (an approval card showing its decision). */
@@ -519,7 +551,12 @@ export interface OutboxMessage {
  * - `sent`: part key (`"0"`, `"1"`, `"2-1"` for a re-rendered part) → platform message id;
  * - `inflight`: the part being sent when the row was last saved (a crash leaves it set: outcome unknown);
  * - `fallback`: part index → rendering level after the platform rejected the payload (1 plain, 2 smaller);
- * - `uncertain`: parts that may or may not have arrived (the platform offers no way to check).
+ * - `uncertain`: parts that may or may not have arrived (the platform offers no way to check);
+ * - `failingSince`: ISO time of the first failed attempt since a part last went out (the give-up
+ *   clock; absent while nothing failed);
+ * - `refusals`: part index → how many times the platform refused that file part in its current form
+ *   (a photo refused twice is sent as a document, a document refused twice as a link);
+ * - `textParts`: how many of the parts are text (the rest are files), once rendered.
  */
 export interface DeliveryProgress {
   target: { channel: ChannelName; address: string; accountId: string } | null;
@@ -527,6 +564,9 @@ export interface DeliveryProgress {
   inflight: string | null;
   fallback: Record<string, number>;
   uncertain: string[];
+  failingSince?: string | null;
+  refusals?: Record<string, number>;
+  textParts?: number;
 }
 
 export const emptyProgress = (): DeliveryProgress => ({ target: null, sent: {}, inflight: null, fallback: {}, uncertain: [] });

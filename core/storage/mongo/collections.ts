@@ -88,6 +88,8 @@ export interface PersonDoc {
   /** Absent on documents written before the web app. */
   personaName?: string | null;
   personaStyle?: string | null;
+  /** `last`, `all` or `messenger:<channel>` (see ReachPreference); absent: `last`. */
+  reach?: string;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -288,6 +290,8 @@ export interface OutboxDoc {
   personId: string;
   deliveryKey: string;
   channel: ChannelName | null;
+  /** The channel the message is queued on (see OutboxMessage.lane); absent or null: not routed yet. */
+  lane?: ChannelName | null;
   text: string;
   buttons: Button[];
   editOf: string | null;
@@ -425,6 +429,7 @@ export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
   outbox: [
     { key: { deliveryKey: 1 }, name: "delivery_key_unique", unique: true },
     { key: { status: 1, personId: 1, _id: 1 }, name: "status_person" },
+    { key: { status: 1, personId: 1, lane: 1, _id: 1 }, name: "status_person_lane" },
     { key: { personId: 1, _id: 1 }, name: "person_created" },
     { key: { "lease.owner": 1 }, name: "lease_owner" },
   ],
