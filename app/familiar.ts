@@ -19,7 +19,7 @@ import {
 import type { Logger } from "../core/log/index.js";
 import type { ModelClient } from "../core/model/index.js";
 import { Notifier, notifyTools } from "../core/notify/index.js";
-import { OutboxDelivery } from "../core/outbox/index.js";
+import { OutboxDelivery, WebPresence, type FileLinker } from "../core/outbox/index.js";
 import {
   ApprovalFlow,
   ProactiveFlow,
@@ -81,6 +81,8 @@ export interface FamiliarDeps {
   inboundRetentionMs?: number;
   /** Where outbound attachments (artifacts) are read from. */
   attachments?: AttachmentSource;
+  /** Links to a person's files, sent when a platform refuses an attachment as a file. */
+  fileLink?: FileLinker;
   /** Photos, voice notes, files and stickers: taken in on arrival (`intake`) and shown to the model (`context`). */
   media?: { intake: MediaIntake; context: ContextMedia };
 }
@@ -98,6 +100,8 @@ export class Familiar {
   readonly owner = `proc:${randomUUID()}`;
   readonly commands = new CommandRegistry();
   readonly outbox: OutboxDelivery;
+  /** Which persons have a web chat page open (the web chat's live poll reports; delivery routing reads). */
+  readonly presence: WebPresence;
   readonly outboxLoop: DueLoop<OutboxMessage>;
   readonly notifier: Notifier;
   readonly sentinel: Sentinel;
@@ -122,7 +126,18 @@ export class Familiar {
     const model = typeof deps.model === "function" ? deps.model : () => deps.model as ModelClient | null;
     const adapters = () => this.adapters;
 
-    this.outbox = new OutboxDelivery({ store, clock, logger, owner, leaseMs, adapters, ...(deps.attachments && { attachments: deps.attachments }) });
+    this.presence = new WebPresence(clock);
+    this.outbox = new OutboxDelivery({
+      store,
+      clock,
+      logger,
+      owner,
+      leaseMs,
+      adapters,
+      presence: this.presence,
+      ...(deps.attachments && { attachments: deps.attachments }),
+      ...(deps.fileLink && { fileLink: deps.fileLink }),
+    });
     this.outboxLoop = new DueLoop(this.outbox, { name: "outbox", clock, logger, maxInFlight: 8 });
     const outbox = this.outboxLoop;
     // The task loop is created below; these flows only need to wake it.

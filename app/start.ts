@@ -57,6 +57,8 @@ import {
   clientFor,
   SetupStore,
   WebSessions,
+  fileLink,
+  fileLinksRouter,
 } from "../web/api/index.js";
 
 /** A running Familiar process. */
@@ -142,7 +144,10 @@ export async function startApp(
   let url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
   const guardedModel = new SecretScrubbingModel(media.model, (text) => scrubSecrets(text, registry.list()));
   const secrets = new SecretDesk({ vault, store, clock, publicUrl: () => config.PUBLIC_URL ?? url, pokeOutbox: () => familiar.outboxLoop.poke() });
+  // Download links for files a messenger refused (the sessions' key signs them; it is read below).
+  let linkFile: ((personId: string, artifactId: string) => string) | null = null;
   const familiar = new Familiar({
+    fileLink: (personId, artifactId) => linkFile?.(personId, artifactId) ?? null,
     store,
     scheduler,
     // The runtime asks for the model at each activation: whatever the setup page chose last.
@@ -198,6 +203,7 @@ export async function startApp(
     registry.scrubDeep,
   );
   const sessions = await WebSessions.open(dataDir, clock);
+  linkFile = (personId, artifactId) => fileLink(sessions, config.PUBLIC_URL ?? url, personId, artifactId);
   // Requests refused at the door (bad signature, too large, too deep) go to the audit log.
   const onRefused = (refusal: Refusal) =>
     void store.audit
@@ -284,6 +290,7 @@ export async function startApp(
   http.mount(dashboardRouter({ store, views: familiar.views, allowRemote: false }));
   http.mount(secretsRouter(vault, { allowRemote: false }));
   http.mount(artifactsRouter({ store, source: artifacts, allowRemote: false }));
+  http.mount(fileLinksRouter({ sessions, source: artifacts }));
   http.mount(hooksRouter((id, secret, body) => familiar.handleHookEvent(id, secret, body), { onRefused }));
 
   await scheduler.start();

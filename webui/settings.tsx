@@ -9,7 +9,17 @@ interface SettingsJson {
   digestTime: string | null;
   personaName: string | null;
   personaStyle: string | null;
+  reach: Reach;
 }
+
+/** Where Familiar reaches the person with messages it starts itself (server: ReachPreference). */
+type Reach = { mode: "last" } | { mode: "messenger"; channel: string } | { mode: "all" };
+
+const channelWords: Record<string, string> = { local: "The web chat", telegram: "Telegram", slack: "Slack", discord: "Discord", whatsapp: "WhatsApp" };
+
+/** The select's value for a reach preference: `last`, `all` or the channel name. */
+const reachValue = (r: Reach): string => (r.mode === "messenger" ? r.channel : r.mode);
+const reachOf = (value: string): Reach => (value === "last" || value === "all" ? { mode: value } : { mode: "messenger", channel: value });
 
 const zones: string[] = typeof Intl.supportedValuesOf === "function" ? Intl.supportedValuesOf("timeZone") : [];
 
@@ -19,11 +29,13 @@ export function Settings({ onSaved }: { onSaved: (s: { displayName: string; time
   const [quiet, setQuiet] = useState(false);
   const [notice, setNotice] = useState("");
   const [error, setError] = useState("");
+  const [linked, setLinked] = useState<string[]>([]);
   useEffect(() => {
     void api<SettingsJson>("GET", "/api/web/settings").then((v) => {
       setS(v);
       setQuiet(v.quietHours !== null);
     });
+    void api<{ items: { channel: string }[] }>("GET", "/api/web/messengers").then((m) => setLinked([...new Set(m.items.map((i) => i.channel))]));
   }, []);
   if (!s) return <p>Loading…</p>;
   const set = (patch: Partial<SettingsJson>) => setS({ ...s, ...patch });
@@ -39,6 +51,7 @@ export function Settings({ onSaved }: { onSaved: (s: { displayName: string; time
         digestTime: s.digestTime || null,
         personaName: s.personaName ?? "",
         personaStyle: s.personaStyle ?? "",
+        reach: s.reach,
       });
       setS(saved);
       onSaved(saved);
@@ -62,6 +75,17 @@ export function Settings({ onSaved }: { onSaved: (s: { displayName: string; time
         <option value="low">low</option>
         <option value="normal">normal</option>
         <option value="high">high</option>
+      </select>
+      <label for="s-reach">Where Familiar reaches you (reminders, check-ins and other messages it starts itself)</label>
+      <p class="hint" id="s-reach-hint">Answers always come in the chat you wrote from.</p>
+      <select id="s-reach" aria-describedby="s-reach-hint" value={reachValue(s.reach)} onChange={(e) => set({ reach: reachOf(e.currentTarget.value) })}>
+        <option value="last">The chat I last used (the web chat only while it is open, else my last messenger)</option>
+        {[...new Set([...linked, ...(s.reach.mode === "messenger" ? [s.reach.channel] : [])])].map((c) => (
+          <option key={c} value={c}>
+            Always {c === "local" ? "the web chat" : (channelWords[c] ?? c)}
+          </option>
+        ))}
+        <option value="all">All my chats</option>
       </select>
       <fieldset>
         <legend>Quiet hours</legend>

@@ -119,7 +119,7 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
     if (!target) return this.offLane(message, progress, lane, `no reachable account on ${channelInWords(lane)}`);
     progress.target = target;
     const adapter = this.deps.adapters().get(lane);
-    if (!adapter) return this.failed(message, progress, lane, `${channelInWords(lane)} is not running`);
+    if (!adapter) return this.failed(message, progress, lane, `${channelInWords(lane)} is not running`, { reason: `${channelInWords(lane)} is not running` });
     try {
       const platformIds = await this.sendAll(message, adapter, target, progress);
       const delivered = await store.outbox.markDelivered({ id: message.id, owner: this.deps.owner, channel: target.channel, address: target.address, platformIds, now: clock.now() });
@@ -137,7 +137,7 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
     } catch (err) {
       if (!(err instanceof DeliveryError)) throw err;
       progress.inflight = null;
-      if (err.outcome !== "recipient_gone") return this.failed(message, progress, lane, err.message, err.retryAfterMs);
+      if (err.outcome !== "recipient_gone") return this.failed(message, progress, lane, err.message, { reason: reasonInWords(lane, err), ...(err.retryAfterMs !== undefined && { retryAfterMs: err.retryAfterMs }) });
       await store.persons.setIdentityUnreachable(target.channel, target.accountId, err.message, clock.now());
       await store.audit.appendAudit({
         personId: message.personId,
@@ -291,22 +291,23 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
    * {@link GIVE_UP_AFTER_MS} after the first failure (the last retry falls on that deadline), then
    * given up on this channel. The first failure is noted in the person's activity.
    */
-  private async failed(message: OutboxMessage, progress: DeliveryProgress, lane: ChannelName, error: string, retryAfterMs?: number): Promise<void> {
+  private async failed(message: OutboxMessage, progress: DeliveryProgress, lane: ChannelName, error: string, how: { reason: string; retryAfterMs?: number }): Promise<void> {
     const { store, clock, logger, owner } = this.deps;
     const now = clock.now();
     const first = !progress.failingSince;
     const since = progress.failingSince ? new Date(progress.failingSince) : now;
     const deadline = since.getTime() + GIVE_UP_AFTER_MS;
-    if (now.getTime() >= deadline) return this.giveUp(message, progress, lane, error);
+    if (now.getTime() >= deadline) return this.giveUp(message, progress, lane, error, how.reason);
     progress.failingSince = since.toISOString();
     await this.save(message, progress);
-    const retryAt = new Date(Math.min(now.getTime() + Math.max(retryAfterMs ?? 0, retryDelayMs(message.attempts)), deadline));
+    const retryAt = new Date(Math.min(now.getTime() + Math.max(how.retryAfterMs ?? 0, retryDelayMs(message.attempts)), deadline));
     if (first) {
+      const what = await this.unsentWords(message, progress);
       await store.audit.appendAudit({
         personId: message.personId,
         kind: "outbound.delayed",
-        summary: `Could not send a message on ${channelInWords(lane)} yet (${error.slice(0, 160)}); trying again until ${new Date(deadline).toISOString()}, then elsewhere`,
-        data: { outboxId: message.id, channel: lane, error: error.slice(0, 300), giveUpAt: new Date(deadline).toISOString() },
+        summary: `Couldn't send you ${what} on ${channelInWords(lane)} yet (${how.reason}); trying again for up to ${minutesOf(GIVE_UP_AFTER_MS)} minutes, then in another of your chats`,
+        data: { outboxId: message.id, channel: lane, error: error.slice(0, 300), reason: how.reason, giveUpAt: new Date(deadline).toISOString() },
       });
     }
     await store.outbox.markDeliveryFailed({ id: message.id, owner, error, retryAt, now });
@@ -319,7 +320,7 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
    */
   private async offLane(message: OutboxMessage, progress: DeliveryProgress, lane: ChannelName, error: string): Promise<void> {
     const started = Object.keys(progress.sent).length > 0 || progress.uncertain.length > 0;
-    if (started) return this.giveUp(message, progress, lane, error);
+    if (started) return this.giveUp(message, progress, lane, error, `your account there is ${error.startsWith("no reachable") ? "no longer linked" : "blocked or gone"}`);
     const { store, clock, owner } = this.deps;
     await store.outbox.rerouteOutbound({ id: message.id, owner, progress: { ...progress, target: null, inflight: null, failingSince: null }, error, now: clock.now() });
     this.deps.logger.info({ outboxId: message.id, lane, err: error }, "outbound message taken off its channel: routed afresh");
@@ -330,11 +331,10 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
    * with a plain line ("I couldn't send you the photo on Telegram — here it is."). The hand-off row
    * has a key of its own, so a restart in between sends it once.
    */
-  private async giveUp(message: OutboxMessage, progress: DeliveryProgress, lane: ChannelName, error: string): Promise<void> {
+  private async giveUp(message: OutboxMessage, progress: DeliveryProgress, lane: ChannelName, error: string, reason: string): Promise<void> {
     const { store, clock, owner, logger } = this.deps;
     const unsent = unsentOf(message, progress);
-    const files = (await this.files(message)).filter((f): f is OutboundAttachment => f !== null);
-    const what = unsentInWords(unsent, files);
+    const what = await this.unsentWords(message, progress);
     const facts = await routeFacts(store, this.deps.presence, message.personId);
     const [other] = chooseLanes(null, { ...facts, reach: { mode: "last" } }, lane);
     const anything = unsent.text || unsent.attachments.length > 0;
@@ -342,17 +342,22 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
       const text = handOffText(message, unsent, what, lane);
       await store.outbox.enqueueOutbound({ personId: message.personId, channel: other, deliveryKey: `${message.deliveryKey}:handoff`, text, attachments: unsent.attachments }, clock.now());
     }
-    const minutes = Math.round(GIVE_UP_AFTER_MS / 60_000);
-    const where = !anything ? "" : other ? `; sent it on ${channelInWords(other)} instead` : "; there is no other chat to reach them on";
+    const where = !anything ? "" : other ? ` and sent it ${other === "local" ? "in" : "on"} ${channelInWords(other)} instead` : "; there is no other chat to reach you on";
     await store.audit.appendAudit({
       personId: message.personId,
       kind: "outbound.given_up",
-      summary: `Gave up sending ${what} on ${channelInWords(lane)} (${error.slice(0, 160)}) after trying for up to ${minutes} minutes${where}`,
-      data: { outboxId: message.id, channel: lane, error: error.slice(0, 300), handedTo: other ?? null, what },
+      summary: `Gave up sending you ${what} on ${channelInWords(lane)} (${reason})${where}`,
+      data: { outboxId: message.id, channel: lane, error: error.slice(0, 300), reason, handedTo: other ?? null, what },
     });
     await store.outbox.saveProgress({ id: message.id, owner, progress, now: clock.now(), leaseMs: this.deps.leaseMs });
     await store.outbox.markDeliveryFailed({ id: message.id, owner, error, retryAt: null, now: clock.now() });
     logger.warn({ outboxId: message.id, lane, handedTo: other ?? null, err: error }, "outbound message given up on its channel");
+  }
+
+  /** What of the message has not arrived, in words ("the photo", "a message"). */
+  private async unsentWords(message: OutboxMessage, progress: DeliveryProgress): Promise<string> {
+    const files = (await this.files(message)).filter((f): f is OutboundAttachment => f !== null);
+    return unsentInWords(unsentOf(message, progress), files);
   }
 
   /** Routes the messages meant for wherever the person is that have no channel yet. */
@@ -400,3 +405,16 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
 }
 
 type Target = ChannelTarget & { channel: ChannelName };
+
+/** Whole minutes of `ms`. */
+function minutesOf(ms: number): number {
+  return Math.round(ms / 60_000);
+}
+
+/** Why a send failed, as a person reads it ("Telegram answered with an error"). */
+function reasonInWords(lane: ChannelName, err: DeliveryError): string {
+  const name = channelInWords(lane);
+  if (err.outcome === "rate_limited") return `${name} asked Familiar to slow down`;
+  if (err.outcome === "payload_rejected") return `${name} refused it`;
+  return lane === "local" ? "the web chat could not take it" : `${name} answered with an error or could not be reached`;
+}

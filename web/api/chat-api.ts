@@ -3,6 +3,7 @@ import { Router, type Response } from "express";
 import { z } from "zod";
 import { type InboundEvent, type InboundOutcome, parseCardView } from "../../core/channels/index.js";
 import type { Clock } from "../../core/clock.js";
+import type { PersonId } from "../../core/ids.js";
 import type { Store, LocalMessage } from "../../core/storage/index.js";
 import { MESSAGE_TEXT_MAX, tooLongMessage } from "../shared/index.js";
 import { localAccountOf, webContext } from "./auth.js";
@@ -46,6 +47,8 @@ export interface ChatApiDeps {
   deliver: (event: InboundEvent) => Promise<InboundOutcome>;
   /** Whether Familiar is typing to this local account now. */
   typing: (account: string) => boolean;
+  /** Told each time a page polls for news: while one polls, the person counts as reachable here. */
+  presence?: { seen(personId: PersonId): void };
 }
 
 /** The text's length when a body's `text` is a string over {@link MESSAGE_TEXT_MAX}, else null. */
@@ -91,6 +94,7 @@ export function chatApi(deps: ChatApiDeps): Router {
     const q = liveQuery.safeParse(req.query);
     if (!q.success) return bad(res, q.error);
     const { person } = webContext(req);
+    deps.presence?.seen(person.id);
     const account = await localAccountOf(deps.store, person);
     const wait = log.waitForActivity(person.id);
     const abort = new AbortController();

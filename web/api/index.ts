@@ -7,6 +7,7 @@ export { webApp } from "./app.js";
 export { ChatLog, recordingAdapter } from "./chat-log.js";
 export { MessengerSetup } from "./messenger-setup.js";
 export { MessengerStatus, readReadme } from "./messenger-status.js";
+export { fileLink, fileLinksRouter } from "./file-links.js";
 export { WebSessions } from "./sessions.js";
 export { clientFor } from "./setup-api.js";
 export { SetupStore } from "./setup-store.js";

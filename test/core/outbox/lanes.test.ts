@@ -149,7 +149,7 @@ describe("outbox lanes, refused files and giving up", () => {
     const givenUp = (await store.audit.listAudit(p.id, { kinds: ["outbound.given_up"] })).items;
     expect(givenUp).toHaveLength(1);
     expect(givenUp[0]!.at.getTime() - start).toBeLessThanOrEqual(GIVE_UP_AFTER_MS + 5_000);
-    expect(givenUp[0]!.summary).toMatch(/Gave up sending the photo on Telegram .* sent it on the web chat instead/);
+    expect(givenUp[0]!.summary).toMatch(/Gave up sending you the photo on Telegram .* and sent it in the web chat instead/);
     // The retries were spread over the bound, not made at once.
     expect(telegram.attempts.length).toBeGreaterThan(4);
     expect(telegram.attempts.length).toBeLessThan(20);
