@@ -37,7 +37,7 @@ const layers = [
   { name: "core contracts", rooms: ["core/config", "core/model", "core/storage", "core/channels", "core/tools", "core/scheduling"] },
   {
     name: "core subsystems",
-    rooms: ["core/context", "core/notify", "core/outbox", "core/secrets", "core/egress", "core/tool-loop", "core/tasks", "core/policy", "core/approvals"],
+    rooms: ["core/context", "core/notify", "core/outbox", "core/secrets", "core/egress", "core/tool-loop", "core/tasks", "core/policy", "core/approvals", "core/connections"],
   },
   { name: "core flows", rooms: ["core/sentinel", "core/runtime", "core/inbound"] },
   { name: "store adapters", rooms: ["core/storage/sqlite", "core/storage/mongo"] },

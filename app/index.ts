@@ -5,4 +5,5 @@
  * behaviour lives in the room whose job it is.
  */
 export { startApp, type RunningApp } from "./start.js";
-export { Familiar, type FamiliarDeps } from "./familiar.js";
+export { Familiar } from "./familiar.js";
+export type { FamiliarDeps } from "./core.js";

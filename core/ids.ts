@@ -20,6 +20,7 @@ export type OutboxId = Id<"outbox">;
 export type NotificationId = Id<"notification">;
 export type HookId = Id<"hook">;
 export type ArtifactId = Id<"artifact">;
+export type ConnectionId = Id<"connection">;
 
 const prefixes = {
   person: "per",
@@ -34,6 +35,7 @@ const prefixes = {
   notification: "ntf",
   hook: "hook",
   artifact: "art",
+  connection: "conn",
 } as const;
 
 export type IdKind = keyof typeof prefixes;

@@ -11,6 +11,9 @@ import { digestJobName } from "../core/notify/index.js";
 import type { Logger } from "../core/log/index.js";
 import type { JobContext, Scheduler } from "../core/scheduling/index.js";
 
+/** Job names Familiar no longer uses (round 1 kept wake-ups and retries in Agenda); purged at start. */
+export const retiredJobNames = ["task.wake", "task.resume", "outbox.deliver"] as const;
+
 /** How long processed platform update ids are kept, ms: Telegram redelivers for up to 24 h, Slack retries within minutes. */
 export const inboundRetentionMs = 14 * 24 * 60 * 60 * 1000;
 
@@ -20,12 +23,20 @@ export const jobs = {
   approvalExpire: { name: approvalExpiryJobName, data: z.object({ approvalId: z.string().min(1) }) },
   /** Sends a person's digest of held messages. */
   digestSend: { name: digestJobName, data: z.object({ personId: z.string().min(1) }) },
+  /**
+   * Syncs one calendar connection (a CalDAV account or a feed): repeats at the connection kind's
+   * interval (key: the connection id), and once at once when it is made (key `<id>:now`). The name
+   * is the calendar connector's `CALENDAR_SYNC_JOB`.
+   */
+  calendarSync: { name: "calendar.sync", data: z.object({ connectionId: z.string().min(1) }) },
 } as const;
 
 /** What the jobs do, from the composition root. */
 export interface JobHandlers {
   expireApprovals(): Promise<unknown>;
   sendDigest(personId: string): Promise<unknown>;
+  /** Absent when the calendar connector is not wired (its jobs are then skipped). */
+  syncCalendar?: (connectionId: string) => Promise<unknown>;
 }
 
 /**
@@ -46,6 +57,18 @@ export function registerJobs(scheduler: Scheduler, handlers: JobHandlers, option
     const data = parsed(jobs.digestSend.data, job);
     if (data) await handlers.sendDigest(data.personId);
   });
+  const syncCalendar = handlers.syncCalendar;
+  if (syncCalendar) {
+    // One sync of a connection at a time in this process; a sync takes seconds, its interval minutes.
+    scheduler.define(
+      jobs.calendarSync.name,
+      async (job) => {
+        const data = parsed(jobs.calendarSync.data, job);
+        if (data) await syncCalendar(data.connectionId);
+      },
+      { concurrency: 2, lockLifetimeMs: 10 * 60_000 },
+    );
+  }
 }
 
 /**

@@ -281,7 +281,7 @@ function Permissions({ tz }: { tz: string }) {
   );
 }
 
-interface MemoryJson { id: string; kind: string; text: string; provenance: { messageId: string | null; channel: string | null; note: string | null }; createdAt: string; updatedAt: string }
+interface MemoryJson { id: string; kind: string; text: string; provenance: { messageId: string | null; channel: string | null; note: string | null }; taint: { source: string } | null; createdAt: string; updatedAt: string }
 
 function Memory({ tz }: { tz: string }) {
   const [q, setQ] = useState("");
@@ -325,6 +325,11 @@ function Memory({ tz }: { tz: string }) {
             ) : (
               <>
                 <p class="memory-text">{m.text}</p>
+                {m.taint && (
+                  <p class="taint warn" role="note">
+                    ⚠️ From outside content: {m.taint.source}. Familiar treats it as untrusted; check it before you rely on it.
+                  </p>
+                )}
                 <p class="meta">
                   {m.kind} · learned {localTime(m.createdAt, tz)}
                   {m.provenance.channel ? ` ${onChannel(m.provenance.channel)}` : ""}

@@ -23,7 +23,10 @@ export class MongoCalendarStore implements CalendarStore {
 
   /** Creates the indexes the queries use (idempotent). */
   async ensureIndexes(): Promise<void> {
-    await this.db.collection(calendarCollections.calendars).createIndexes([{ key: { personId: 1, name: 1 }, name: "person_name" }]);
+    await this.db.collection(calendarCollections.calendars).createIndexes([
+      { key: { personId: 1, name: 1 }, name: "person_name" },
+      { key: { sourceId: 1 }, name: "source" },
+    ]);
     await this.db.collection(calendarCollections.items).createIndexes([
       { key: { personId: 1, startMs: 1 }, name: "person_window" },
       { key: { personId: 1, calendarId: 1 }, name: "person_calendar" },
@@ -65,6 +68,11 @@ export class MongoCalendarStore implements CalendarStore {
   async removeCalendar(personId: PersonId, calendarId: string): Promise<void> {
     await this.db.collection(calendarCollections.items).deleteMany({ personId, calendarId });
     await this.db.collection(calendarCollections.calendars).deleteOne({ _id: key(personId, calendarId) });
+  }
+
+  async removeSource(sourceId: string): Promise<void> {
+    const calendars = await this.db.collection(calendarCollections.calendars).find({ sourceId }, { projection: { personId: 1, calendarId: 1 } }).toArray();
+    for (const c of calendars) await this.removeCalendar(c.personId as PersonId, String(c.calendarId));
   }
 
   async itemTags(personId: PersonId, calendarId: string): Promise<Map<string, { etag: string | null; hash: string }>> {

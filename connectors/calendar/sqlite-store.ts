@@ -138,6 +138,11 @@ export class SqliteCalendarStore implements CalendarStore {
     })();
   }
 
+  async removeSource(sourceId: string): Promise<void> {
+    const calendars = this.db.prepare("SELECT person_id, calendar_id FROM calendar_calendars WHERE source_id = ?").all(sourceId) as { person_id: string; calendar_id: string }[];
+    for (const c of calendars) await this.removeCalendar(c.person_id as PersonId, c.calendar_id);
+  }
+
   async itemTags(personId: PersonId, calendarId: string): Promise<Map<string, { etag: string | null; hash: string }>> {
     const rows = this.db.prepare("SELECT href, etag, hash FROM calendar_items WHERE person_id = ? AND calendar_id = ?").all(personId, calendarId) as { href: string; etag: string | null; hash: string }[];
     return new Map(rows.map((r) => [r.href, { etag: r.etag, hash: r.hash }]));

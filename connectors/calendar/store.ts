@@ -79,8 +79,10 @@ export interface CalendarStore {
   saveCalendar(calendar: Omit<StoredCalendar, "sync" | "syncedAt" | "error"> & Partial<Pick<StoredCalendar, "sync" | "syncedAt" | "error">>): Promise<void>;
   /** Records a failed sync's error (null clears it); the stored items stay. */
   setCalendarError(personId: PersonId, calendarId: string, error: string | null): Promise<void>;
-  /** Deletes a calendar with its items (gone from the server, or its connection removed). */
+  /** Deletes a calendar with its items (gone from the server). */
   removeCalendar(personId: PersonId, calendarId: string): Promise<void>;
+  /** Deletes every calendar (with its items) of a source whose connection was removed. */
+  removeSource(sourceId: string): Promise<void>;
   /** Every item's href → ETag and hash, for comparing with the server. */
   itemTags(personId: PersonId, calendarId: string): Promise<Map<string, { etag: string | null; hash: string }>>;
   /** The stored items with these hrefs (those that exist). */

@@ -32,7 +32,8 @@ import { rruleOf, type CreateArgs } from "./write-args.js";
 export interface CalendarWriteDeps {
   store: CalendarStore;
   connections: CalendarConnections;
-  http: CalendarHttp;
+  /** The egress path for requests that carry `credential` (the connection's own password) on purpose to its server. */
+  httpFor(credential: string): CalendarHttp;
   clock: Clock;
   /** The person's IANA zone (the one `/timezone` sets). */
   personZone(personId: PersonId): Promise<string>;
@@ -61,7 +62,8 @@ export async function writableCalendars(deps: Pick<CalendarWriteDeps, "store" | 
 
 /** A CalDAV client for a calendar's connection, with its credentials read from the vault now. */
 export async function clientFor(deps: CalendarWriteDeps, personId: PersonId, calendar: StoredCalendar): Promise<CaldavClient> {
-  return new CaldavClient(await deps.connections.credentials(personId, calendar.sourceId), deps.http, deps.caldav);
+  const credentials = await deps.connections.credentials(personId, calendar.sourceId);
+  return new CaldavClient(credentials, deps.httpFor(credentials.password), deps.caldav);
 }
 
 /** The action description of a write (see the file comment). */

@@ -50,10 +50,12 @@ export const emailSettingsSchema = z
     imap: endpointSchema,
     smtp: endpointSchema,
     /**
-     * The receiving server's `authserv-id` (RFC 8601), e.g. `mx.google.com`: only the first
-     * Authentication-Results header carrying it counts when senders are verified.
+     * The receiving server's `authserv-id`s (RFC 8601), e.g. `mx.google.com`: only the topmost
+     * Authentication-Results header, and only when it carries one of these, counts when senders are
+     * verified. Default: known for Gmail (imap.gmail.com → mx.google.com), else none (every sender
+     * unverified until set).
      */
-    authservId: z.string().max(253).optional(),
+    authservIds: z.array(z.string().trim().min(1).max(253)).max(10).optional(),
     /** Mailboxes watched for new mail (default INBOX). */
     watch: z.array(z.string().min(1).max(500)).min(1).max(10).default(["INBOX"]),
   })
@@ -68,6 +70,17 @@ export type EmailSettings = z.infer<typeof emailSettingsSchema>;
 /** The secret half of a mailbox: the app password, from the person's vault. Never logged or shown. */
 export interface EmailCredentials {
   password: string;
+}
+
+/** Receiving servers whose Authentication-Results are known, by IMAP host. */
+const KNOWN_AUTHSERV: Readonly<Record<string, readonly string[]>> = {
+  "imap.gmail.com": ["mx.google.com"],
+  "imap.googlemail.com": ["mx.google.com"],
+};
+
+/** The authserv-ids trusted for a mailbox: its settings, else the provider's known one, else none. */
+export function trustedAuthservIds(settings: EmailSettings): readonly string[] {
+  return settings.authservIds ?? KNOWN_AUTHSERV[settings.imap.host.toLowerCase()] ?? [];
 }
 
 /** The user name an endpoint logs in with. */

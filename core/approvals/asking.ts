@@ -4,10 +4,14 @@
  * No approval fatigue:
  * - at most one pending card per task: a further ask while one waits returns `approval_required`
  *   for the card already waiting (the task keeps waiting for it; nothing new is shown);
- * - a request identical to one the person denied in the same task is denied without a card;
- * - after {@link MAX_DENIALS_PER_TASK} denials in one task since the person last wrote, the task's
- *   approvals are paused: further asks are denied without a card until the person writes again
- *   (the person is told once, when the pause begins — see `ApprovalDesk`);
+ * - a denial covers its places and kind of action (core/approvals/denials.ts): a request to a
+ *   place the person denied in the same task — or, in an activation that read outside content,
+ *   within the last 24 hours — is denied without a card, and the model is told so plainly;
+ * - the breaker (denials.ts): after {@link MAX_DENIALS_PER_TASK} denials in one task since the
+ *   person last wrote, or {@link MAX_DENIALS_PER_PERSON} of theirs within an hour (for activations
+ *   that read outside content), further asks are refused without a card (`approvals_paused`, with
+ *   `data.pauseTask`) and the asking task is paused; the person is told once, when the breaker
+ *   trips (see `ApprovalDesk`);
  * - at most {@link MAX_PENDING_PER_PERSON} pending cards per person: beyond that the model is told
  *   that the person has enough to answer, and nothing is shown.
  *
@@ -27,12 +31,12 @@ import {
   type Provenance,
 } from "../policy/index.js";
 import { parseApprovalDetails, type ApprovalDetails } from "./request.js";
+import { BREAKER_WINDOW_MS, classWords, coveredPlace, DENIAL_CARRY_MS, MAX_DENIALS_PER_PERSON, MAX_DENIALS_PER_TASK, methodClass } from "./denials.js";
 import type { ActionSummary } from "./summary.js";
 
 /** Pending (unexpired) cards one person may have at once. */
 export const MAX_PENDING_PER_PERSON = 3;
-/** Denials in one task (since the person last wrote) after which the task's approvals pause. */
-export const MAX_DENIALS_PER_TASK = 3;
+export { MAX_DENIALS_PER_TASK } from "./denials.js";
 
 /** What the ask path needs from the store. */
 export type AskStore = Pick<Store, "approvals" | "audit" | "conversation" | "memory" | "sentinel" | "tasks">;
@@ -51,10 +55,75 @@ export function denialsSince(requests: readonly ApprovalRequest[], since: Date |
   return requests.filter((r) => r.status === "denied" && (since === null || (r.decidedAt ?? r.createdAt).getTime() > since.getTime()));
 }
 
+/** The later of two optional instants. */
+export function laterOf(a: Date | null, b: Date | null): Date | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return a.getTime() >= b.getTime() ? a : b;
+}
+
+/** The input of {@link gateAsk}. */
+export interface GateInput {
+  personId: PersonId;
+  taskId: TaskId | null;
+  action: ActionDescriptor;
+  tool: string;
+  now: Date;
+  /** The activation read outside content (denials then reach beyond their task, and the person's count applies). */
+  tainted?: boolean;
+  /** Denials before this instant do not count towards the breaker (the task was paused and resumed since). */
+  denialsFrom?: Date | null;
+  /** The task is recurring work (it lives on): its own denials cover for {@link DENIAL_CARRY_MS}, not for ever. */
+  recurring?: boolean;
+}
+
+/** A denial that covers `action`: the request and the place it covers, or null. */
+function coveringDenial(requests: readonly ApprovalRequest[], action: ActionDescriptor): { request: ApprovalRequest; place: string } | null {
+  for (const request of requests) {
+    if (request.status !== "denied") continue;
+    const details = parseApprovalDetails(request);
+    const place = details ? coveredPlace(details.action, action) : null;
+    if (place !== null) return { request, place };
+  }
+  return null;
+}
+
+function deniedAgain(input: GateInput, covering: { request: ApprovalRequest; place: string }, when: string): Gate {
+  const kind = classWords(methodClass(parseApprovalDetails(covering.request)?.action ?? input.action));
+  return {
+    kind: "answer",
+    result: {
+      ok: false,
+      code: "denied",
+      error: `Denied: the person denied ${kind} ${covering.place} ${when} (“${covering.request.summary}”), and that covers this ${input.tool} call to the same place. It did not run and no card was shown. Do not try ${covering.place} again with another path, body or method; tell the person briefly what you could not do.`,
+    },
+    audit: {
+      kind: "approval.denied_again",
+      summary: `Denied without a card (${covering.place} was denied ${when}): ${input.tool}`,
+      data: { taskId: input.taskId, place: covering.place, deniedRequest: covering.request.id, actionKey: descriptorKey(input.action) },
+    },
+  };
+}
+
+function paused(input: GateInput, why: string, reason: "task" | "person"): Gate {
+  return {
+    kind: "answer",
+    result: {
+      ok: false,
+      code: "approvals_paused",
+      error: `${why}, so this task is paused and nothing more is asked or done for it until they resume it. ${input.tool} did not run. Do not call more tools; tell them in one sentence what you could not do.`,
+      data: { pauseTask: reason },
+    },
+    audit: { kind: "approval.paused", summary: `Denied without a card (${why}): ${input.tool}`, data: { taskId: input.taskId, breaker: reason } },
+  };
+}
+
 /** Applies the fatigue rules (module doc) before a card is made. */
-export async function gateAsk(store: AskStore, input: { personId: PersonId; taskId: TaskId | null; action: ActionDescriptor; tool: string; now: Date }): Promise<Gate> {
+export async function gateAsk(store: AskStore, input: GateInput): Promise<Gate> {
   const { personId, taskId, action, now } = input;
   const key = descriptorKey(action);
+  const tainted = input.tainted === true;
+  const from = input.denialsFrom ?? null;
   if (taskId !== null) {
     const requests = await store.approvals.listTaskApprovals(taskId);
     const waiting = requests.find((r) => r.status === "pending" && r.expiresAt.getTime() > now.getTime());
@@ -73,24 +142,22 @@ export async function gateAsk(store: AskStore, input: { personId: PersonId; task
         audit: { kind: "approval.held", summary: `Not asked again while a card waits: ${input.tool}`, data: { waitingFor: waiting.id, taskId } },
       };
     }
-    if (requests.some((r) => r.status === "denied" && parseApprovalDetails(r)?.actionKey === key)) {
-      return {
-        kind: "answer",
-        result: { ok: false, code: "denied", error: `The person already denied exactly this ${input.tool} request in this task. It did not run; do not ask for it again.` },
-        audit: { kind: "approval.denied_again", summary: `Denied without a card (denied before): ${input.tool}`, data: { taskId, actionKey: key } },
-      };
-    }
-    const since = await lastPersonMessageAt(store, personId);
+    const carryFrom = now.getTime() - DENIAL_CARRY_MS;
+    const own = input.recurring === true ? requests.filter((r) => (r.decidedAt ?? r.createdAt).getTime() >= carryFrom) : requests;
+    const inTask = coveringDenial(own, action);
+    if (inTask !== null) return deniedAgain(input, inTask, "earlier in this task");
+    const since = laterOf(await lastPersonMessageAt(store, personId), from);
     if (denialsSince(requests, since).length >= MAX_DENIALS_PER_TASK) {
-      return {
-        kind: "answer",
-        result: {
-          ok: false,
-          code: "approvals_paused",
-          error: `The person denied ${MAX_DENIALS_PER_TASK} requests in this task, so approvals for it are paused until they write again. ${input.tool} did not run. Do not try other actions that need approval; tell them briefly what you could not do.`,
-        },
-        audit: { kind: "approval.paused", summary: `Denied without a card (task paused after ${MAX_DENIALS_PER_TASK} denials): ${input.tool}`, data: { taskId } },
-      };
+      return paused(input, `The person denied ${MAX_DENIALS_PER_TASK} requests in this task`, "task");
+    }
+  }
+  if (tainted) {
+    const recent = await store.approvals.listDeniedApprovals(personId, new Date(now.getTime() - DENIAL_CARRY_MS));
+    const carried = coveringDenial(recent, action);
+    if (carried !== null) return deniedAgain(input, carried, "in the last 24 hours");
+    const windowStart = laterOf(new Date(now.getTime() - BREAKER_WINDOW_MS), from)!;
+    if (recent.filter((r) => (r.decidedAt ?? r.createdAt).getTime() >= windowStart.getTime()).length >= MAX_DENIALS_PER_PERSON) {
+      return paused(input, `The person denied ${MAX_DENIALS_PER_PERSON} requests in the last hour`, "person");
     }
   }
   const pending = (await store.approvals.listPendingApprovals(personId)).filter((r) => r.expiresAt.getTime() > now.getTime());

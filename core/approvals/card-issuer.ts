@@ -8,9 +8,10 @@
 import type { Store, ApprovalChoiceKind, ApprovalRequest, Button, OutboxMessage } from "../storage/index.js";
 import { chatLogId, parseCardView, renderCardMarkdown, type CardView } from "../channels/index.js";
 import { approvalButtonId, newButtonToken } from "./desk.js";
-import { MAX_DENIALS_PER_TASK } from "./asking.js";
+import { MAX_DENIALS_PER_PERSON, MAX_DENIALS_PER_TASK } from "./denials.js";
 import { buildApprovalCard, decidedCard } from "./card.js";
 import { parseApprovalDetails } from "./request.js";
+import type { Outbound } from "../outbox/index.js";
 import type { SentinelClock } from "../policy/index.js";
 
 /** The outbox delivery key of a request's card. */
@@ -22,6 +23,8 @@ export function cardDeliveryKey(request: Pick<ApprovalRequest, "id">): string {
 export interface CardIssuerDeps {
   store: Pick<Store, "persons" | "tasks" | "outbox" | "sentinel" | "transaction">;
   clock: SentinelClock;
+  /** Where cards and notices are queued; the caller wakes delivery (`Outbound.wake`) when done. */
+  outbound: Pick<Outbound, "queue">;
 }
 
 /** Issues, settles and explains approval cards (see module doc). */
@@ -40,9 +43,9 @@ export class ApprovalCards {
     const card = await this.view(request, tokens);
     const now = await this.deps.clock.now();
     return store.transaction(async () => {
-      const row = await store.outbox.enqueueOutbound(
+      const row = await this.deps.outbound.queue(
         { personId: request.personId, deliveryKey: cardDeliveryKey(request), text: renderCardMarkdown(card), buttons: card.buttons.map((b) => ({ id: b.id, label: b.label })), card },
-        now,
+        { wake: false, now },
       );
       // A card enqueued before (same delivery key) keeps its own buttons; ours were never shown.
       if (row.buttons[0]?.id === card.buttons[0]?.id && tokens.size > 0) {
@@ -54,13 +57,13 @@ export class ApprovalCards {
 
   /** Enqueues the edit of the card to `status` (no buttons). */
   async settle(request: ApprovalRequest, status: NonNullable<CardView["status"]>, outcome: string): Promise<void> {
-    const { store } = this.deps;
     const now = await this.deps.clock.now();
     const card = decidedCard(await this.view(request, null), status);
     const text = renderCardMarkdown(card);
     // Enqueueing the card's key again returns the card row itself (idempotent by delivery key).
-    const original = await store.outbox.enqueueOutbound({ personId: request.personId, deliveryKey: cardDeliveryKey(request), text, buttons: [], card }, now);
-    await store.outbox.enqueueOutbound({ personId: request.personId, deliveryKey: `${cardDeliveryKey(request)}:${outcome}`, text, buttons: [], card, editOf: original.id }, now);
+    const { outbound } = this.deps;
+    const original = await outbound.queue({ personId: request.personId, deliveryKey: cardDeliveryKey(request), text, buttons: [], card }, { wake: false, now });
+    await outbound.queue({ personId: request.personId, deliveryKey: `${cardDeliveryKey(request)}:${outcome}`, text, buttons: [], card, editOf: original.id }, { wake: false, now });
   }
 
   /**
@@ -77,19 +80,23 @@ export class ApprovalCards {
     return { text: row.text, card: parseCardView(row.card), buttons: row.buttons, pressRef: chatLogId("out", row.delivered.channel, last) };
   }
 
-  /** Tells the person once (per task and pause) that the task's approvals are paused. */
-  async tellPaused(request: ApprovalRequest): Promise<void> {
+  /**
+   * Tells the person once (per trip) that the breaker paused the task of `request`: by the task's
+   * own denials or by theirs across tasks within the hour (core/approvals/denials.ts), and how to go on.
+   */
+  async tellPaused(request: ApprovalRequest, why: "task" | "person" = "task"): Promise<void> {
     if (request.taskId === null) return;
     const { store } = this.deps;
     const task = await store.tasks.getTask(request.taskId);
-    const title = task ? `“${task.title}”` : "this task";
-    await store.outbox.enqueueOutbound(
-      {
-        personId: request.personId,
-        deliveryKey: `approvals-paused:${request.taskId}:${request.decidedAt?.getTime() ?? 0}`,
-        text: `You denied ${MAX_DENIALS_PER_TASK} requests in ${title}, so I've stopped asking for it: nothing more will be asked or done for it until you write to me again.`,
-      },
-      await this.deps.clock.now(),
+    const title = task && task.kind !== "turn" ? `“${task.title}”` : "what I was doing for your last message";
+    const resume = task && task.kind !== "turn" ? " Say /resume when you want it to run again." : " Write to me if you want me to try something else.";
+    const text =
+      why === "task"
+        ? `You denied ${MAX_DENIALS_PER_TASK} requests in ${title}, so I've paused it and stopped asking: nothing more will be asked or done for it.${resume}`
+        : `You denied ${MAX_DENIALS_PER_PERSON} requests in the last hour, so I've paused ${title} and stopped asking you for anything that outside content (a page, an email, a webhook) prompts, for the rest of the hour. Your own requests still ask.${resume}`;
+    await this.deps.outbound.queue(
+      { personId: request.personId, deliveryKey: `approvals-paused:${request.taskId}:${request.decidedAt?.getTime() ?? 0}`, text },
+      { wake: false, now: await this.deps.clock.now() },
     );
   }
 

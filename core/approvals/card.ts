@@ -123,6 +123,9 @@ export function buildApprovalCard(approvalId: string, details: ApprovalDetails, 
     notices.push({ tone: "warning", text: `${hiddenChars.toLocaleString("en-US")} characters of this request are not shown here, so it can only be denied from this card.` });
   }
   if (s.hidden > 0) notices.push({ tone: "warning", text: `The request contains ${s.hidden} hidden or direction-changing character${s.hidden === 1 ? "" : "s"}, shown as ⟦U+…⟧.` });
+  if (s.addressEncoded > 0) {
+    notices.push({ tone: "warning", text: `The address carries encoded data (${s.addressEncoded} value${s.addressEncoded === 1 ? "" : "s"} in its query or path): read “Encoded values, decoded” to see what would be sent.` });
+  }
   if (s.targets.some((t) => t.lookalike)) notices.push({ tone: "warning", text: "The address uses non-Latin letters (shown in punycode, xn--…): it may imitate another site." });
   if (details.restriction !== null) notices.push({ tone: "warning", text: details.restriction });
 

@@ -18,7 +18,8 @@ import { channelInWords, chatLogId, type CardView } from "../channels/index.js";
 import { randomBytes } from "node:crypto";
 import type { OutboxId, PersonId, TaskId } from "../ids.js";
 import type { Store, ApprovalChoiceKind, ApprovalRequest, ChannelName, Grant, GrantScope } from "../storage/index.js";
-import { denialsSince, lastPersonMessageAt, MAX_DENIALS_PER_TASK } from "./asking.js";
+import { denialsSince, lastPersonMessageAt, laterOf } from "./asking.js";
+import { BREAKER_WINDOW_MS, MAX_DENIALS_PER_PERSON, MAX_DENIALS_PER_TASK } from "./denials.js";
 import {
   describePattern,
   patternFor,
@@ -77,8 +78,8 @@ export interface PressResult {
   status: NonNullable<CardView["status"]> | null;
   grant?: Grant;
   request?: ApprovalRequest;
-  /** This denial paused the task's approvals (tell the person once). */
-  paused?: boolean;
+  /** This denial tripped the breaker (denials.ts): its task is paused — by its own count or by the person's. Tell the person once. */
+  paused?: "task" | "person";
 }
 
 /** What the desk needs. */
@@ -86,6 +87,8 @@ export interface ApprovalDeskDeps {
   store: Pick<Store, "approvals" | "grants" | "audit" | "transaction" | "sentinel" | "outbox" | "conversation">;
   clock: SentinelClock;
   sessions: SessionTracker;
+  /** When a task's denials start counting for the breaker (it was paused and resumed since); absent: all count. */
+  denialsFrom?: (taskId: TaskId) => Promise<Date | null>;
 }
 
 /** Turns button presses into recorded decisions and grants. */
@@ -162,7 +165,7 @@ export class ApprovalDesk {
       data: { approvalId: request.id, status: stored.status, choice: choice.choice, channel: by.channel, accountId: by.accountId, grantId: grant?.id ?? null },
       at: now,
     });
-    const paused = scope === null && stored.taskId !== null ? await this.justPaused(stored.personId, stored.taskId) : false;
+    const paused = scope === null && stored.taskId !== null ? await this.trips(stored.personId, stored.taskId, now) : null;
     return {
       outcome: scope === null ? "denied" : "approved",
       notice: scope === null ? "Denied. Nothing was done." : `Approved ${SCOPE_TEXT[scope.kind].replace(/ \(.*\)$/, "")}.`,
@@ -205,11 +208,20 @@ export class ApprovalDesk {
     }
   }
 
-  /** True when this denial is the one that reached the pause threshold of its task. */
-  private async justPaused(personId: PersonId, taskId: TaskId): Promise<boolean> {
-    const requests = await this.deps.store.approvals.listTaskApprovals(taskId);
-    const since = await lastPersonMessageAt(this.deps.store, personId);
-    return denialsSince(requests, since).length === MAX_DENIALS_PER_TASK;
+  /**
+   * Whether the denial just recorded trips the breaker (denials.ts): the one that reached the task's
+   * count (since the person last wrote and since the task was last resumed from a pause), or the
+   * person's count within the window. Null when it trips nothing.
+   */
+  private async trips(personId: PersonId, taskId: TaskId, now: Date): Promise<"task" | "person" | null> {
+    const { store } = this.deps;
+    const from = (await this.deps.denialsFrom?.(taskId)) ?? null;
+    const requests = await store.approvals.listTaskApprovals(taskId);
+    const since = laterOf(await lastPersonMessageAt(store, personId), from);
+    if (denialsSince(requests, since).length === MAX_DENIALS_PER_TASK) return "task";
+    const windowStart = laterOf(new Date(now.getTime() - BREAKER_WINDOW_MS), from)!;
+    const recent = await store.approvals.listDeniedApprovals(personId, windowStart);
+    return recent.length === MAX_DENIALS_PER_PERSON ? "person" : null;
   }
 
   private async refused(personId: PersonId | null, reason: string, summary: string, presser: Presser, request: ApprovalRequest | null, kind = "approval.press_rejected"): Promise<void> {

@@ -1,7 +1,8 @@
 /**
  * The readable summary of an action, made when Sentinel asks and stored with the approval request:
  * the method in words, every target in full, the payload decoded, headers by name (secret
- * references as "🔒 NAME"), and every other argument — all neutralised (core/policy/readable.ts). Nothing that
+ * references as "🔒 NAME"), the data a destination's query and path segments carry (decoded, and
+ * counted so the card flags it), and every other argument — all neutralised (core/policy/readable.ts). Nothing that
  * shapes the action is left out; the card decides how much fits and says what it did not show.
  */
 import { z } from "zod";
@@ -10,6 +11,7 @@ import {
   type ActionDescriptor,
   hostPath,
   methodInWords,
+  decodeAddress,
   decodeBody,
   decodeLayers,
   hostForDisplay,
@@ -34,9 +36,17 @@ export const actionSummarySchema = z.object({
   other: z.array(z.object({ name: z.string(), value: z.string() })),
   /** Hidden or direction-changing characters made visible anywhere in the request. */
   hidden: z.number().int().min(0),
+  /** Values of the destination addresses (query, path segments) that carry encoded or opaque data; listed in `decoded`. */
+  addressEncoded: z.number().int().min(0).default(0),
 });
 
 export type ActionSummary = z.infer<typeof actionSummarySchema>;
+
+/** Lines for the data each URL target's address carries (decodeAddress), prefixed by the address when there are several. */
+function addressDecoded(action: ActionDescriptor): string[] {
+  const urls = action.targets.filter((t) => t.kind === "url");
+  return urls.flatMap((t, i) => decodeAddress(t.href).map((line) => (urls.length > 1 ? `address ${i + 1} ${line}` : `address ${line}`)));
+}
 
 /** Longest payload kept for a full view, characters (beyond it the card says how much exists). */
 const MAX_KEPT = 64 * 1024;
@@ -87,7 +97,8 @@ export function summariseAction(policy: ToolPolicy, args: unknown, action: Actio
   if (policy.method && "arg" in policy.method) used.add(top(policy.method.arg));
 
   const headers: string[] = [];
-  const decoded: string[] = [];
+  const fromAddress = addressDecoded(action).map(see);
+  const decoded: string[] = [...fromAddress];
   let contentType: string | undefined;
   for (const path of policy.headerArgs ?? []) {
     for (const map of valuesAt(args, path)) {
@@ -123,7 +134,7 @@ export function summariseAction(policy: ToolPolicy, args: unknown, action: Actio
       if (layers) decoded.push(see(`${name}: ${layers.encodings.join(" → ")} → ${JSON.stringify(layers.text)}`));
     }
   }
-  return { tool: action.tool, method: action.method, methodWords: methodInWords(action.method), where: see(where), targets, body, headers, decoded, other, hidden };
+  return { tool: action.tool, method: action.method, methodWords: methodInWords(action.method), where: see(where), targets, body, headers, decoded, other, hidden, addressEncoded: fromAddress.length };
 }
 
 /**
@@ -151,7 +162,8 @@ export function summariseDescribed(
     other.push({ name: "💳 Purchase", value: see(`${described.purchase.merchant}: ${described.purchase.amount ?? "amount not shown on the page"}`) });
     if (described.purchase.items.length > 0) other.push({ name: "Items", value: see(described.purchase.items.join("; ")) });
   }
-  const decoded: string[] = [];
+  const fromAddress = addressDecoded(action).map(see);
+  const decoded: string[] = [...fromAddress];
   const lines = described.fields.map((f) => {
     const layers = decodeLayers(f.value);
     if (layers) decoded.push(see(`${f.name}: ${layers.encodings.join(" → ")} → ${JSON.stringify(layers.text)}`));
@@ -159,5 +171,5 @@ export function summariseDescribed(
   });
   const text = lines.join("\n");
   const body = lines.length > 0 ? { field: "fields", label: `fields that will be sent: ${lines.length}`, text: keep(see(text)), length: text.length } : null;
-  return { tool: action.tool, method: action.method, methodWords: methodInWords(action.method), where: see(where), targets, body, headers: [], decoded, other, hidden };
+  return { tool: action.tool, method: action.method, methodWords: methodInWords(action.method), where: see(where), targets, body, headers: [], decoded, other, hidden, addressEncoded: fromAddress.length };
 }

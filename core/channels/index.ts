@@ -34,5 +34,7 @@ export {
   type OutboundPart,
   type RenderOptions,
 } from "./port.js";
+export { ChannelRegistry, type ChannelsStarted } from "./registry.js";
 export { sendDirect } from "./send.js";
+export { TypingIndicators } from "./typing.js";
 export { channelInWords } from "./words.js";

@@ -52,10 +52,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   throw new ConfigError(`Invalid settings (${list.length}):\n${lines.join("\n")}`, list);
 }
 
-/** Values of settings marked secret, for redaction by value in logs. */
+/** Values of settings marked secret, and the passwords written into `connections`, for redaction by value in logs. */
 export function secretValues(config: Config): string[] {
-  return (Object.keys(settingDocs) as (keyof Config)[])
-    .filter((k) => settingDocs[k].secret)
-    .map((k) => config[k])
-    .filter((v): v is string => typeof v === "string" && v.length >= 6);
+  const passwords = config.connections.map((c) => c.password).filter((p): p is string => p !== undefined && !p.startsWith("env:"));
+  return [
+    ...(Object.keys(settingDocs) as (keyof Config)[])
+      .filter((k) => settingDocs[k].secret)
+      .map((k) => config[k])
+      .filter((v): v is string => typeof v === "string"),
+    ...passwords,
+  ].filter((v) => v.length >= 6);
 }

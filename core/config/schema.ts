@@ -34,6 +34,22 @@ const csv = (v: unknown): unknown =>
           .map((x) => x.trim())
           .filter(Boolean);
 const channelEntry = z.string().regex(/^(telegram|slack|discord|whatsapp):[^\s,]+$/);
+
+/**
+ * One `connections` entry (FAMILIAR_CONFIG only): whose it is, its kind, its password (`env:NAME`
+ * reads the environment variable NAME, anything else is the password itself) and the capabilities
+ * granted; the rest are the kind's settings, checked by its connector at start. Moved into the
+ * person's vault at every start.
+ */
+export const configuredConnectionSchema = z
+  .object({
+    person: z.string().regex(/^(local|telegram|slack|discord|whatsapp):[^\s,]+$/, "the person as channel:account, e.g. local:ana or telegram:42"),
+    kind: z.string().min(1).max(40),
+    password: z.string().min(1).max(16_384).optional(),
+    capabilities: z.array(z.string().min(1).max(40)).max(20).optional(),
+  })
+  .loose();
+export type ConfiguredConnection = z.infer<typeof configuredConnectionSchema>;
 /** Like `channelEntry`, and the local web chat's user names (`local:me`). */
 const ownerEntry = z.string().regex(/^(local|telegram|slack|discord|whatsapp):[^\s,]+$/);
 /** `host:port` with an exact port (never a range); IPv6 in brackets. */
@@ -119,6 +135,26 @@ export const configSchema = z
     FAMILIAR_SECRET_KEY: z.preprocess(emptyToUndefined, z.string().min(32).optional()),
     /** Private hosts the person deliberately allows egress to, exact `host:port` each. */
     PRIVATE_HOSTS_ALLOWED: z.preprocess(csv, z.array(hostPort)),
+
+    // Connections (issue 21)
+    /** Persons' connections (mailboxes, calendars), from FAMILIAR_CONFIG only; see the README's Email section. */
+    connections: z.preprocess((v) => (v === undefined || v === "" ? [] : v), z.array(configuredConnectionSchema).max(1_000)),
+    /** Automatic sends (from background work, not the person's own words) per email thread and 24 hours. */
+    EMAIL_AUTOMATIC_SENDS_PER_THREAD: int(3, 0, 100),
+    /** How long one mailbox sync job holds its IMAP IDLE session before handing over, ms (default 4 min). */
+    EMAIL_SYNC_SESSION_MS: int(240_000, 2_000, 3_600_000),
+    /** With IDLE, the longest time without a sync pass (the watchdog), ms (default 2 min). */
+    EMAIL_WATCHDOG_MS: int(120_000, 500, 3_600_000),
+    /** Without IDLE, how often a mailbox is polled, ms (default 60 s). */
+    EMAIL_POLL_MS: int(60_000, 200, 3_600_000),
+
+    // Calendar (issue 22)
+    /** How often a CalDAV account is synced, ms (default 15 min). */
+    CALENDAR_SYNC_INTERVAL_MS: int(900_000, 1_000, 86_400_000),
+    /** How often an iCalendar feed is fetched (conditionally), ms (default 1 h). */
+    CALENDAR_FEED_INTERVAL_MS: int(3_600_000, 1_000, 86_400_000),
+    /** How far ahead conflicts between the person's own calendars are looked for, days (default 30). */
+    CALENDAR_CONFLICT_DAYS: int(30, 1, 366),
   })
   .superRefine((c, ctx) => {
     for (const issue of contradictions(c)) ctx.addIssue({ code: "custom", path: [issue.key], message: issue.expected });
@@ -191,4 +227,12 @@ export const settingDocs: Record<keyof Config, { expected: string; secret?: bool
   WORKSPACE_QUOTA_MB: { expected: "an integer number of MiB, at least 1" },
   FAMILIAR_SECRET_KEY: { expected: "at least 32 characters (64 hex digits or base64 of 32 bytes)", secret: true },
   PRIVATE_HOSTS_ALLOWED: { expected: "comma-separated exact host:port entries, e.g. 192.168.1.10:8123" },
+  connections: { expected: "a list of connections in FAMILIAR_CONFIG: { person, kind, password, capabilities, … } (see the README's Email section)" },
+  EMAIL_AUTOMATIC_SENDS_PER_THREAD: { expected: "an integer 0–100 (automatic sends per email thread and day)" },
+  EMAIL_SYNC_SESSION_MS: { expected: "an integer 2000–3600000 (milliseconds)" },
+  EMAIL_WATCHDOG_MS: { expected: "an integer 500–3600000 (milliseconds)" },
+  EMAIL_POLL_MS: { expected: "an integer 200–3600000 (milliseconds)" },
+  CALENDAR_SYNC_INTERVAL_MS: { expected: "an integer 1000–86400000 (milliseconds between syncs of a CalDAV account)" },
+  CALENDAR_FEED_INTERVAL_MS: { expected: "an integer 1000–86400000 (milliseconds between fetches of a calendar feed)" },
+  CALENDAR_CONFLICT_DAYS: { expected: "an integer 1–366 (days ahead to look for conflicts)" },
 };

@@ -6,6 +6,6 @@
  */
 export { assembleContext, type AssembledContext, type ConversationView } from "./assemble.js";
 export { attachmentNoun, type ContextMedia } from "./attachments.js";
-export { updateRollingSummary } from "./summary.js";
+export { RollingSummaries, updateRollingSummary, type RollingSummariesDeps } from "./summary.js";
 export { createTokenCounter, type TokenCounter } from "./tokens.js";
 export type { UntrustedContent } from "./untrusted.js";

@@ -1,3 +1,4 @@
+import type { Logger } from "../log/index.js";
 import type { ModelClient } from "../model/index.js";
 import type { Store, ConversationMessage, Person } from "../storage/index.js";
 import { messageText } from "./attachments.js";
@@ -75,4 +76,29 @@ export async function updateRollingSummary(input: {
 
 function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)} […]`;
+}
+
+/** What `RollingSummaries` needs. */
+export interface RollingSummariesDeps {
+  store: Store;
+  /** The model in use now, or null while none is configured. */
+  model: () => ModelClient | null;
+  tokens: TokenCounter;
+  logger: Logger;
+}
+
+/** The rolling summary kept up to date after turns, best effort: without a model nothing happens, a failure only logs. */
+export class RollingSummaries {
+  constructor(private readonly deps: RollingSummariesDeps) {}
+
+  /** Folds `person`'s older turns (before `keepFromSeq`) into the rolling summary (see `updateRollingSummary`). */
+  summarize = async (person: Person, keepFromSeq: number): Promise<void> => {
+    const model = this.deps.model();
+    if (!model) return;
+    try {
+      await updateRollingSummary({ store: this.deps.store, model, tokens: this.deps.tokens, person, keepFromSeq });
+    } catch (err) {
+      this.deps.logger.warn({ err, personId: person.id }, "rolling summary not updated");
+    }
+  };
 }

@@ -1,8 +1,11 @@
 import type { InboundEvent, InboundMessage, InboundOutcome, InboundPress } from "../channels/index.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log/index.js";
+import type { Outbound } from "../outbox/index.js";
+import { screenInbound, type SecretDesk } from "../secrets/index.js";
 import type { Store, Identity, Person } from "../storage/index.js";
 import type { CommandRegistry } from "./commands.js";
+import type { Door } from "./door.js";
 import type { LinkCodes } from "./links.js";
 import { describedOnly, type MediaIntake, type PreparedMedia } from "./media.js";
 
@@ -26,13 +29,15 @@ export interface InboundDeps {
   logger: Logger;
   commands: CommandRegistry;
   unknownSender: UnknownSenderPolicy;
-  /** A new user message was recorded and bound to a turn: look for due work now. */
-  onMessage: (person: Person, messageId: string) => void;
-  /** Sends a direct answer (command output, press feedback) on the event's channel. */
-  answer: (person: Person, event: InboundEvent, text: string) => Promise<void>;
+  /** The task loop: poked when a new user message was recorded and bound to a turn. */
+  turns: { poke(): void };
+  /** Where direct answers (command output, notices) are queued, on the event's channel. */
+  outbound: Pick<Outbound, "queue" | "wake">;
   pressHandlers: () => PressHandler[];
   /** Whether a known person may be served where the event came from (group member lists); default yes. */
-  admit?: (event: InboundEvent, person: Person) => Promise<boolean>;
+  door?: Pick<Door, "admits">;
+  /** The secret desk: after secret-looking text was withheld, the person is offered its one-time link. */
+  secrets?: Pick<SecretDesk, "offerText">;
   /** /link codes: a message that is a pending code is redeemed before the sender is resolved (it may be nobody yet). */
   links?: Pick<LinkCodes, "claim" | "release" | "redeem">;
   /** Takes in the files of a message (download, workspace, transcription, vision check) before it is recorded. */
@@ -44,20 +49,48 @@ export interface InboundDeps {
  * conversation and bind the message to a turn task — all three in one transaction, so a crash can
  * neither lose a message, leave it without a turn, nor let a redelivery through. Commands are
  * answered directly; a pending /link code is redeemed first (see `LinkCodes`); a message's files
- * are taken in before it is recorded (see `MediaIntake`). The person writing again clears an "unreachable" mark on their account, and the
- * reply address follows the chat they last wrote from. Adapters call `handle` and acknowledge the
- * platform as soon as it resolves; the turn runs afterwards (the task loop claims it).
+ * are taken in before it is recorded (see `MediaIntake`). The person writing again clears an
+ * "unreachable" mark on their account, and the reply address follows the chat they last wrote from.
+ * Secret-looking text (passwords, keys, one-time codes) is withheld before anything keeps or reads
+ * it, and the person is told so and offered the vault's one-time link. Adapters call `handle` (their
+ * `InboundSink`) and acknowledge the platform as soon as it resolves; the turn runs afterwards (the
+ * task loop claims it).
  */
 export class InboundHandler {
   constructor(private readonly deps: InboundDeps) {}
 
-  async handle(event: InboundEvent): Promise<InboundOutcome> {
+  /** The inbound sink every channel adapter is started with: resolves when the event is durably recorded. */
+  handle = async (event: InboundEvent): Promise<InboundOutcome> => {
+    const screened = screenInbound(event);
+    const outcome = await this.handleScreened(screened.event);
+    if (screened.kinds.length > 0 && outcome.status === "accepted") await this.offerVault(screened.event, screened.kinds);
+    return outcome;
+  };
+
+  /** After withheld text: tells the person it was not kept and offers the vault's one-time link. */
+  private async offerVault(event: InboundEvent, kinds: readonly string[]): Promise<void> {
+    const { store, logger, secrets } = this.deps;
+    logger.info({ channel: event.channel, kinds }, "withheld secret-looking text from an inbound message");
+    const identity = await store.persons.findIdentity(event.channel, event.accountId);
+    if (!identity) return;
+    const what = kinds.map((k) => k.replace(/_/g, " ")).join(", ");
+    const why = `Part of that looked like a secret (${what}), so I did not keep it or read it.\n`;
+    const text = secrets ? secrets.offerText(identity.personId, null, why) : `${why}Secrets belong in the vault, not in chat.`;
+    await this.deps.outbound.queue({ personId: identity.personId, deliveryKey: `secret-offer:${event.channel}:${event.updateId}`, text, channel: event.channel });
+  }
+
+  /** Sends a direct answer (command output, press feedback) on the event's channel. */
+  private async answer(person: Person, event: InboundEvent, text: string): Promise<void> {
+    await this.deps.outbound.queue({ personId: person.id, deliveryKey: answerDeliveryKey(event), text, channel: event.channel });
+  }
+
+  private async handleScreened(event: InboundEvent): Promise<InboundOutcome> {
     const { store, clock, logger } = this.deps;
     const files = event.kind === "message" ? (event.attachments ?? []) : [];
     const claim = event.kind === "message" && files.length === 0 ? this.deps.links?.claim(event.text) : null;
     if (claim && event.kind === "message") return this.link(event, claim);
     let resolved = await this.resolve(event);
-    if (resolved && this.deps.admit && !(await this.deps.admit(event, resolved.person))) {
+    if (resolved && this.deps.door && !(await this.deps.door.admits(event, resolved.person))) {
       // In a group whose member list does not include them: treated like an unknown sender there.
       if (event.kind === "message") {
         await store.inbound.markUpdateProcessed(event.channel, event.updateId, clock.now());
@@ -83,7 +116,7 @@ export class InboundHandler {
     if (command) {
       if (!(await store.inbound.markUpdateProcessed(event.channel, event.updateId, clock.now()))) return { status: "duplicate" };
       const reply = await this.deps.commands.run(command.name, { person, args: command.args, channel: event.channel, accountId: event.accountId });
-      await this.deps.answer(person, event, reply.text);
+      await this.answer(person, event, reply.text);
       return { status: "handled" };
     }
 
@@ -95,9 +128,10 @@ export class InboundHandler {
       logger.debug({ channel: event.channel, updateId: event.updateId }, "duplicate update dropped");
       return { status: "duplicate" };
     }
-    if (media?.notice) await this.deps.answer(person, event, media.notice);
+    // The notice was queued with the message; delivery is woken now that it is committed.
+    if (media?.notice) this.deps.outbound.wake();
     if (media && !media.needsTurn) return { status: "handled" };
-    this.deps.onMessage(person, messageId);
+    this.deps.turns.poke();
     return { status: "accepted" };
   }
 
@@ -121,7 +155,7 @@ export class InboundHandler {
         ...(media && { attachments: media.attachments }),
       });
       if (media?.notice) {
-        await store.outbox.enqueueOutbound({ personId: person.id, deliveryKey: answerDeliveryKey(event), text: media.notice, channel: event.channel }, clock.now());
+        await this.deps.outbound.queue({ personId: person.id, deliveryKey: answerDeliveryKey(event), text: media.notice, channel: event.channel }, { wake: false });
       }
       if (media && !media.needsTurn && media.notice) {
         await store.conversation.appendMessage({ personId: person.id, role: "assistant", channel: event.channel, text: media.notice, taskId: null });
@@ -142,7 +176,7 @@ export class InboundHandler {
     }
     const answer = await links.redeem(event, claim);
     if (!answer) return { status: "ignored" };
-    await this.deps.answer(answer.person, event, answer.text);
+    await this.answer(answer.person, event, answer.text);
     return { status: "handled" };
   }
 

@@ -10,5 +10,6 @@ export { InboundHandler, answerDeliveryKey, type PressHandler } from "./handler.
 export { MediaIntake, type ReceivedFiles } from "./media.js";
 export { AccessControl } from "./pairing.js";
 export { registerSecretCommands } from "./secret-commands.js";
+export { registerConnectCommands } from "./connect-commands.js";
 export { registerSentinelCommands } from "./sentinel-commands.js";
 export { registerSettingsCommands } from "./settings-commands.js";

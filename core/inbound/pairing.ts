@@ -20,8 +20,10 @@ interface PendingPairing {
 }
 
 /**
- * Who may talk to Familiar on the messengers:
- * - identities listed in ALLOW_FROM (`telegram:123,slack:U0ABC,…`) become persons on their first message;
+ * Who may talk to Familiar:
+ * - the local web chat's users become persons on their first message (the chat serves this machine
+ *   only, unless LOCAL_CHAT_ALLOW_REMOTE opened it behind a sign-in);
+ * - on the messengers, identities listed in ALLOW_FROM (`telegram:123,slack:U0ABC,…`) become persons on their first message;
  * - anyone else gets a one-time pairing code (expires in 1 h, at most 3 pending per messenger) and
  *   nothing else happens until the owner or an admin (door.ts) approves it with `/pair <code>`;
  *   another allowed person may not, and their attempt is audited;
@@ -33,6 +35,8 @@ interface PendingPairing {
 export class AccessControl {
   private readonly allowed: Set<string>;
   private readonly pairings = new Map<string, PendingPairing>();
+  /** Local chat users being made persons now (two first messages at once make one person). */
+  private readonly creatingLocal = new Map<string, Promise<Person>>();
   /** The /link codes; the inbound handler redeems them before it resolves the sender. */
   readonly links: LinkCodes;
 
@@ -52,9 +56,13 @@ export class AccessControl {
     this.links = new LinkCodes(deps);
   }
 
-  /** The unknown-sender policy: a person for allowed or linking senders; null (after answering) otherwise. */
+  /**
+   * The unknown-sender policy: a person for local chat users, allowed or linking senders; null (after
+   * answering) otherwise.
+   */
   unknownSender = async (event: InboundEvent): Promise<Person | null> => {
     const { store } = this.deps;
+    if (event.channel === "local") return this.localPerson(event);
     const claim = event.kind === "message" ? this.links.claim(event.text) : null;
     if (claim && event.kind === "message") {
       const answer = await this.links.redeem(event, claim);
@@ -77,6 +85,26 @@ export class AccessControl {
     return null;
   };
 
+  /** The local chat is trusted (loopback only unless allowed): its users become persons on first message. */
+  private localPerson(event: InboundEvent): Promise<Person> {
+    const pending = this.creatingLocal.get(event.accountId);
+    if (pending) return pending;
+    const { store } = this.deps;
+    const creation = (async () => {
+      const existing = await store.persons.findIdentity("local", event.accountId);
+      const known = existing && (await store.persons.getPerson(existing.personId));
+      if (known) return known;
+      const person = await store.persons.createPerson({ displayName: event.displayName ?? event.accountId });
+      await store.persons.addIdentity({ personId: person.id, channel: "local", accountId: event.accountId, address: event.address });
+      return person;
+    })().finally(() => this.creatingLocal.delete(event.accountId));
+    this.creatingLocal.set(event.accountId, creation);
+    return creation;
+  }
+
+  /** A fresh /link code for `person`, as the sentence that tells them what to do with it (valid 10 minutes). */
+  offerLink = (person: Pick<Person, "id">): string => `Send this code to me from your other messenger (or the local chat) within 10 minutes: ${this.links.issue(person.id)}`;
+
   /** Registers /link and /pair. */
   registerCommands(registry: CommandRegistry): void {
     registry.register("link", "connect another messenger (or the local chat) to this conversation: send /link here, then the code from there", async ({ person, args }) => {
@@ -86,8 +114,7 @@ export class AccessControl {
           text: `I have no pending code ${args.split(/\s+/)[0]!.toUpperCase()}: codes work once, for 10 minutes. Send /link on the account you already use with me, then send the code it shows from the account you want to add.`,
         };
       }
-      const c = this.links.issue(person.id);
-      return { text: `Send this code to me from your other messenger (or the local chat) within 10 minutes: ${c}` };
+      return { text: this.offerLink(person) };
     });
     registry.register("pair", "approve someone's pairing code: `/pair <code>` (owner and admins)", async ({ person, args, channel, accountId }) => {
       if (this.deps.door && !(await this.deps.door.isOwnerOrAdmin(person.id))) {

@@ -1,5 +1,6 @@
 import type { Clock } from "../clock.js";
-import { asId, type PersonId } from "../ids.js";
+import { asId } from "../ids.js";
+import type { GoalControl } from "../runtime/index.js";
 import type { Store } from "../storage/index.js";
 import { isValidTimeZone } from "../time/index.js";
 import type { CommandRegistry } from "./commands.js";
@@ -12,7 +13,7 @@ const hhmm = /^([01]\d|2[0-3]):([0-5]\d)$/;
  */
 export function registerSettingsCommands(
   registry: CommandRegistry,
-  deps: { store: Store; clock: Clock; resumeDue: (personId: PersonId) => Promise<number> },
+  deps: { store: Store; clock: Clock; goals: Pick<GoalControl, "pause" | "resume" | "cancel" | "releaseHeld"> },
 ): void {
   const { store } = deps;
   registry.register("pause", "pause all background work (reminders and check-ins wait)", async ({ person }) => {
@@ -21,7 +22,7 @@ export function registerSettingsCommands(
   });
   registry.register("resume", "resume background work", async ({ person }) => {
     await store.persons.updatePerson(person.id, { paused: false });
-    const due = await deps.resumeDue(person.id);
+    const due = await deps.goals.releaseHeld(person.id);
     return { text: due > 0 ? `Resumed. Catching up on ${due} thing(s) that came due while paused.` : "Resumed." };
   });
   registry.register("quiet", "quiet hours, e.g. `/quiet 22:00-07:00` (or `/quiet off`)", async ({ person, args }) => {
@@ -65,14 +66,8 @@ export function registerSettingsCommands(
     const [verb, id] = args.split(/\s+/);
     const goal = id ? await store.goals.getGoal(asId("goal", id)) : null;
     if (!goal || goal.personId !== person.id) return { text: `${id ? `No goal ${id}. ` : ""}Use /goal pause|resume|cancel <id> with an id from /goals.` };
-    const status = verb === "pause" ? "paused" : verb === "resume" ? "active" : verb === "cancel" ? "abandoned" : null;
-    if (!status) return { text: "Use /goal pause|resume|cancel <id>." };
-    await store.goals.updateGoal(goal.id, { status });
-    if (status === "abandoned") {
-      const open = await store.tasks.listTasks({ goalId: goal.id, status: ["pending", "waiting"] }, { limit: 200 });
-      for (const t of open.items) await store.tasks.transitionTask({ taskId: t.id, owner: null, to: { status: "cancelled", reason: "goal cancelled" }, now: deps.clock.now() });
-    }
-    if (status === "active") await deps.resumeDue(person.id);
-    return { text: `Goal “${goal.title}” is now ${status}.` };
+    const action = verb === "pause" ? deps.goals.pause : verb === "resume" ? deps.goals.resume : verb === "cancel" ? deps.goals.cancel : null;
+    if (!action) return { text: "Use /goal pause|resume|cancel <id>." };
+    return { text: (await action(person.id, goal.id)).notice };
   });
 }

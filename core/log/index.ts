@@ -4,4 +4,4 @@
  * logs, JSON responses, stored error texts. It imports nothing of the runtime.
  */
 export { createLogger, type Logger } from "./logger.js";
-export { TOKEN_PATTERNS, scrubDeep, scrubSecrets, secretsIn, type KnownSecret } from "./redaction.js";
+export { SecretRegistry, TOKEN_PATTERNS, scrubDeep, scrubSecrets, secretsIn, type KnownSecret } from "./redaction.js";

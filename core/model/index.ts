@@ -5,7 +5,8 @@
  * tasks or tools' effects.
  */
 export { ModelCapabilities } from "./capabilities.js";
-export { OpenAITranscriber } from "./openai-transcriber.js";
+export { ModelInUse } from "./model-in-use.js";
+export { EndpointTranscriber, OpenAITranscriber, type ModelEndpoint } from "./openai-transcriber.js";
 export { OpenAIModelClient } from "./openai.js";
 export type { ChatMessage, ChatTool, ModelClient, ModelRequest, ModelResponse, ModelToolCall } from "./port.js";
 export { SwitchableModelClient } from "./switchable.js";

@@ -72,3 +72,33 @@ export class OpenAITranscriber implements Transcriber {
     return out.replace(/\bsk-[A-Za-z0-9_*-]{6,}/g, "[redacted]").slice(0, 300);
   }
 }
+
+/** An OpenAI-compatible endpoint: base URL (absent: api.openai.com), API key, chat model. */
+export interface ModelEndpoint {
+  baseURL?: string;
+  apiKey?: string;
+  model: string;
+}
+
+/**
+ * The transcriber of the endpoint in use now: the model can be switched while Familiar runs, so the
+ * transcriber (the same endpoint and key, `model` for speech) is made again whenever the endpoint
+ * changes. Null while there is no endpoint, or when transcription is off.
+ */
+export class EndpointTranscriber {
+  private made: { key: string; client: OpenAITranscriber } | null = null;
+
+  constructor(private readonly options: { model: string; timeout: number; endpoint: () => ModelEndpoint | null; enabled: boolean }) {}
+
+  /** The transcriber for the current endpoint, or null. */
+  current = (): OpenAITranscriber | null => {
+    const e = this.options.endpoint();
+    if (!e || !this.options.enabled) return null;
+    const key = `${e.baseURL ?? ""}|${e.apiKey ?? ""}`;
+    if (this.made?.key !== key) {
+      const client = new OpenAITranscriber({ model: this.options.model, ...(e.apiKey && { apiKey: e.apiKey }), ...(e.baseURL && { baseURL: e.baseURL }), timeout: this.options.timeout });
+      this.made = { key, client };
+    }
+    return this.made.client;
+  };
+}

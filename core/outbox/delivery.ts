@@ -17,6 +17,7 @@ import type { DueSource } from "../scheduling/index.js";
 import type { Store, ChannelName, DeliveryProgress, OutboxMessage } from "../storage/index.js";
 import { filePartsAt, stepDownFile, type FileLinker } from "./files.js";
 import { GIVE_UP_AFTER_MS, handOffText, unsentInWords, unsentOf } from "./handoff.js";
+import { Outbound } from "./outbound.js";
 import { chooseLanes, copyKey, routeFacts, type PagePresence } from "./routing.js";
 
 /** Backoff before attempt `n` (1-based), ms: 2 s, 4 s, … capped at 10 min (and at the give-up deadline). */
@@ -86,7 +87,15 @@ const ROUTE_BATCH = 50;
  * "sending" by a dead process are all found by one claim.
  */
 export class OutboxDelivery implements DueSource<OutboxMessage> {
-  constructor(private readonly deps: OutboxDeliveryDeps) {}
+  /**
+   * The delivery's own messages (a part that may not have arrived, a hand-off to another chat, the
+   * copies of reach `all`): this loop looks again after every row, so they need no wake.
+   */
+  private readonly notices: Outbound;
+
+  constructor(private readonly deps: OutboxDeliveryDeps) {
+    this.notices = new Outbound({ store: deps.store, clock: deps.clock, wake: () => undefined });
+  }
 
   nextDueAt(): Promise<Date | null> {
     return this.deps.store.outbox.nextDueAt();
@@ -131,7 +140,7 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
         data: { outboxId: message.id, channel: target.channel, parts: platformIds.length, uncertain: progress.uncertain.length, start: message.text.slice(0, 80) },
       });
       if (progress.uncertain.length > 0) {
-        await store.outbox.enqueueOutbound({ personId: message.personId, channel: target.channel, deliveryKey: `${message.deliveryKey}:uncertain`, text: uncertainNotice }, clock.now());
+        await this.notices.queue({ personId: message.personId, channel: target.channel, deliveryKey: `${message.deliveryKey}:uncertain`, text: uncertainNotice });
       }
       this.deps.onDelivered?.(delivered);
     } catch (err) {
@@ -340,7 +349,7 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
     const anything = unsent.text || unsent.attachments.length > 0;
     if (other && anything) {
       const text = handOffText(message, unsent, what, lane);
-      await store.outbox.enqueueOutbound({ personId: message.personId, channel: other, deliveryKey: `${message.deliveryKey}:handoff`, text, attachments: unsent.attachments }, clock.now());
+      await this.notices.queue({ personId: message.personId, channel: other, deliveryKey: `${message.deliveryKey}:handoff`, text, attachments: unsent.attachments });
     }
     const where = !anything ? "" : other ? ` and sent it ${other === "local" ? "in" : "on"} ${channelInWords(other)} instead` : "; there is no other chat to reach you on";
     await store.audit.appendAudit({
@@ -383,10 +392,7 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
       return;
     }
     for (const channel of others) {
-      await store.outbox.enqueueOutbound(
-        { personId: row.personId, channel, deliveryKey: copyKey(row, channel), text: row.text, buttons: row.buttons, card: row.card, attachments: row.attachments },
-        clock.now(),
-      );
+      await this.notices.queue({ personId: row.personId, channel, deliveryKey: copyKey(row, channel), text: row.text, buttons: row.buttons, card: row.card, attachments: row.attachments });
     }
     await store.outbox.routeOutbound({ id: row.id, lane, now: clock.now() });
   }

@@ -14,6 +14,7 @@ export {
   descriptorKey,
   valuesAt,
   type ActionDescriptor,
+  type ActionTarget,
   type UrlPrecheck,
 } from "./descriptor.js";
 export { liveGrants, type ActiveGrant } from "./grants.js";
@@ -28,6 +29,6 @@ export {
 } from "./patterns.js";
 export { persistenceNotes, persistencePolicy } from "./persistence.js";
 export { hostsIn, provenanceOf, provenanceSchema, type Provenance, type SeenContent } from "./provenance.js";
-export { decodeBody, decodeLayers, hostForDisplay, visible } from "./readable.js";
+export { decodeAddress, decodeBody, decodeLayers, hostForDisplay, visible } from "./readable.js";
 export { MAX_UNASKED_JOB_DEPTH, decide, defaultPolicy, type Policy } from "./rules.js";
 export { SESSION_IDLE_MS, SentinelClock, SessionTracker } from "./time.js";

@@ -11,6 +11,9 @@
  * - {@link decodeBody} shows a payload decoded: JSON pretty-printed, form fields one per line, and
  *   base64 or hex that decodes to text shown as that text (up to three layers), for the whole body
  *   and for each JSON string or form value.
+ * - {@link decodeAddress} does the same for what a destination URL carries: its query names and
+ *   values and its path segments (percent-encoding that hides letters counts as a layer), and
+ *   flags a long value that decodes to nothing.
  */
 
 /** Characters that hide, reorder or disguise text. `\n` and `\t` are excluded by the replacer. */
@@ -163,4 +166,86 @@ export function decodeBody(body: string, contentType?: string): DecodedBody {
  */
 export function hostForDisplay(host: string): { host: string; lookalike: boolean } {
   return { host, lookalike: host.split(".").some((label) => label.startsWith("xn--")) };
+}
+
+/** Longest value in an address that may stay undecoded without a flag, characters. */
+const OPAQUE_CHARS = 64;
+
+/** Percent-decoding that fails softly: a malformed run of escapes stays as it is. */
+function percentDecode(value: string): string {
+  return value.replace(/(?:%[0-9a-fA-F]{2})+/g, (run) => {
+    try {
+      return decodeURIComponent(run);
+    } catch {
+      return run;
+    }
+  });
+}
+
+/** True when `value` percent-escapes characters that never need it (letters, digits, `-._~`): hiding, not quoting. */
+function escapesPlainText(value: string): boolean {
+  return [...value.matchAll(/%([0-9a-fA-F]{2})/g)].some((m) => /[A-Za-z0-9\-._~]/.test(String.fromCharCode(parseInt(m[1]!, 16))));
+}
+
+/**
+ * Decodes one value of an address (a query name or value, a path segment): percent-encoding, then
+ * up to three layers of base64/base64url/hex. Percent-encoding is listed as a layer only when it hid
+ * plain letters or digits (ordinary quoting such as `%20` is not). Null when nothing was encoded.
+ */
+export function decodeAddressValue(raw: string): { encodings: string[]; text: string } | null {
+  const encodings: string[] = [];
+  let text = raw;
+  for (let i = 0; i < 4 && /%[0-9a-fA-F]{2}/.test(text); i++) {
+    const next = percentDecode(text);
+    if (next === text) break;
+    if (escapesPlainText(text)) encodings.push("percent");
+    text = next;
+  }
+  const layers = decodeLayers(text);
+  if (layers !== null) return { encodings: [...encodings, ...layers.encodings], text: layers.text };
+  return encodings.length > 0 ? { encodings, text } : null;
+}
+
+/** One address value as a card line (`query d: base64 → "…"`), or null when it needs none. */
+function addressLine(label: string, raw: string): string | null {
+  const decoded = decodeAddressValue(raw);
+  if (decoded !== null) return `${label}: ${decoded.encodings.join(" → ")} → ${JSON.stringify(decoded.text)}`;
+  const plain = percentDecode(raw);
+  return plain.length >= OPAQUE_CHARS ? `${label}: ${plain.length} characters that do not decode to text` : null;
+}
+
+/**
+ * Data an address carries, for the card: every query parameter (name and value) and every path
+ * segment (whole, and its pieces between `;`, `,`, `=` and `.`) that decodes to text — percent,
+ * base64, base64url, hex, several layers — or is a long value that decodes to nothing. Each line
+ * says where it is (`query d`, `path segment 2`). At most 20 lines.
+ */
+export function decodeAddress(href: string): string[] {
+  let url: URL;
+  try {
+    url = new URL(href);
+  } catch {
+    return [];
+  }
+  const lines: string[] = [];
+  const add = (line: string | null) => {
+    if (line !== null && lines.length < 20 && !lines.includes(line)) lines.push(line);
+  };
+  url.pathname.split("/").filter((s) => s !== "").forEach((segment, i) => {
+    const label = `path segment ${i + 1}`;
+    const whole = addressLine(label, segment);
+    if (whole !== null) return add(whole);
+    for (const piece of segment.split(/[;,=.]/)) if (piece !== segment) add(decodeAddressValue(piece) ? addressLine(label, piece) : null);
+  });
+  for (const pair of url.search.replace(/^\?/, "").split("&")) {
+    if (pair === "") continue;
+    const eq = pair.indexOf("=");
+    const name = eq < 0 ? pair : pair.slice(0, eq);
+    const value = eq < 0 ? "" : pair.slice(eq + 1);
+    const shownName = percentDecode(name);
+    const nameLine = decodeAddressValue(name);
+    if (nameLine !== null) add(`query name: ${nameLine.encodings.join(" → ")} → ${JSON.stringify(nameLine.text)}`);
+    if (value !== "") add(addressLine(`query ${shownName.length > 40 ? `${shownName.slice(0, 40)}…` : shownName}`, value));
+  }
+  return lines;
 }

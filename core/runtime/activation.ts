@@ -28,6 +28,8 @@ export interface ActivationRequests {
   waitForReply: string | null;
   waitForEvent: { hookId: HookId } | null;
   approvalId: string | null;
+  /** The denial breaker paused the task (Sentinel answered `approvals_paused` with `data.pauseTask`). */
+  pause: "task" | "person" | null;
 }
 
 /** The slice of the store an activation reads and journals through. */
@@ -41,9 +43,12 @@ export interface ActivationDeps {
   budget: number;
   maxSteps: number;
   /** Tools every activation has. */
-  tools: ToolDefinition[];
+  tools: readonly ToolDefinition[];
   /** Wraps each call (Sentinel); the journal wraps outside it. Gets the activation's starting taint. */
-  gate?: (inner: ExecuteTool, activation: { taskId: string; tainted: boolean; taintSource: string | null; chainDepth: number; sessionId: string }) => ExecuteTool;
+  gate?: (
+    inner: ExecuteTool,
+    activation: { taskId: string; tainted: boolean; taintSource: string | null; chainDepth: number; sessionId: string; denialsFrom: Date | null; recurring: boolean },
+  ) => ExecuteTool;
   /** Creates a hook for `wait_for_event` and tells the person its URL and secret (never the model). */
   createHook?: (person: Person, task: Task, description: string) => Promise<HookId>;
   /** Shows the person's photos to a model that can see them. */
@@ -71,6 +76,8 @@ export interface ActivationInput {
   originMessageId: string | null;
   /** What the activation inherits from its task (issue 11): starting taint and job-chain depth. Absent: untainted, depth 0. */
   inherited?: Inherited;
+  /** The task is recurring work (a cron wake-up, a check-in, a watch that is not once): its own denials cover for 24 h, not for ever. */
+  recurring?: boolean;
 }
 
 /**
@@ -82,7 +89,7 @@ export interface ActivationInput {
 export async function runActivation(deps: ActivationDeps, input: ActivationInput): Promise<ActivationOutcome> {
   const { store, clock } = deps;
   const { task, person, runtime } = input;
-  const requests: ActivationRequests = { waitForReply: null, waitForEvent: null, approvalId: null };
+  const requests: ActivationRequests = { waitForReply: null, waitForEvent: null, approvalId: null, pause: null };
   // A turn's text is its answer: the tools that propose background messages are not offered to it.
   const tools = [...deps.tools.filter((t) => !(t.backgroundOnly && task.kind === "turn")), ...activationTools(deps, input, requests)];
   const prefix = `${task.id}:a${runtime.activation}`;
@@ -115,7 +122,8 @@ export async function runActivation(deps: ActivationDeps, input: ActivationInput
   }, (entry) => findTool(tools, entry.tool)?.transactional === true && store.supportsTransactions);
   const tainted = context.tainted || rebuilt.tainted || inherited.tainted;
   const taintSource = tainted ? (rebuilt.taintSource ?? inherited.source ?? context.taintSource ?? "outside content") : null;
-  const gated = deps.gate ? deps.gate(baseExecute, { taskId: task.id, tainted, taintSource, chainDepth, sessionId: runtime.sessionId }) : baseExecute;
+  const denialsFrom = runtime.pausedAt ? new Date(runtime.pausedAt) : null;
+  const gated = deps.gate ? deps.gate(baseExecute, { taskId: task.id, tainted, taintSource, chainDepth, sessionId: runtime.sessionId, denialsFrom, recurring: input.recurring === true }) : baseExecute;
   const executeTool = journaled({ store, clock }, gated);
 
   const result = await runToolLoop({
@@ -131,6 +139,7 @@ export async function runActivation(deps: ActivationDeps, input: ActivationInput
         const id = approvalIdOf(r.data);
         if (id) requests.approvalId = id;
       }
+      if (!r.ok && r.code === "approvals_paused") requests.pause ??= pauseOf(r.data);
       return r;
     },
   });
@@ -138,6 +147,13 @@ export async function runActivation(deps: ActivationDeps, input: ActivationInput
 }
 
 const approvalData = z.object({ approvalId: z.string() });
+
+const pauseData = z.object({ pauseTask: z.enum(["task", "person"]) });
+
+function pauseOf(data: unknown): "task" | "person" | null {
+  const parsed = pauseData.safeParse(data);
+  return parsed.success ? parsed.data.pauseTask : null;
+}
 
 function approvalIdOf(data: unknown): string | null {
   const parsed = approvalData.safeParse(data);

@@ -1,12 +1,13 @@
 import type { InboundOutcome, InboundPress } from "../channels/index.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log/index.js";
+import type { Outbound } from "../outbox/index.js";
 import type { Scheduler } from "../scheduling/index.js";
-import { ApprovalDesk, isApprovalButtonId, statusOf, ApprovalCards } from "../approvals/index.js";
+import { ApprovalDesk, isApprovalButtonId, statusOf, ApprovalCards, type Presser } from "../approvals/index.js";
 import type { SentinelClock, SessionTracker } from "../policy/index.js";
-import type { Store, ApprovalRequest, Identity, Person } from "../storage/index.js";
-import type { ApprovalId } from "../ids.js";
-import type { Trigger } from "../tasks/index.js";
+import type { Store, ApprovalRequest, ChannelName, Identity, Person, Task } from "../storage/index.js";
+import type { ApprovalId, TaskId } from "../ids.js";
+import { parseCheckpoint, runtimeOf, type Trigger } from "../tasks/index.js";
 
 /** Job that expires an approval request at its deadline and tells the waiting task. */
 export const approvalExpiryJobName = "approval.expire";
@@ -27,8 +28,8 @@ export class ApprovalFlow {
       store: Store;
       clock: Clock;
       logger: Logger;
-      /** Wakes the outbox's delivery loop (a card or its update was queued). */
-      outbox: { poke(): void };
+      /** Where cards and their updates are queued (the one outbound door). */
+      outbound: Pick<Outbound, "queue" | "wake">;
       scheduler: Scheduler;
       /** Wakes the task loop (a waiting task became due). */
       tasks: { poke(): void };
@@ -36,15 +37,15 @@ export class ApprovalFlow {
       sentinel: { clock: SentinelClock; sessions: SessionTracker };
     },
   ) {
-    this.desk = new ApprovalDesk({ store: deps.store, clock: deps.sentinel.clock, sessions: deps.sentinel.sessions });
-    this.cards = new ApprovalCards({ store: deps.store, clock: deps.sentinel.clock });
+    this.desk = new ApprovalDesk({ store: deps.store, clock: deps.sentinel.clock, sessions: deps.sentinel.sessions, denialsFrom: (taskId) => denialsFromOf(deps.store, taskId) });
+    this.cards = new ApprovalCards({ store: deps.store, clock: deps.sentinel.clock, outbound: deps.outbound });
   }
 
   /** Sentinel stored a request: send the card (its buttons stored with it) and schedule its expiry. */
   requested = async (request: ApprovalRequest): Promise<void> => {
     await this.cards.issue(request);
     await this.deps.scheduler.schedule({ name: approvalExpiryJobName, key: request.id, data: { approvalId: request.id }, timing: { kind: "at", at: request.expiresAt } });
-    this.deps.outbox.poke();
+    this.deps.outbound.wake();
   };
 
   /**
@@ -74,22 +75,36 @@ export class ApprovalFlow {
   /** Press handler for the inbound flow: null when the button is not an approval button. */
   press = async (press: InboundPress, person: Person | null, _identity: Identity | null): Promise<InboundOutcome | null> => {
     if (!isApprovalButtonId(press.buttonId)) return null;
-    const result = await this.desk.decidePress({
-      buttonId: press.buttonId,
-      presser: { channel: press.channel, accountId: press.accountId, personId: person?.id ?? null, address: press.address, messageRef: press.messageRef, ...(press.groupId !== undefined && { groupId: press.groupId }) },
-    });
+    return this.decidePress(press.buttonId, { channel: press.channel, accountId: press.accountId, personId: person?.id ?? null, address: press.address, messageRef: press.messageRef, ...(press.groupId !== undefined && { groupId: press.groupId }) });
+  };
+
+  /**
+   * A decision made in the web app's list of approvals: `buttonId` is one of the buttons the card
+   * showed, `via` the card's copy where the person decided (their chat log). The same checks as a
+   * press on the card — the decider is the owner, the request pending and unexpired, first answer
+   * wins — and the same outcome; idempotent per `actionId` (a retried request answers "duplicate").
+   */
+  decide = async (input: { person: Person; buttonId: string; via: { channel: ChannelName; accountId: string; messageRef: string }; actionId: string }): Promise<InboundOutcome> => {
+    const { person, buttonId, via } = input;
+    if (!(await this.deps.store.inbound.markUpdateProcessed(via.channel, `${via.accountId}:${input.actionId}`, this.deps.clock.now()))) return { status: "duplicate" };
+    if (!isApprovalButtonId(buttonId)) return { status: "handled", notice: "That button is no longer active." };
+    return this.decidePress(buttonId, { channel: via.channel, accountId: via.accountId, personId: person.id, address: via.accountId, messageRef: via.messageRef });
+  };
+
+  private async decidePress(buttonId: string, presser: Presser): Promise<InboundOutcome> {
+    const result = await this.desk.decidePress({ buttonId, presser });
     const request = result.request;
     if (request && result.status) {
       await this.cards.settle(request, result.status, result.outcome);
-      // After repeated denials in one task its approvals pause; the person is told once.
-      if (result.paused) await this.cards.tellPaused(request);
-      this.deps.outbox.poke();
+      // A denial that trips the breaker pauses its task (core/approvals/denials.ts); the person is told once.
+      if (result.paused) await this.cards.tellPaused(request, result.paused);
+      this.deps.outbound.wake();
     }
     if (request && (result.outcome === "approved" || result.outcome === "denied" || result.outcome === "expired")) {
-      await this.resume(request);
+      await this.resume(request, result.paused);
     }
     return { status: "handled", notice: result.notice };
-  };
+  }
 
   /** The delivered card of a pending request, for the web app's list of approvals (see `ApprovalCards.delivered`). */
   deliveredCard(request: ApprovalRequest) {
@@ -103,13 +118,34 @@ export class ApprovalFlow {
       await this.cards.settle(request, statusOf(request), "expired");
       await this.resume(request);
     }
-    if (expired.length > 0) this.deps.outbox.poke();
+    if (expired.length > 0) this.deps.outbound.wake();
     return expired.length;
   }
 
-  /** The waiting task is due again, with the decision as its input (first resume wins). */
-  private async resume(request: ApprovalRequest): Promise<void> {
-    if (await resumeDecidedApproval(this.deps, request.id)) this.deps.tasks.poke();
+  /** The waiting task is due again, with the decision as its input (first resume wins); a tripped breaker makes it pause instead. */
+  private async resume(request: ApprovalRequest, paused?: "task" | "person"): Promise<void> {
+    if (await resumeDecidedApproval(this.deps, request.id, paused)) this.deps.tasks.poke();
+  }
+}
+
+/** The approval a recurring task's parked call waits for (null: none, or an unreadable checkpoint). */
+function parkedApprovalOf(task: Task): string | null {
+  try {
+    return runtimeOf(parseCheckpoint(task)).parked?.approvalId ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** When a task's denials start counting for the breaker: when it was last paused (its checkpoint's `pausedAt`), else null. */
+export async function denialsFromOf(store: Pick<Store, "tasks">, taskId: TaskId): Promise<Date | null> {
+  const task = await store.tasks.getTask(taskId);
+  if (task === null) return null;
+  try {
+    const at = runtimeOf(parseCheckpoint(task)).pausedAt;
+    return at ? new Date(at) : null;
+  } catch {
+    return null;
   }
 }
 
@@ -119,12 +155,16 @@ export class ApprovalFlow {
  * its task to wait — the person may have answered while the activation was still running. A request
  * still pending, or a task no longer waiting for it, changes nothing (first resume wins).
  */
-export async function resumeDecidedApproval(deps: { store: Pick<Store, "approvals" | "tasks">; clock: Clock }, approvalId: ApprovalId): Promise<boolean> {
+export async function resumeDecidedApproval(deps: { store: Pick<Store, "approvals" | "tasks">; clock: Clock }, approvalId: ApprovalId, paused?: "task" | "person"): Promise<boolean> {
   const request = await deps.store.approvals.getApprovalRequest(approvalId);
   if (!request?.taskId || request.status === "pending") return false;
   const outcome = request.status === "approved" ? "approved" : request.status === "denied" ? "denied" : "expired";
   const scope = request.decision?.kind === "approve" ? request.decision.scope : null;
-  const input: Trigger = { kind: "approval", approvalId: request.id, outcome, summary: request.summary, scope };
+  const input: Trigger = { kind: "approval", approvalId: request.id, outcome, summary: request.summary, scope, ...(paused !== undefined && outcome === "denied" && { paused }) };
   const resumed = await deps.store.tasks.resumeWaitingTask({ taskId: request.taskId, wait: { kind: "approval", approvalId: request.id }, input, now: deps.clock.now() });
-  return resumed !== null;
+  if (resumed !== null) return true;
+  // Recurring work parked the call and waits for its next occurrence (core/runtime/parking.ts): resume it now.
+  const task = await deps.store.tasks.getTask(request.taskId);
+  if (task?.state.status !== "waiting" || task.state.wait.kind !== "time" || parkedApprovalOf(task) !== request.id) return false;
+  return (await deps.store.tasks.resumeWaitingTask({ taskId: request.taskId, wait: { kind: "time" }, input, now: deps.clock.now() })) !== null;
 }

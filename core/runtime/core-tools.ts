@@ -43,8 +43,11 @@ function taintOf(ctx: ToolContext): Taint | null {
   return ctx.tainted === true ? { source: ctx.taintSource ?? "outside content" } : null;
 }
 
-/** The provenance of a job made by this call: its taint, whether the person's words started it, its chain depth. */
-function jobProvenance(ctx: ToolContext): JobProvenance {
+/**
+ * The provenance of a job made by this call: its taint, whether the person's words started it, its
+ * chain depth. Connectors that make jobs (a calendar watch) record theirs with it too.
+ */
+export function jobProvenance(ctx: ToolContext): JobProvenance {
   const tainted = ctx.tainted === true;
   return { tainted, fromPersonWords: ctx.originMessageId !== null && !tainted, source: tainted ? (ctx.taintSource ?? "outside content") : null, depth: (ctx.chainDepth ?? 0) + 1 };
 }

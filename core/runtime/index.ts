@@ -1,12 +1,15 @@
 /**
  * The runtime's flows: a claimed task becomes an activation (task-runner.ts, activation.ts), what
  * follows it (after-activation.ts), wake-ups and check-ins (wakeup.ts), an approval resuming its
- * task (approval-resume.ts), a webhook call resuming waiting tasks (webhook-event.ts), a background
+ * task (approval-resume.ts), a webhook call resuming waiting tasks (webhook-event.ts), a connection
+ * change (a new mail) resuming the watches it matches (change-dispatch.ts), a background
  * activation's candidates going through the notification filter (proactive.ts), and the core tools
  * (goals, wake-ups, memory). Each flow is a module a reader follows top to bottom.
  */
 export { ApprovalFlow, approvalExpiryJobName } from "./approval-resume.js";
-export { coreTools } from "./core-tools.js";
+export { ChangeDispatcher, type ChangeKinds } from "./change-dispatch.js";
+export { coreTools, jobProvenance } from "./core-tools.js";
+export { GoalControl, type GoalActionResult, type GoalControlDeps } from "./goal-control.js";
 export { ProactiveFlow } from "./proactive.js";
 export { TaskRunner } from "./task-runner.js";
 export { WakeupFlow } from "./wakeup.js";

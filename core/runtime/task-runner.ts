@@ -10,7 +10,7 @@ import type { ModelClient } from "../model/index.js";
 import { asId } from "../ids.js";
 import type { Store, ClaimedTask, ConversationMessage, Person, Task, TaskState } from "../storage/index.js";
 import type { ToolDefinition } from "../tools/index.js";
-import { failureText, nextOccurrence, nextState } from "./after-activation.js";
+import { failureText, nextChangeWait, nextOccurrence, nextState, pausedState } from "./after-activation.js";
 import { newSessionId, runActivation, type ActivationDeps, type ActivationOutcome } from "./activation.js";
 import {
   inheritedOf,
@@ -21,8 +21,10 @@ import {
   type TaskCheckpoint,
   type Trigger,
 } from "../tasks/index.js";
+import type { Outbound } from "../outbox/index.js";
 import type { DueSource } from "../scheduling/index.js";
 import { resumeDecidedApproval } from "./approval-resume.js";
+import { highestActivation, settleRuntime, unpark } from "./parking.js";
 import type { ProactiveFlow } from "./proactive.js";
 import { answeredMessage, answerRange, handOverToWaitingTask, unansweredFrom } from "./turn.js";
 import { initialTrigger, triggerText, type WakeupFlow } from "./wakeup.js";
@@ -37,11 +39,11 @@ export interface TaskRunnerDeps {
   /** The configured model, read per activation (it can be set up while Familiar runs). */
   model: () => ModelClient | null;
   activation: Omit<ActivationDeps, "model" | "tools" | "store" | "clock">;
-  tools: () => ToolDefinition[];
+  tools: () => readonly ToolDefinition[];
   wakeups: WakeupFlow;
   proactive: ProactiveFlow;
-  /** Wakes the outbox's delivery loop (a reply was queued). */
-  outbox: { poke(): void };
+  /** Where replies are queued (the one outbound door). */
+  outbound: Pick<Outbound, "queue" | "wake">;
   /** Wakes the task loop (a task became due). */
   poke: () => void;
   /** Shows typing on the channel the person wrote from while a turn runs; returns the stop function. */
@@ -55,6 +57,8 @@ export interface TaskRunnerDeps {
   inertLinks?: (person: Person, text: string) => Promise<string>;
   /** After a turn: fold older messages into the rolling summary (best effort). */
   summarize?: (person: Person, keepFromSeq: number) => Promise<void>;
+  /** A watch re-armed (waits for the next connection change): changes that came meanwhile are dispatched. */
+  watchArmed?: (personId: Person["id"]) => void;
 }
 
 /** Messages between the summary and the verbatim window before a summary update is worth a call (context/summary.ts folds at this size). */
@@ -98,7 +102,8 @@ export class TaskRunner implements DueSource<ClaimedTask> {
     const checkpoint = parseCheckpoint(task);
     const person = await store.persons.getPerson(task.personId);
     if (!person) return this.release(task, { status: "cancelled", reason: "person no longer exists" });
-    const previous = runtimeOf(checkpoint);
+    // A decided card of recurring work resumes the activation parked with it (core/runtime/parking.ts).
+    const previous = unpark(runtimeOf(checkpoint), checkpoint.input);
 
     // A new activation starts from the stored input (what resumed the task) or from what the task is.
     let trigger: Trigger;
@@ -108,7 +113,11 @@ export class TaskRunner implements DueSource<ClaimedTask> {
       trigger = checkpoint.input ?? initialTrigger(task, dueAt);
       if (trigger.kind === "turn" && checkpoint.kind === "turn" && (await handOverToWaitingTask(this.deps, task, checkpoint))) return;
       if ((trigger.kind === "wakeup" || trigger.kind === "checkin") && (await this.deps.wakeups.gate(task, checkpoint, person, new Date(trigger.dueAt))).action !== "run") return;
+      // A change a watch waited for is held while the person or its goal is paused (never skipped as late).
+      if (trigger.kind === "change" && (await this.deps.wakeups.gate(task, checkpoint, person, this.deps.clock.now())).action !== "run") return;
     }
+    // The denial that resumed it tripped the breaker: the task pauses without another model call.
+    if (trigger.kind === "approval" && trigger.paused !== undefined) return this.pause(task, checkpoint, previous, trigger.paused);
     const model = this.deps.model();
     if (!model) return this.withoutModel(task, checkpoint, previous, trigger, person);
     await this.activate(task, checkpoint, previous, trigger, person, model);
@@ -121,7 +130,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
       ? // Every resumption gets fresh idempotency keys (r<resumes>); a decided approval also starts a new round of output.
         { ...previous, trigger, resumes: previous.resumes + 1, sessionId: previous.sessionId ?? newSessionId(), ...(resumedByInput && { round: previous.round + 1, approvalId: null }) }
       : {
-          activation: previous.activation + 1,
+          activation: highestActivation(previous) + 1,
           resumes: 0,
           open: true,
           round: 0,
@@ -130,6 +139,8 @@ export class TaskRunner implements DueSource<ClaimedTask> {
           horizonSeq: await store.conversation.lastSeq(person.id),
           hideUserFrom: answerRange(checkpoint, trigger) ? null : await unansweredFrom(store, person),
           sessionId: newSessionId(),
+          ...(previous.pausedAt !== undefined && { pausedAt: previous.pausedAt }),
+          ...(previous.parked !== undefined && { parked: previous.parked }),
         };
     const saved = await store.tasks.saveCheckpoint({ taskId: task.id, owner, cursor: task.cursor, checkpoint: toStored(checkpoint, { runtime, input: null }), now: clock.now(), leaseMs });
     const origin = runtime.origin ?? trigger;
@@ -139,7 +150,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
     // A crash resume tells background work what it was doing and that it was interrupted.
     const crashResume = previous.open && !resumedByInput;
     const told = triggerText(trigger, task, checkpoint, person);
-    const observations = [origin, trigger].flatMap((t) => (t.kind === "event" ? t.observations : []));
+    const observations = [origin, trigger].flatMap((t) => (t.kind === "event" || t.kind === "change" ? t.observations : []));
     const stopTyping = answered ? this.deps.typing?.(person, answered.channel) : undefined;
     let outcome: ActivationOutcome;
     try {
@@ -156,6 +167,8 @@ export class TaskRunner implements DueSource<ClaimedTask> {
           view: { horizonSeq: runtime.horizonSeq ?? Number.MAX_SAFE_INTEGER, answer, hideUserFrom: runtime.hideUserFrom ?? null },
           originMessageId: answered?.id ?? null,
           inherited: inheritedOf(checkpoint, goal),
+          // Work that lives on (a cron job, a check-in, a watch that is not once): its own denials carry 24 h.
+          recurring: nextOccurrence(checkpoint, clock.now()) !== null || nextChangeWait(checkpoint, undefined) !== null,
         },
       );
     } finally {
@@ -180,10 +193,12 @@ export class TaskRunner implements DueSource<ClaimedTask> {
     const { result, requests } = outcome;
     const origin = runtime.origin ?? { kind: "recovery" };
     const key = `${task.id}:a${runtime.activation}${runtime.round ? `p${runtime.round}` : ""}`;
-    const waitsForApproval = requests.approvalId !== null;
     // Waiting for an approval keeps the activation open: once decided it resumes with its history.
-    const after: RuntimeState = { ...runtime, open: waitsForApproval, approvalId: requests.approvalId, resumes: waitsForApproval ? runtime.resumes : 0 };
-    const next = nextState(checkpoint, outcome, clock.now());
+    // Recurring work parks it instead and keeps its schedule (core/runtime/parking.ts).
+    const { after, waitFor, watch } = settleRuntime(runtime, requests, nextOccurrence(checkpoint, clock.now()) !== null, clock.now());
+    const waitsForApproval = requests.approvalId !== null;
+    if (requests.pause !== null && requests.approvalId === null) await this.auditPause(task, requests.pause);
+    const next = nextState(checkpoint, { ...outcome, requests: { ...requests, approvalId: waitFor } }, clock.now(), origin);
     const text = result.kind === "reply" ? result.text : null;
     // The person is told plainly; the operator needs the why (the model endpoint failed).
     if (result.kind === "error") {
@@ -198,8 +213,9 @@ export class TaskRunner implements DueSource<ClaimedTask> {
         await store.tasks.saveCheckpoint({ taskId: task.id, owner, cursor: task.cursor, checkpoint: toStored(checkpoint, { runtime: after, input: null }), now: clock.now(), leaseMs });
         await store.tasks.transitionTask({ taskId: task.id, owner, to: next, now: clock.now() });
       });
-      this.deps.outbox.poke();
-      await this.afterRelease(requests.approvalId);
+      this.deps.outbound.wake();
+      if (next.status === "waiting" && next.wait.kind === "change") this.deps.watchArmed?.(person.id);
+      await this.afterRelease(watch);
       return;
     }
     const goal = task.goalId ? await store.goals.getGoal(task.goalId) : null;
@@ -220,7 +236,34 @@ export class TaskRunner implements DueSource<ClaimedTask> {
       await store.tasks.saveCheckpoint({ taskId: task.id, owner, cursor: task.cursor, checkpoint: toStored(checkpoint, { runtime: after, input: null }), now: clock.now(), leaseMs });
       await store.tasks.transitionTask({ taskId: task.id, owner, to: next, now: clock.now() });
     });
-    await this.afterRelease(requests.approvalId);
+    if (next.status === "waiting" && next.wait.kind === "change") this.deps.watchArmed?.(person.id);
+    await this.afterRelease(watch);
+  }
+
+  /**
+   * Pauses a task the denial breaker stopped (core/approvals/denials.ts): its activation ends as it
+   * is, it remembers when (so denials before count no more once resumed), and it is held until the
+   * person resumes it — or, a turn, ends. The person was told when the breaker tripped.
+   */
+  private async pause(task: Task, checkpoint: TaskCheckpoint, previous: RuntimeState, why: "task" | "person"): Promise<void> {
+    const { store, clock, owner, leaseMs } = this.deps;
+    const now = clock.now();
+    const runtime: RuntimeState = { ...previous, open: false, approvalId: null, resumes: 0, pausedAt: now.toISOString() };
+    await store.transaction(async () => {
+      await store.tasks.saveCheckpoint({ taskId: task.id, owner, cursor: task.cursor, checkpoint: toStored(checkpoint, { runtime, input: null }), now, leaseMs });
+      await store.tasks.transitionTask({ taskId: task.id, owner, to: pausedState(checkpoint, now), now });
+    });
+    await this.auditPause(task, why);
+  }
+
+  private async auditPause(task: Task, why: "task" | "person"): Promise<void> {
+    await this.deps.store.audit.appendAudit({
+      personId: task.personId,
+      kind: "task.paused",
+      summary: `Paused “${task.title}”: ${why === "task" ? "you denied several of its requests" : "you denied several requests within an hour"}${task.kind === "turn" ? "" : " (/resume lets it run again)"}`,
+      data: { taskId: task.id, breaker: why },
+      at: this.deps.clock.now(),
+    });
   }
 
   /** The person may have answered the approval while the activation still ran: resume at once then. */
@@ -232,7 +275,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
   private async say(person: Person, text: string, deliveryKey: string, channel: ConversationMessage["channel"] | null, task: Task | null): Promise<void> {
     const { store, clock } = this.deps;
     const now = clock.now();
-    const row = await store.outbox.enqueueOutbound({ personId: person.id, deliveryKey, text, ...(channel && { channel }) }, now);
+    const row = await this.deps.outbound.queue({ personId: person.id, deliveryKey, text, ...(channel && { channel }) }, { wake: false, now });
     if (row.createdAt.getTime() === now.getTime() && row.text === text) {
       await store.conversation.appendMessage({ personId: person.id, role: "assistant", channel: channel ?? "local", text, taskId: task?.id ?? null });
     }
@@ -250,12 +293,14 @@ export class TaskRunner implements DueSource<ClaimedTask> {
         await this.say(person, failureText("no_model", this.deps.setupUrl?.()), `reply:${key}`, answered?.channel ?? null, null);
         await store.tasks.transitionTask({ taskId: task.id, owner: this.deps.owner, to: { status: "done", result: null }, now: clock.now() });
       });
-      this.deps.outbox.poke();
+      this.deps.outbound.wake();
       return;
     }
     await this.deps.proactive.remindWithoutModel({ task, checkpoint, origin, key, person });
     const next = nextOccurrence(checkpoint, clock.now());
-    await this.release(task, next ? { status: "waiting", wait: { kind: "time", until: next } } : { status: "done", result: null });
+    const watching = next ? null : nextChangeWait(checkpoint, origin);
+    await this.release(task, next ? { status: "waiting", wait: { kind: "time", until: next } } : (watching ?? { status: "done", result: null }));
+    if (watching) this.deps.watchArmed?.(person.id);
   }
 
   private async release(task: Task, to: TaskState): Promise<void> {

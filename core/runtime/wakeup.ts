@@ -107,6 +107,8 @@ export function triggerText(trigger: Trigger, task: Task, checkpoint: TaskCheckp
       return `scheduled check-in for "${task.title}" (due ${formatLocal(new Date(trigger.dueAt), person.timeZone)})`;
     case "event":
       return `webhook event "${trigger.description}"`;
+    case "change":
+      return `watch "${checkpoint.kind === "wakeup" ? checkpoint.note : task.title}" — a new change matched it (${trigger.description})`;
     case "approval":
       return trigger.outcome === "approved"
         ? `the person approved (${trigger.scope ?? "once"}) the request "${trigger.summary}"`

@@ -6,6 +6,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../clock.js";
 import { asId, type HookId } from "../ids.js";
+import type { Outbound } from "../outbox/index.js";
 import type { Store, Person, Task } from "../storage/index.js";
 import type { Trigger } from "../tasks/index.js";
 
@@ -15,13 +16,14 @@ export type HookEventResult = { status: "unknown" } | { status: "forbidden" } | 
 export class WebhookEvents {
   constructor(
     private readonly deps: {
-      store: Pick<Store, "hooks" | "tasks" | "audit" | "outbox">;
+      store: Pick<Store, "hooks" | "tasks" | "audit">;
       clock: Clock;
       /** Base URL people give outside services, e.g. `https://familiar.example.com` (read when needed). */
       publicUrl: () => string;
-      /** Wakes the task loop and the outbox loop. */
-      pokeTasks: () => void;
-      pokeOutbox: () => void;
+      /** The task loop, poked when tasks resumed. */
+      tasks: { poke(): void };
+      /** Where the hook's URL and secret are sent to the person. */
+      outbound: Pick<Outbound, "queue">;
     },
   ) {}
 
@@ -29,7 +31,7 @@ export class WebhookEvents {
    * An outside service called a webhook. The secret (header `X-Familiar-Hook-Secret`) is compared in
    * constant time with the stored hash; the body resumes every task waiting for the hook.
    */
-  async receive(hookId: string, secret: string, body: string): Promise<HookEventResult> {
+  receive = async (hookId: string, secret: string, body: string): Promise<HookEventResult> => {
     const { store, clock } = this.deps;
     const hook = await store.hooks.getHook(asId("hook", hookId));
     if (!hook) return { status: "unknown" };
@@ -47,25 +49,21 @@ export class WebhookEvents {
       if (await store.tasks.resumeWaitingTask({ taskId: task.id, wait: { kind: "event", hookId: hook.id }, input, now: clock.now() })) resumed++;
     }
     await store.audit.appendAudit({ personId: hook.personId, kind: "hook.event", summary: `webhook "${hook.description}" received; resuming ${resumed} task(s)`, data: { hookId: hook.id, bytes: body.length } });
-    if (resumed > 0) this.deps.pokeTasks();
+    if (resumed > 0) this.deps.tasks.poke();
     return { status: "accepted", resumed };
-  }
+  };
 
   /** Creates a webhook for a task and sends its URL and secret to the person directly (never to the model). */
-  async create(person: Person, task: Task, description: string): Promise<HookId> {
-    const { store, clock } = this.deps;
+  create = async (person: Person, task: Task, description: string): Promise<HookId> => {
+    const { store } = this.deps;
     const secret = randomBytes(24).toString("base64url");
     const hook = await store.hooks.createHook({ personId: person.id, description, secretHash: createHash("sha256").update(secret).digest("hex") });
     const url = `${this.deps.publicUrl().replace(/\/$/, "")}/hooks/${hook.id}`;
-    await store.outbox.enqueueOutbound(
-      {
-        personId: person.id,
-        deliveryKey: `hook:${hook.id}`,
-        text: `To trigger “${description}” (task: ${task.title}), have the service send an HTTP POST to ${url} with the header \`X-Familiar-Hook-Secret: ${secret}\`. Keep the secret private.`,
-      },
-      clock.now(),
-    );
-    this.deps.pokeOutbox();
+    await this.deps.outbound.queue({
+      personId: person.id,
+      deliveryKey: `hook:${hook.id}`,
+      text: `To trigger “${description}” (task: ${task.title}), have the service send an HTTP POST to ${url} with the header \`X-Familiar-Hook-Secret: ${secret}\`. Keep the secret private.`,
+    });
     return hook.id;
-  }
+  };
 }

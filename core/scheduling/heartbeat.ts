@@ -46,3 +46,14 @@ export class Heartbeat {
     return this.beating;
   }
 }
+
+/**
+ * Takes over, at once, the leases another process left in the store (embedded mode, where one
+ * process owns DATA_DIR: the predecessor is dead, so its work need not wait for its leases to end).
+ * Resolves with how many task and outbox leases were taken over.
+ */
+export async function takeOverLeases(store: Pick<Store, "tasks" | "outbox">, owner: string, now: Date): Promise<{ tasks: number; outbox: number }> {
+  const tasks = await store.tasks.expireForeignLeases({ owner, now });
+  const outbox = await store.outbox.expireForeignLeases({ owner, now });
+  return { tasks, outbox };
+}

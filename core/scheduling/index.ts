@@ -5,7 +5,7 @@
  * the work is.
  */
 export { DueLoop, type DueSource } from "./due-loop.js";
-export { Heartbeat } from "./heartbeat.js";
+export { Heartbeat, takeOverLeases } from "./heartbeat.js";
 export { KeyedQueue } from "./keyed-queue.js";
 export type {
   JobContext,

@@ -12,6 +12,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { Clock } from "../clock.js";
 import type { PersonId } from "../ids.js";
+import type { Outbound } from "../outbox/index.js";
 import type { Store } from "../storage/index.js";
 import { SecretError } from "./errors.js";
 import { originOf, type SecretListing, type SecretVault } from "./vault.js";
@@ -38,12 +39,12 @@ export type SubmitResult = { ok: true; name: string; origins: string[] } | { ok:
 /** Dependencies of the {@link SecretDesk}. */
 export interface SecretDeskDeps {
   vault: SecretVault;
-  store: Pick<Store, "outbox" | "audit">;
+  store: Pick<Store, "audit">;
   clock: Clock;
   /** The base URL people open (PUBLIC_URL, else the listening address). */
   publicUrl: () => string;
-  /** Wakes the outbox (a "Stored NAME" message was queued). */
-  pokeOutbox: () => void;
+  /** Where the "Stored NAME" message is queued (the one outbound door). */
+  outbound: Pick<Outbound, "queue">;
   ttlMs?: number;
 }
 
@@ -95,8 +96,7 @@ export class SecretDesk {
     const { store } = this.deps;
     const text = `Stored your secret ${parsed.data.name} (it may only be sent to ${origins.join(", ")}). I use it as {{secret:${parsed.data.name}}} and never see the value.`;
     await store.audit.appendAudit({ personId: link.personId, kind: "secret.stored", summary: `Stored secret ${parsed.data.name} for ${origins.join(", ")}`, data: { name: parsed.data.name, origins }, at: now });
-    await store.outbox.enqueueOutbound({ personId: link.personId, deliveryKey: `secret-stored:${hash.slice(0, 24)}`, text }, now);
-    this.deps.pokeOutbox();
+    await this.deps.outbound.queue({ personId: link.personId, deliveryKey: `secret-stored:${hash.slice(0, 24)}`, text }, { now });
     return { ok: true, name: parsed.data.name, origins };
   }
 

@@ -4,8 +4,7 @@
  * The person's own way, the `/secret` command, is in core/inbound/secret-commands.ts.
  */
 import { z } from "zod";
-import type { Clock } from "../clock.js";
-import type { Store } from "../storage/index.js";
+import type { Outbound } from "../outbox/index.js";
 import { defineTool, type ToolDefinition } from "../tools/index.js";
 import type { SecretDesk } from "./desk.js";
 
@@ -16,7 +15,7 @@ export const SECRET_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
  * `request_secret`: sends the person a one-time link to store a credential (name suggested by the
  * model) in their vault. Idempotent per tool call (the outbox delivery key is the call's key).
  */
-export function secretTools(deps: { desk: SecretDesk; store: Pick<Store, "outbox">; clock: Clock; pokeOutbox: () => void }): ToolDefinition[] {
+export function secretTools(deps: { desk: SecretDesk; outbound: Pick<Outbound, "queue"> }): ToolDefinition[] {
   return [
     defineTool({
       name: "request_secret",
@@ -31,8 +30,7 @@ export function secretTools(deps: { desk: SecretDesk; store: Pick<Store, "outbox
         }
         const why = args.reason ? `${args.reason.trim()}\n` : "";
         const text = deps.desk.offerText(context.personId, args.name, why);
-        await deps.store.outbox.enqueueOutbound({ personId: context.personId, deliveryKey: `secret-request:${context.idempotencyKey}`, text }, deps.clock.now());
-        deps.pokeOutbox();
+        await deps.outbound.queue({ personId: context.personId, deliveryKey: `secret-request:${context.idempotencyKey}`, text });
         const names = existing.map((s) => s.name);
         return {
           ok: true,

@@ -175,6 +175,15 @@ export class SecretVault {
     return [...this.entries.values()].filter((e) => owner === undefined || e.owner === owner).map((e) => ({ owner: e.owner, name: e.name, origins: [...e.origins] }));
   }
 
+  /**
+   * The value of `owner`'s secret `name`, for the connectors that log in with it themselves (a
+   * mailbox's app password, stored bound to no origin so it is never substituted into a request);
+   * null when there is none. Never hand it to the model, a log or an error.
+   */
+  reveal(owner: string, name: string): string | null {
+    return this.values.get(keyOf(owner, name)) ?? null;
+  }
+
   /** Whether `owner` has a secret named `name`. */
   has(owner: string, name: string): boolean {
     return this.entries.has(keyOf(owner, name));
@@ -230,15 +239,17 @@ export class SecretVault {
 
   /**
    * The outbound check: names of the secrets whose value (in any encoding) appears in `texts` although
-   * `destinationOrigin` is not one of their bound origins. Every owner's secrets count.
+   * `destinationOrigin` is not one of their bound origins. Every owner's secrets count, except those
+   * whose value is one of `sentOnPurpose`: the credential the caller sends to this destination on
+   * purpose (a connection's own password to its own server), which another entry may hold as well.
    */
-  unboundIn(texts: readonly string[], destinationOrigin: string): string[] {
+  unboundIn(texts: readonly string[], destinationOrigin: string, sentOnPurpose: readonly string[] = []): string[] {
     const origin = originOf(destinationOrigin);
     const out = new Set<string>();
     for (const [k, e] of this.entries) {
       if (origin !== null && e.origins.includes(origin)) continue;
       const value = this.values.get(k);
-      if (value === undefined) continue;
+      if (value === undefined || sentOnPurpose.includes(value)) continue;
       for (const text of texts) if (secretsIn(text, [{ value }]).length > 0) out.add(e.name);
     }
     return [...out];

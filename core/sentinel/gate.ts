@@ -98,6 +98,10 @@ export interface ActivationOptions {
   chainDepth?: number;
   /** Ignored: sessions are tracked by Sentinel itself (kept so callers need not change). */
   sessionId?: string;
+  /** Denials before this instant do not count towards the breaker: the task was paused and resumed since (core/approvals/denials.ts). */
+  denialsFrom?: Date | null;
+  /** The task is recurring work: its own denials cover its places for 24 h, not for ever (core/approvals/denials.ts). */
+  recurring?: boolean;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -109,6 +113,8 @@ const SEEN_CHARS = 256 * 1024;
 const runTool: ExecuteTool = (tool, args, context) => tool.execute(args, context);
 
 interface ActivationState {
+  denialsFrom: Date | null;
+  recurring: boolean;
   tainted: boolean;
   seen: SeenContent[];
   seenChars: number;
@@ -130,6 +136,17 @@ export class Sentinel {
     this.sessions = deps.sessions ?? new SessionTracker(deps.store);
   }
 
+  /** An activation's gate (the runtime's `ActivationDeps.gate`): `wrap` with the activation's taint and job-chain depth. */
+  gate = (inner: ExecuteTool, activation: { tainted: boolean; taintSource: string | null; chainDepth: number; sessionId: string; denialsFrom?: Date | null; recurring?: boolean }): ExecuteTool =>
+    this.wrap(inner, {
+      tainted: activation.tainted,
+      chainDepth: activation.chainDepth,
+      sessionId: activation.sessionId,
+      denialsFrom: activation.denialsFrom ?? null,
+      recurring: activation.recurring === true,
+      ...(activation.taintSource !== null && { taintSource: activation.taintSource }),
+    });
+
   /**
    * Returns an {@link ExecuteTool} for `runToolLoop`. Create one per activation: it remembers that
    * the activation became tainted (a tool returned `untrusted` content) and what that content was,
@@ -142,7 +159,7 @@ export class Sentinel {
       const key = activationKeyOf(context.idempotencyKey);
       let state = states.get(key);
       if (state === undefined) {
-        state = { tainted: false, seen: [], seenChars: 0 };
+        state = { denialsFrom: options.denialsFrom ?? null, recurring: options.recurring === true, tainted: false, seen: [], seenChars: 0 };
         states.set(key, state);
         if (states.size > TAINT_MEMORY) states.delete(states.keys().next().value!);
       }
@@ -329,7 +346,7 @@ export class Sentinel {
     const action = input.action;
     const policy = tool.policy ?? (tool.persists ? persistencePolicy(tool, tool.persists) : undefined);
     if (action === null || policy === undefined) return { ok: false, code: "denied", error: `${tool.name} cannot be approved (it has no Sentinel policy).` };
-    const gate = await gateAsk(store, { personId: context.personId, taskId: context.taskId, action, tool: tool.name, now: input.now });
+    const gate = await gateAsk(store, { personId: context.personId, taskId: context.taskId, action, tool: tool.name, now: input.now, tainted: input.tainted, denialsFrom: state.denialsFrom, recurring: state.recurring });
     if (gate.kind === "answer") {
       await store.audit.appendAudit({ personId: context.personId, kind: gate.audit.kind, summary: gate.audit.summary, data: gate.audit.data, at: input.now });
       return gate.result;

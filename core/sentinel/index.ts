@@ -6,5 +6,5 @@
  * reach.
  */
 export { Sentinel } from "./gate.js";
-export { allowedLinkHosts, inertLinks } from "./inert-links.js";
+export { InertLinks, allowedLinkHosts, inertLinks } from "./inert-links.js";
 export { SentinelViews } from "./views.js";

@@ -19,7 +19,8 @@
  */
 import { Lexer, type MarkedToken, type Token } from "marked";
 import type { PersonId } from "../ids.js";
-import type { Store } from "../storage/index.js";
+import type { Clock } from "../clock.js";
+import type { Person, Store } from "../storage/index.js";
 import { parseGrantPattern, hostsIn } from "../policy/index.js";
 
 /** Decides whether a link to `needle` (`host` or `host:port`, lower case) may stay a link. */
@@ -239,4 +240,28 @@ export async function allowedLinkHosts(store: Pick<Store, "conversation" | "gran
     }
   }
   return (needle) => hosts.has(needle.toLowerCase());
+}
+
+/**
+ * Replies of tainted activations made safe to show: links to hosts neither granted nor the person's
+ * own become inert text (`inertLinks`), and each time that happens it is audited
+ * (`sentinel.inert_links`, the first 20 hosts).
+ */
+export class InertLinks {
+  constructor(private readonly deps: { store: Pick<Store, "conversation" | "grants" | "audit">; clock: Clock }) {}
+
+  /** `text` with its unallowed links made inert, for `person`. Throws what the store throws. */
+  apply = async (person: Pick<Person, "id">, text: string): Promise<string> => {
+    const { store, clock } = this.deps;
+    const result = inertLinks(text, await allowedLinkHosts(store, person.id, clock.now()));
+    if (result.inert.length > 0) {
+      await store.audit.appendAudit({
+        personId: person.id,
+        kind: "sentinel.inert_links",
+        summary: `Links to ${result.inert.slice(0, 5).join(", ")} in a reply from a tainted activation shown as text`,
+        data: { hosts: result.inert.slice(0, 20) },
+      });
+    }
+    return result.text;
+  };
 }

@@ -28,6 +28,16 @@ export type {
   TaskRepository,
 } from "./ports.js";
 export { scrubbingStore } from "./scrubbing.js";
+export type {
+  ChangeRepository,
+  Connection,
+  ConnectionChange,
+  ConnectionPatch,
+  ConnectionRepository,
+  ConnectionStatus,
+  NewConnection,
+  NewConnectionChange,
+} from "./connections.js";
 export {
   channelNames,
   emptyProgress,

@@ -73,6 +73,7 @@ import type {
   TaskStatus,
   WaitMatch,
 } from "./types.js";
+import type { ChangeRepository, ConnectionRepository } from "./connections.js";
 
 export interface PersonRepository {
   /** Creates a person with defaults (UTC, en-US, proactivity normal, digest 18:00). */
@@ -186,9 +187,14 @@ export interface TaskRepository {
   expireForeignLeases(input: { owner: string; now: Date }): Promise<number>;
   /** Oldest first, filtered by person, goal, statuses and kinds. */
   listTasks(filter: { personId?: PersonId; goalId?: GoalId; status?: TaskStatus[]; kind?: TaskKind[] }, page?: PageRequest): Promise<Page<Task>>;
-  /** Tasks waiting for the given wait kind and key (hook id, approval id, or the person's reply / hold). */
+  /** Tasks waiting for the given wait kind and key (hook id, approval id, or the person's reply / hold / connection changes). */
   findWaitingTasks(
-    wait: { kind: "event"; hookId: string } | { kind: "approval"; approvalId: string } | { kind: "reply"; personId: PersonId } | { kind: "held"; personId: PersonId },
+    wait:
+      | { kind: "event"; hookId: string }
+      | { kind: "approval"; approvalId: string }
+      | { kind: "reply"; personId: PersonId }
+      | { kind: "held"; personId: PersonId }
+      | { kind: "change"; personId: PersonId },
   ): Promise<Task[]>;
 }
 
@@ -244,6 +250,8 @@ export interface ApprovalRepository {
   expireApprovals(now: Date): Promise<ApprovalRequest[]>;
   /** Every request of a task (any status), oldest first. */
   listTaskApprovals(taskId: TaskId): Promise<ApprovalRequest[]>;
+  /** The person's denied requests decided at or after `since`, in the order they were decided. */
+  listDeniedApprovals(personId: PersonId, since: Date): Promise<ApprovalRequest[]>;
 }
 
 /**
@@ -443,6 +451,8 @@ export interface Store {
   readonly localMailbox: LocalMailboxRepository;
   readonly hooks: HookRepository;
   readonly artifacts: ArtifactRepository;
+  readonly connections: ConnectionRepository;
+  readonly changes: ChangeRepository;
   transaction<T>(fn: () => Promise<T>): Promise<T>;
   health(): Promise<StoreHealth>;
   close(): Promise<void>;

@@ -4,7 +4,7 @@
  * keys, every vault value in every encoding, token shapes). Covered: `audit.appendAudit` (summary and
  * data), `journal.recordIntent` and `journal.recordOutcome` (arguments, results and errors),
  * `tasks.transitionTask` (a failed task's error), `outbox.markDeliveryFailed` (the platform's error)
- * and `persons.setIdentityUnreachable` (the reason). Everything else passes through unchanged.
+ * `persons.setIdentityUnreachable` (the reason) and `connections.setConnectionStatus` (the last error). Everything else passes through unchanged.
  */
 import type { Store } from "./ports.js";
 
@@ -20,6 +20,7 @@ export function scrubbingStore(store: Store, scrub: Scrub): Store {
     },
     tasks: { transitionTask: (f) => (input: never) => f(scrub<never>(input)) },
     outbox: { markDeliveryFailed: (f) => (input: never) => f(scrub<never>(input)) },
+    connections: { setConnectionStatus: (f) => ((id: never, status: never) => f(id, scrub<never>(status))) },
     persons: { setIdentityUnreachable: (f) => ((channel: never, account: never, reason: never, now: never) => f(channel, account, scrub<never>(reason), now)) },
   };
   const repos = new Map<string | symbol, unknown>();

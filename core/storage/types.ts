@@ -232,7 +232,9 @@ export type WaitCondition =
   | { kind: "event"; hookId: HookId }
   | { kind: "approval"; approvalId: ApprovalId }
   | { kind: "reply" }
-  | { kind: "held"; until: Date | null };
+  | { kind: "held"; until: Date | null }
+  /** A change a connection recorded (a new mail) with a seq above `afterSeq` (see ChangeRepository). */
+  | { kind: "change"; afterSeq: number };
 
 /**
  * A task's state. Legal transitions (enforced by the store):
@@ -295,7 +297,10 @@ export interface Task {
 }
 
 export type NewTask = Pick<Task, "personId" | "title" | "kind"> &
-  Partial<Pick<Task, "goalId" | "plan" | "checkpoint" | "notBefore">>;
+  Partial<Pick<Task, "goalId" | "plan" | "checkpoint" | "notBefore">> & {
+    /** Create the task already waiting for a connection change (a watch), instead of pending. */
+    waitsFor?: Extract<WaitCondition, { kind: "change" }>;
+  };
 
 /** A claimed task and the instant it was due (its `notBefore`, wait time or lease end before the claim). */
 export interface ClaimedTask {
@@ -303,11 +308,17 @@ export interface ClaimedTask {
   dueAt: Date;
 }
 
-/** Which waiting task `resumeWaitingTask` may resume: the wait it must still be in. */
+/**
+ * Which waiting task `resumeWaitingTask` may resume: the wait it must still be in. `time`: a
+ * recurring job between occurrences, resumed early because the call it parked (a decided approval
+ * card) can go on (issue 18 item 9).
+ */
 export type WaitMatch =
   | { kind: "event"; hookId: HookId }
   | { kind: "approval"; approvalId: ApprovalId }
-  | { kind: "reply" };
+  | { kind: "reply" }
+  | { kind: "time" }
+  | { kind: "change"; afterSeq: number };
 
 /** One entry of a task's tool-call journal: the intent is written before the call, the result after. */
 export interface JournalEntry {

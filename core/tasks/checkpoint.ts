@@ -20,6 +20,8 @@ export const observationSchema = z.object({ source: z.string(), text: z.string()
  * - `reply`: a task that waited for the person's reply got their messages `fromSeq..toSeq`;
  * - `wakeup` / `checkin`: the occurrence due at `dueAt` (ISO);
  * - `event`: a webhook delivered `observations`;
+ * - `change`: a connection recorded a change the task waits for (a new mail), seq `seq`, with its
+ *   `observations` (what the connector keeps of it, already filtered: untrusted);
  * - `approval`: the person decided an approval request the activation asked for;
  * - `recovery`: work interrupted by a restart resumes.
  */
@@ -29,13 +31,22 @@ export const triggerSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("wakeup"), dueAt: isoDate }),
   z.object({ kind: z.literal("checkin"), dueAt: isoDate }),
   z.object({ kind: z.literal("event"), hookId: z.string(), description: z.string(), observations: z.array(observationSchema) }),
-  z.object({ kind: z.literal("approval"), approvalId: z.string(), outcome: z.enum(["approved", "denied", "expired"]), summary: z.string(), scope: z.string().nullable() }),
+  z.object({ kind: z.literal("change"), seq: z.number().int().min(0), connectionId: z.string(), description: z.string(), observations: z.array(observationSchema) }),
+  z.object({
+    kind: z.literal("approval"),
+    approvalId: z.string(),
+    outcome: z.enum(["approved", "denied", "expired"]),
+    summary: z.string(),
+    scope: z.string().nullable(),
+    /** This denial tripped the denial breaker (core/approvals/denials.ts): the task is paused, not resumed. */
+    paused: z.enum(["task", "person"]).optional(),
+  }),
   z.object({ kind: z.literal("recovery") }),
 ]);
 export type Trigger = z.infer<typeof triggerSchema>;
 
 /** Bookkeeping of the task's current (or last) activation. */
-export const runtimeSchema = z.object({
+const runtimeFields = z.object({
   /** Number of the current (or last) activation, from 1. */
   activation: z.number().int().min(0),
   /** How often the current activation was resumed after an interruption. */
@@ -56,8 +67,20 @@ export const runtimeSchema = z.object({
   hideUserFrom: z.number().int().min(0).nullish(),
   /** The activation's session (kept across its resumptions, so session grants still apply after an approval). */
   sessionId: z.string().optional(),
+  /** When the denial breaker last paused the task (ISO): denials before it no longer count once it is resumed. */
+  pausedAt: isoDate.optional(),
+  /** Highest activation number ever started (a parked activation may be resumed after later ones). */
+  lastActivation: z.number().int().min(0).optional(),
 });
+
+/**
+ * The runtime state, and — for recurring work — the activation **parked** while its approval card
+ * waits (issue 18 item 9): the job's later occurrences run as new activations meanwhile, and the
+ * decision resumes the parked one (its own history and journal) as one pending call.
+ */
+export const runtimeSchema = runtimeFields.extend({ parked: runtimeFields.optional() });
 export type RuntimeState = z.infer<typeof runtimeSchema>;
+export type ParkedRuntime = z.infer<typeof runtimeFields>;
 
 const common = { runtime: runtimeSchema.optional(), input: triggerSchema.nullish() };
 
@@ -79,10 +102,27 @@ export const provenanceSchema = z.object({
 export type JobProvenance = z.infer<typeof provenanceSchema>;
 
 export const turnSpecSchema = z.object({ fromSeq: z.number().int().min(0), toSeq: z.number().int().min(0), ...common });
+
+/**
+ * A wake-up that comes when one of the person's connections records a matching change (a new mail
+ * from the school): `kind` is the connection kind whose changes count, `connectionId` one connection
+ * or any of that kind (null); `filter` is the kind's structured filter, matched deterministically
+ * (the model is not woken for what does not match); `once` ends the watch after the first match.
+ */
+export const onChangeSchema = z.object({
+  kind: z.string().min(1).max(40),
+  connectionId: z.string().nullable(),
+  filter: z.record(z.string(), z.json()),
+  once: z.boolean(),
+  /** The filter in words, for the model and the person. */
+  description: z.string().max(500),
+});
+export type OnChange = z.infer<typeof onChangeSchema>;
+
 export const wakeupSpecSchema = z.object({
   note: z.string(),
   notify: z.enum(["always", "if_worthwhile"]),
-  timing: z.union([z.object({ at: isoDate }), z.object({ cron: z.string(), timezone: timeZone })]),
+  timing: z.union([z.object({ at: isoDate }), z.object({ cron: z.string(), timezone: timeZone }), z.object({ on: onChangeSchema })]),
   provenance: provenanceSchema.optional(),
   ...common,
 });

@@ -7,6 +7,7 @@
 export {
   checkinCheckpoint,
   inheritedOf,
+  onChangeSchema,
   parseCheckpoint,
   runtimeOf,
   toStored,
@@ -15,6 +16,8 @@ export {
   wakeupSpecSchema,
   type Inherited,
   type JobProvenance,
+  type OnChange,
+  type ParkedRuntime,
   type RuntimeState,
   type TaskCheckpoint,
   type Trigger,

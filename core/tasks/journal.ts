@@ -1,7 +1,7 @@
 import type { Clock } from "../clock.js";
 import { DuplicateKeyError } from "../errors.js";
 import type { ExecuteTool, PlannedToolCall } from "../tool-loop/index.js";
-import { wrapUntrusted, isToolErrorCode, type ToolDefinition, type ToolResult } from "../tools/index.js";
+import { untrustedToolResult, isToolErrorCode, type ToolDefinition, type ToolResult } from "../tools/index.js";
 import type { ChatMessage } from "../model/index.js";
 import type { Store, Json, JournalEntry } from "../storage/index.js";
 import type { TaskId } from "../ids.js";
@@ -188,7 +188,7 @@ export async function journalHistory(
     }
     const content = result.ok
       ? result.untrusted
-        ? wrapUntrusted(result.content, result.untrusted.source)
+        ? untrustedToolResult(result.content, result.untrusted.source)
         : result.content
       : JSON.stringify({ error: result.code, message: result.error });
     results.push({ role: "tool", tool_call_id: id, content });

@@ -33,7 +33,7 @@ const defaultExecute: ExecuteTool = (tool: ToolDefinition, args, context) => too
  * - each call's `ToolContext` carries the idempotency key `${activationKey}:${step}:${callIndex}`
  *   (step is the 1-based model call, callIndex 0-based), so a resumed activation with the same key
  *   derives the same keys and the journal can recognise earlier intents;
- * - results marked `untrusted` are wrapped in `<untrusted source="…">` blocks and set `tainted`;
+ * - results marked `untrusted` are wrapped in `<untrusted nonce="…" source="…">` blocks (core/tools/untrusted.ts) and set `tainted`;
  * - an empty answer (no text, no tool calls) is retried once (if a step is left); a second empty
  *   answer ends with `empty` (field bug M1) — no text is ever made up;
  * - `input.messages` are sent through {@link repairHistory}, so a stored history with dangling

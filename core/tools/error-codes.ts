@@ -11,8 +11,8 @@ export type JournalErrorCode = "not_run" | "failed";
 
 /**
  * Sentinel's refusals: `denied` (policy or the person said no), `approval_required` (a card was
- * sent; data carries the approval id), `approvals_paused` / `approval_deferred` (too many cards
- * open), `egress_denied` (the egress guard refused the destination), `secret_*` (see SecretErrorCode).
+ * sent; data carries the approval id), `approvals_paused` (the denial breaker paused the task:
+ * `data.pauseTask`, core/approvals/denials.ts) / `approval_deferred` (too many cards open), `egress_denied` (the egress guard refused the destination), `secret_*` (see SecretErrorCode).
  */
 export type SentinelErrorCode = "denied" | "approval_required" | "approvals_paused" | "approval_deferred" | "egress_denied";
 

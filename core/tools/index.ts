@@ -23,4 +23,5 @@ export {
   type ToolPolicy,
   type ToolResult,
 } from "./tool.js";
+export { ToolRegistry } from "./registry.js";
 export { untrustedToolResult, wrapUntrusted } from "./untrusted.js";

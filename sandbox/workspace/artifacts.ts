@@ -7,7 +7,8 @@
 import { z } from "zod";
 import type { AttachmentSource, OutboundAttachment } from "../../core/channels/index.js";
 import { asId, type ArtifactId, type PersonId } from "../../core/ids.js";
-import type { OutboxRepository, ArtifactRepository, Artifact } from "../../core/storage/index.js";
+import type { Outbound } from "../../core/outbox/index.js";
+import type { ArtifactRepository, Artifact } from "../../core/storage/index.js";
 import { defineTool, type ToolDefinition } from "../../core/tools/index.js";
 import type { Clock } from "../../core/clock.js";
 import { Workspace, type WorkspaceOptions } from "./tools.js";
@@ -101,10 +102,9 @@ export class WorkspaceArtifacts implements ArtifactSink, ArtifactSource, Attachm
  * only for the person the activation belongs to; an artifact of someone else is "not found".
  */
 export function artifactTools(deps: {
-  store: { artifacts: ArtifactRepository; outbox: Pick<OutboxRepository, "enqueueOutbound"> };
-  clock: Clock;
-  /** Starts delivery of the person's outbox (the composition root passes the outbox's `deliver`). */
-  deliver: (personId: PersonId) => Promise<void>;
+  store: { artifacts: ArtifactRepository };
+  /** Where the message with the attachments is queued (the one outbound door). */
+  outbound: Pick<Outbound, "queue">;
   /** When the tools are offered (default always); see ToolDefinition.offered. */
   offered?: (personId: PersonId) => boolean;
 }): ToolDefinition[] {
@@ -138,11 +138,7 @@ export function artifactTools(deps: {
         if (artifact === null || artifact.personId !== context.personId) return { ok: false, code: "not_found", error: `There is no artifact ${raw}; nothing was sent. Use artifacts_list.` };
         found.push(artifact);
       }
-      await deps.store.outbox.enqueueOutbound(
-        { personId: context.personId, deliveryKey: `artifact:${context.idempotencyKey}`, text: args.text ?? "", attachments: found.map((a) => a.id) },
-        deps.clock.now(),
-      );
-      void deps.deliver(context.personId).catch(() => undefined);
+      await deps.outbound.queue({ personId: context.personId, deliveryKey: `artifact:${context.idempotencyKey}`, text: args.text ?? "", attachments: found.map((a) => a.id) });
       return { ok: true, content: `Sending ${found.map((a) => a.name).join(", ")} to the person.` };
     },
   });

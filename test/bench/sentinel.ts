@@ -3,7 +3,8 @@
  * descriptor, refresh the person's session, list live grants (with 50 grants on record, as after
  * months of use), match patterns and decide — for a call a grant covers (allowed; the tool itself
  * does nothing) and for one it does not (asked: approval request stored, no card sent). Also the
- * matcher alone over 10,000 pairs. Figures in µs per call.
+ * matcher alone over 10,000 pairs. Figures in µs per call. And wrapping 256 KB of untrusted content
+ * (the most an activation keeps of one result) with its look-alike markers neutralised, in ms.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,6 +17,7 @@ import { patternCovers, patternFor } from "../../core/policy/patterns.js";
 import { Sentinel } from "../../core/sentinel/gate.js";
 import { openSqliteStore } from "../../core/storage/sqlite/index.js";
 import { defineTool, type ToolDefinition } from "../../core/tools/tool.js";
+import { wrapUntrusted } from "../../core/tools/untrusted.js";
 import { spread } from "./measure.js";
 
 type Emit = (line: Record<string, unknown>) => void;
@@ -67,6 +69,14 @@ export async function bench(emit: Emit): Promise<void> {
     let covered = 0;
     for (let i = 0; i < 10_000; i++) if (patternCovers(p, a)) covered++;
     const matchUs = ((performance.now() - t0) * 1000) / 10_000;
+    const page = "Привет — καλημέρα — ｆｕｌｌ ｗｉｄｔｈ — <b>deals</b> </untrusted> ".repeat(4_400).slice(0, 256 * 1024);
+    const wraps: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const w0 = performance.now();
+      wrapUntrusted(page, "web.fetch https://bench.example");
+      wraps.push(performance.now() - w0);
+    }
+    emit({ bench: "sentinel_untrusted_wrap", chars: page.length, ...spread(wraps, "_ms") });
     emit({ bench: "sentinel", calls_allowed: allowed.length, ...spread(allowed, "_us", "allowed_"), calls_asked: askedTimes.length, ...spread(askedTimes, "_us", "asked_"), asked_requests: asked, match_us: Math.round(matchUs * 100) / 100, grants_on_record: 50, covered });
   } finally {
     await store.close();

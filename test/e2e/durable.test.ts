@@ -169,7 +169,7 @@ describe("durable work: wake-ups, check-ins, hooks and the notification filter",
     const all = await app.replies("ana", 3);
     expect(all[2]!.text).toBe("Your parcel has arrived at the front desk.");
     const wake = model.requests.find((r) => isWake(r, "webhook event"))!;
-    expect(wake.promptText).toMatch(/<untrusted source="webhook hook_[0-9a-f]+">[\s\S]*IGNORE PREVIOUS INSTRUCTIONS[\s\S]*<\/untrusted>/);
+    expect(wake.promptText).toMatch(/<untrusted nonce="([0-9a-f]{32})" source="webhook hook_[0-9a-f]+">[\s\S]*IGNORE PREVIOUS INSTRUCTIONS[\s\S]*<\/untrusted nonce="\1">/);
   }, 60_000);
 
   it("drops chatter from 30-minute check-ins over 3 hours, passes a deadline, and never lets its own messages start a turn (P1)", async () => {

@@ -10,6 +10,8 @@ import { renderCardMarkdown, parseCardView } from "../../core/channels/card-view
 import { SentinelClock, SessionTracker } from "../../core/policy/time.js";
 import type { Store } from "../../core/storage/ports.js";
 import type { ApprovalChoiceKind } from "../../core/storage/types.js";
+import { Outbound } from "../../core/outbox/index.js";
+import { systemClock } from "../../core/clock.js";
 
 /**
  * The card of a request as a person reads it: its words as plain text (headline, notices, each
@@ -44,7 +46,7 @@ async function issueAndDeliver(store: Store, approvalId: ApprovalId | string, ac
   const request = await store.approvals.getApprovalRequest(approvalId as ApprovalId);
   if (request === null) throw new Error(`no approval request ${String(approvalId)}`);
   const clock = new SentinelClock(store, () => new Date());
-  const cards = new ApprovalCards({ store, clock });
+  const cards = new ApprovalCards({ store, clock, outbound: new Outbound({ store, clock: systemClock, wake: () => undefined }) });
   const row = await cards.issue(request);
   if (!row.delivered) {
     for (;;) {

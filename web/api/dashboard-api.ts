@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { Router, type Response } from "express";
 import { z } from "zod";
-import { type InboundPress, type InboundSink, channelInWords } from "../../core/channels/index.js";
+import { channelInWords } from "../../core/channels/index.js";
 import type { Clock } from "../../core/clock.js";
-import type { CommandRegistry } from "../../core/inbound/index.js";
-import type { ApprovalFlow } from "../../core/runtime/index.js";
+import type { AccessControl, CommandRegistry } from "../../core/inbound/index.js";
+import type { ApprovalFlow, GoalControl } from "../../core/runtime/index.js";
 import type { SentinelViews } from "../../core/sentinel/index.js";
 import { asId, type PersonId } from "../../core/ids.js";
 import {
@@ -79,8 +79,9 @@ export function nextWakeAt(task: Task): Date | null {
   return null;
 }
 
+/** A memory item for the web app; `taint` says it was made from outside content, and from which (null: the person's own words). */
 function memoryJson(m: MemoryItem) {
-  return { id: m.id, kind: m.kind, text: m.text, confidence: m.confidence, provenance: m.provenance, expiresAt: m.expiresAt?.toISOString() ?? null, createdAt: m.createdAt.toISOString(), updatedAt: m.updatedAt.toISOString() };
+  return { id: m.id, kind: m.kind, text: m.text, confidence: m.confidence, provenance: m.provenance, taint: m.taint ? { source: m.taint.source } : null, expiresAt: m.expiresAt?.toISOString() ?? null, createdAt: m.createdAt.toISOString(), updatedAt: m.updatedAt.toISOString() };
 }
 
 /**
@@ -95,12 +96,17 @@ function taskJson(t: Task, goalStatus: Goal["status"] | null = null) {
   return { id: t.id, title: t.title, status: t.state.status, waitingFor: wait, nextWakeAt: nextWakeAt(t)?.toISOString() ?? null, heldBy: null, updatedAt: t.updatedAt.toISOString() };
 }
 
-/** The parts of the running core the web app uses: Sentinel's views, the chat commands, the inbound door (button presses) and the approval cards. */
+/**
+ * The parts of the running core the web app uses, as typed calls: Sentinel's views (status, grants,
+ * revocation), the person's goals, the approval cards and decisions, /link codes, and the chat
+ * command registry (the web app adds its `/web` command).
+ */
 export interface WebCore {
   views: SentinelViews;
-  commands: CommandRegistry;
-  handleInbound: InboundSink;
-  approvals: Pick<ApprovalFlow, "deliveredCard">;
+  goals: Pick<GoalControl, "pause" | "resume" | "cancel">;
+  approvals: Pick<ApprovalFlow, "deliveredCard" | "decide">;
+  access: Pick<AccessControl, "offerLink">;
+  commands: Pick<CommandRegistry, "register">;
   /** The outbox's loop, woken when messages waiting for an unlinked channel must be re-routed. */
   outboxLoop: { poke(): void };
   /** Which persons have a web chat page open (told by the chat's live poll). */
@@ -118,10 +124,10 @@ export interface DashboardApiDeps {
 
 /**
  * The dashboard's JSON API under `/api/web/`, always for the signed-in person only (mount behind
- * `requireSession`). Lists page with `{items, next}` (pass `next` back as `after`). Decisions use
- * the same paths as chat: goal actions run the `/goal` command, approvals go through the same press
- * handler as messenger buttons (owner, pending, unexpired, first answer wins), revocation through
- * Sentinel's views.
+ * `requireSession`). Lists page with `{items, next}` (pass `next` back as `after`). Decisions are
+ * typed calls into the core with the same rules as in chat: goal actions through `GoalControl` (as
+ * `/goal`), approvals through the approval flow's `decide` (owner, pending, unexpired, first answer
+ * wins, as a press on the card), revocation through Sentinel's views.
  */
 export function dashboardApi(deps: DashboardApiDeps): Router {
   const { store, familiar, clock } = deps;
@@ -151,14 +157,13 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
   });
 
   router.post("/api/web/goals/:id/:action", async (req, res) => {
-    const { person, session } = webContext(req);
+    const { person } = webContext(req);
     const action = z.enum(["pause", "resume", "cancel"]).safeParse(req.params.action);
     if (!action.success) return void res.status(404).json({ error: "use pause, resume or cancel" });
     const goal = await store.goals.getGoal(asId("goal", String(req.params.id)));
     if (!goal || goal.personId !== person.id) return void res.status(404).json({ error: "No such goal of yours." });
-    const reply = await familiar.commands.run("goal", { person, args: `${action.data} ${goal.id}`, channel: "local", accountId: session.personId });
-    const updated = await store.goals.getGoal(goal.id);
-    res.json({ notice: reply.text, status: updated?.status ?? goal.status });
+    const result = await familiar.goals[action.data](person.id, goal.id);
+    res.json({ notice: result.notice, status: result.ok ? result.goal.status : goal.status });
   });
 
   router.get("/api/web/approvals", async (req, res) => {
@@ -186,19 +191,8 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
     const card = await familiar.approvals.deliveredCard(request);
     if (!card || !card.buttons.some((b) => b.id === body.buttonId)) return void res.status(400).json({ error: "That is not one of this card's buttons." });
     const account = await localAccountOf(store, person);
-    const press: InboundPress = {
-      kind: "press",
-      channel: "local",
-      updateId: `${account}:${body.clientActionId ?? randomUUID()}`,
-      accountId: account,
-      address: account,
-      displayName: person.displayName,
-      buttonId: body.buttonId,
-      // The card's copy in the person's chat log: Sentinel accepts a press there as one on the card.
-      messageRef: card.pressRef,
-      at: clock.now(),
-    };
-    const outcome = await familiar.handleInbound(press);
+    // Decided on the card's copy in the person's chat log: Sentinel accepts that as the card.
+    const outcome = await familiar.approvals.decide({ person, buttonId: body.buttonId, via: { channel: "local", accountId: account, messageRef: card.pressRef }, actionId: body.clientActionId ?? randomUUID() });
     const after = await store.approvals.getApprovalRequest(request.id);
     res.json({ outcome: outcome.status, notice: outcome.notice ?? null, status: after?.status ?? request.status });
   });
@@ -309,9 +303,8 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
   });
 
   router.post("/api/web/messengers/link", async (req, res) => {
-    const { person, session } = webContext(req);
-    const reply = await familiar.commands.run("link", { person, args: "", channel: "local", accountId: session.personId });
-    res.json({ notice: reply.text });
+    const { person } = webContext(req);
+    res.json({ notice: familiar.access.offerLink(person) });
   });
 
   return router;

@@ -4,7 +4,7 @@ import type { Logger } from "../../core/log/index.js";
 import { OpenAIModelClient, type SwitchableModelClient } from "../../core/model/index.js";
 import { webContext } from "./auth.js";
 import { plainErrors } from "./plain-errors.js";
-import { MessengerSetupError, pageMessengers, restartNotes, type MessengerSetup } from "./messenger-setup.js";
+import { MessengerSetupError, pageMessengers, restartNotes, type MessengerSettings } from "./messenger-settings.js";
 import { defaultBaseUrl, providers, type Provider, type SetupStore } from "./setup-store.js";
 import type { MessengerInfo } from "./messenger-status.js";
 
@@ -20,7 +20,7 @@ export interface SetupApiDeps {
   /** WhatsApp's pairing state and QR drawn as text, or null when WhatsApp is off. */
   whatsappQr: () => Promise<{ state: string; qr: string | null } | null>;
   /** Applies messenger settings entered on the page (without a restart). */
-  messengerSetup: MessengerSetup;
+  messengerSetup: MessengerSettings;
   /** The model also judges proactive messages whenever one is configured (NOTIFY_MODEL_JUDGEMENT; default true). */
   notificationJudgement?: boolean;
 }

@@ -24,7 +24,11 @@ function problems(error: z.ZodError): string[] {
   return error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`);
 }
 
-/** JSON shape of a memory item in the dashboard API (dates as ISO-8601). */
+/**
+ * JSON shape of a memory item in the dashboard API (dates as ISO-8601). `taint` is `{ source }` when
+ * the item was made in an activation that had read outside content (issue 11), null when it came
+ * from the person's own words.
+ */
 export function memoryJson(m: MemoryItem) {
   return {
     id: m.id,
@@ -32,6 +36,7 @@ export function memoryJson(m: MemoryItem) {
     text: m.text,
     confidence: m.confidence,
     provenance: m.provenance,
+    taint: m.taint ? { source: m.taint.source } : null,
     expiresAt: m.expiresAt?.toISOString() ?? null,
     createdAt: m.createdAt.toISOString(),
     updatedAt: m.updatedAt.toISOString(),

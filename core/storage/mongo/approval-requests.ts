@@ -18,6 +18,7 @@ import type { DbLike } from "./driver.js";
 import {
   approvalDecisionUpdate,
   decidableApprovalFilter,
+  deniedSinceFilter,
   expiredApprovalFilter,
   expireApprovalUpdate,
 } from "./filters.js";
@@ -80,6 +81,11 @@ export class MongoApprovalRepository implements ApprovalRepository {
 
   async listTaskApprovals(taskId: TaskId): Promise<ApprovalRequest[]> {
     const docs = await this.approvals.find({ taskId }, { sort: { _id: 1 } });
+    return docs.map(toApproval);
+  }
+
+  async listDeniedApprovals(personId: PersonId, since: Date): Promise<ApprovalRequest[]> {
+    const docs = await this.approvals.find(deniedSinceFilter(personId, since), { sort: { decidedAt: 1, _id: 1 } });
     return docs.map(toApproval);
   }
 

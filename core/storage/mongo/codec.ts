@@ -138,6 +138,8 @@ function toTaskState(d: TaskDoc): TaskState {
           return { status: "waiting", wait: { kind: "reply" } };
         case "held":
           return { status: "waiting", wait: { kind: "held", until: wait.until } };
+        case "change":
+          return { status: "waiting", wait: { kind: "change", afterSeq: wait.afterSeq } };
       }
       break;
     }

@@ -64,6 +64,9 @@ export const collectionNames = {
   personRoles: "person_roles",
   groupMembers: "group_members",
   artifacts: "artifacts",
+  connections: "connections",
+  syncCursors: "sync_cursors",
+  connectionChanges: "connection_changes",
 } as const;
 
 export type CollectionKey = keyof typeof collectionNames;
@@ -375,6 +378,44 @@ export interface ArtifactDoc {
   createdAt: Date;
 }
 
+/** A person's connection (`connections`); settings as encoded JSON (keys may hold `.` or `$`). */
+export interface ConnectionDoc {
+  _id: string;
+  personId: string;
+  kind: string;
+  label: string;
+  settings: string;
+  capabilities: string[];
+  source: "config" | "person";
+  status: { state: "ok" | "error" | "unknown"; mode: string; lastSyncAt: Date | null; lastError: string | null; checkedAt: Date | null };
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** The cursor of one synced source (`sync_cursors`), `_id` = connection id + NUL + source. */
+export interface SyncCursorDoc {
+  _id: string;
+  connectionId: string;
+  source: string;
+  cursor: string;
+  updatedAt: Date;
+}
+
+/** One connection change (`connection_changes`); `seq` from the `connection_changes` counter. */
+export interface ChangeDoc {
+  _id: string;
+  seq: number;
+  connectionId: string;
+  personId: string;
+  source: string;
+  key: string;
+  kind: string;
+  topic: string | null;
+  occurredAt: Date;
+  data: string;
+  dispatchedAt: Date | null;
+}
+
 export interface HookDoc {
   _id: string;
   personId: string;
@@ -424,6 +465,7 @@ export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
     { key: { personId: 1, status: 1, _id: 1 }, name: "person_status" },
     { key: { taskId: 1, _id: 1 }, name: "task_created" },
     { key: { status: 1, expiresAt: 1 }, name: "status_expires" },
+    { key: { personId: 1, status: 1, decidedAt: 1, _id: 1 }, name: "person_status_decided" },
   ],
   audit: [{ key: { personId: 1, at: -1, _id: -1 }, name: "person_newest" }],
   outbox: [
@@ -459,4 +501,13 @@ export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
   personRoles: [],
   groupMembers: [{ key: { channel: 1, groupId: 1, addedAt: 1, _id: 1 }, name: "group_added" }],
   artifacts: [{ key: { personId: 1, createdAt: -1, _id: -1 }, name: "person_newest" }],
+  connections: [{ key: { personId: 1, _id: 1 }, name: "person_created" }],
+  syncCursors: [],
+  connectionChanges: [
+    { key: { connectionId: 1, source: 1, key: 1 }, name: "source_key_unique", unique: true },
+    { key: { seq: 1 }, name: "seq_unique", unique: true },
+    { key: { dispatchedAt: 1, seq: 1 }, name: "undispatched" },
+    { key: { personId: 1, seq: -1 }, name: "person_seq" },
+    { key: { connectionId: 1, kind: 1, topic: 1, occurredAt: 1 }, name: "topic_at" },
+  ],
 };

@@ -105,6 +105,11 @@ export function expiredApprovalFilter(now: Date, id?: string): Document {
 
 export const expireApprovalUpdate: Document = { $set: { status: "expired" } };
 
+/** The person's requests denied at or after `since`. */
+export function deniedSinceFilter(personId: string, since: Date): Document {
+  return { personId, status: "denied", decidedAt: { $gte: since } };
+}
+
 /** Filter of `listAudit`. */
 export function auditFilter(personId: string, kinds: string[] | undefined): Document {
   return kinds === undefined ? { personId } : { personId, kind: { $in: kinds } };

@@ -14,6 +14,7 @@ import type { DbLike } from "./driver.js";
 import { MongoGoalRepository } from "./goals.js";
 import { MongoGrantRepository } from "./grants.js";
 import { MongoHookRepository } from "./hooks.js";
+import { MongoChangeRepository, MongoConnectionRepository } from "./connections.js";
 import { MongoArtifactRepository } from "./artifacts.js";
 import { MongoInboundRepository } from "./inbound.js";
 import { MongoJournalRepository } from "./journal.js";
@@ -67,6 +68,8 @@ export class MongoStore implements Store {
   readonly localMailbox: MongoLocalMailboxRepository;
   readonly hooks: MongoHookRepository;
   readonly artifacts: MongoArtifactRepository;
+  readonly connections: MongoConnectionRepository;
+  readonly changes: MongoChangeRepository;
 
   constructor(db: DbLike, options: MongoStoreOptions = {}) {
     this.db = db;
@@ -91,6 +94,8 @@ export class MongoStore implements Store {
     this.localMailbox = new MongoLocalMailboxRepository(db, atomically);
     this.hooks = new MongoHookRepository(db, clock);
     this.artifacts = new MongoArtifactRepository(db);
+    this.connections = new MongoConnectionRepository(db, clock);
+    this.changes = new MongoChangeRepository(db, atomically);
   }
 
   /** Creates the declared indexes (collections.ts). Idempotent; call once before use. */

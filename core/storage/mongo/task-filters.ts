@@ -50,10 +50,11 @@ export const dueTaskFilter: Document = {
 };
 
 /** Filter of `resumeWaitingTask`: the task, waiting for exactly `wait`, with the checkpoint read before. */
-export function resumeWaitingFilter(taskId: string, wait: { kind: string; hookId?: string; approvalId?: string }, checkpoint: string): Document {
+export function resumeWaitingFilter(taskId: string, wait: { kind: string; hookId?: string; approvalId?: string; afterSeq?: number }, checkpoint: string): Document {
   const f: Document = { _id: taskId, status: "waiting", "wait.kind": wait.kind, checkpoint };
   if (wait.hookId !== undefined) f["wait.hookId"] = wait.hookId;
   if (wait.approvalId !== undefined) f["wait.approvalId"] = wait.approvalId;
+  if (wait.afterSeq !== undefined) f["wait.afterSeq"] = wait.afterSeq;
   return f;
 }
 
@@ -164,7 +165,12 @@ export function listTasksFilter(filter: { personId?: string; goalId?: string; st
 
 /** Filter of `findWaitingTasks`. */
 export function waitingTasksFilter(
-  wait: { kind: "event"; hookId: string } | { kind: "approval"; approvalId: string } | { kind: "reply"; personId: string } | { kind: "held"; personId: string },
+  wait:
+    | { kind: "event"; hookId: string }
+    | { kind: "approval"; approvalId: string }
+    | { kind: "reply"; personId: string }
+    | { kind: "held"; personId: string }
+    | { kind: "change"; personId: string },
 ): Document {
   switch (wait.kind) {
     case "event":
@@ -173,6 +179,7 @@ export function waitingTasksFilter(
       return { status: "waiting", "wait.kind": "approval", "wait.approvalId": wait.approvalId };
     case "reply":
     case "held":
+    case "change":
       return { status: "waiting", "wait.kind": wait.kind, personId: wait.personId };
   }
 }

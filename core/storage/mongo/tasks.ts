@@ -68,7 +68,7 @@ export class MongoTaskRepository implements TaskRepository {
 
   async createTask(input: NewTask): Promise<Task> {
     const now = this.clock.now();
-    const state: TaskState = { status: "pending" };
+    const state: TaskState = input.waitsFor ? { status: "waiting", wait: { kind: "change", afterSeq: input.waitsFor.afterSeq } } : { status: "pending" };
     const notBefore = input.notBefore ?? null;
     const doc: TaskDoc = {
       _id: newId("task"),
@@ -147,7 +147,14 @@ export class MongoTaskRepository implements TaskRepository {
     const current = await this.tasks.findOne({ _id: input.taskId });
     if (current === null || current.status !== "waiting" || current.wait?.kind !== input.wait.kind) return null;
     const checkpoint = encodeJson(withKey(decodeJson(current.checkpoint), "input", input.input));
-    const wait = input.wait.kind === "event" ? { kind: "event", hookId: input.wait.hookId } : input.wait.kind === "approval" ? { kind: "approval", approvalId: input.wait.approvalId } : { kind: "reply" };
+    const wait =
+      input.wait.kind === "event"
+        ? { kind: "event", hookId: input.wait.hookId }
+        : input.wait.kind === "approval"
+          ? { kind: "approval", approvalId: input.wait.approvalId }
+          : input.wait.kind === "change"
+            ? { kind: "change", afterSeq: input.wait.afterSeq }
+            : { kind: input.wait.kind };
     const doc = await this.tasks.findOneAndUpdate(resumeWaitingFilter(input.taskId, wait, current.checkpoint), resumeWaitingUpdate(checkpoint, input.now));
     return doc === null ? null : toTask(doc);
   }
@@ -233,7 +240,12 @@ export class MongoTaskRepository implements TaskRepository {
   }
 
   async findWaitingTasks(
-    wait: { kind: "event"; hookId: string } | { kind: "approval"; approvalId: string } | { kind: "reply"; personId: PersonId } | { kind: "held"; personId: PersonId },
+    wait:
+      | { kind: "event"; hookId: string }
+      | { kind: "approval"; approvalId: string }
+      | { kind: "reply"; personId: PersonId }
+      | { kind: "held"; personId: PersonId }
+      | { kind: "change"; personId: PersonId },
   ): Promise<Task[]> {
     const docs = await this.tasks.find(waitingTasksFilter(wait), { sort: { _id: 1 } });
     return docs.map(toTask);

@@ -93,6 +93,14 @@ export class SqliteApprovalRepository implements ApprovalRepository {
     );
   }
 
+  listDeniedApprovals(personId: PersonId, since: Date): Promise<ApprovalRequest[]> {
+    return this.ctx.run(() =>
+      (
+        this.ctx.stmt("SELECT * FROM approvals WHERE person_id = ? AND status = 'denied' AND decided_at >= ? ORDER BY decided_at, id").all(personId, ms(since)) as Row[]
+      ).map(toRequest),
+    );
+  }
+
   /** The returned requests are oldest first. */
   expireApprovals(now: Date): Promise<ApprovalRequest[]> {
     return this.ctx.run(() =>

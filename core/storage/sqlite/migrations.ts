@@ -2,6 +2,7 @@ import type Database from "better-sqlite3";
 import { StoreUnavailableError } from "../../errors.js";
 import { initialSchema, taskStateMachineTrigger } from "./schema.js";
 import { migrateToV3 } from "./schema-v3.js";
+import { migrateChangeWait, migrateConnections } from "./schema-connections.js";
 
 /** One schema change. Versions are positive integers, strictly increasing in `migrations`. */
 export interface Migration {
@@ -186,6 +187,23 @@ export const migrations: readonly Migration[] = [
         UNIQUE (channel, update_id)
       );
       CREATE INDEX inbound_held_by_time ON inbound_held (held_at);`);
+    },
+  },
+  {
+    version: 73,
+    name: "connections, sync cursors and connection changes",
+    up: migrateConnections,
+  },
+  {
+    version: 74,
+    name: "tasks wait for connection changes",
+    up: migrateChangeWait,
+  },
+  {
+    version: 80,
+    name: "denied approval requests by person and decision time (issue 18: denials outlive their card)",
+    up(db) {
+      db.exec("CREATE INDEX approvals_denied_by_person ON approvals (person_id, decided_at, id) WHERE status = 'denied'");
     },
   },
   {

@@ -13,6 +13,7 @@ import { TxGate } from "./gate.js";
 import { SqliteGoalRepository } from "./goals.js";
 import { SqliteGrantRepository } from "./grants.js";
 import { SqliteHookRepository } from "./hooks.js";
+import { SqliteChangeRepository, SqliteConnectionRepository } from "./connections.js";
 import { SqliteArtifactRepository } from "./artifacts.js";
 import { SqliteInboundRepository } from "./inbound.js";
 import { SqliteJournalRepository } from "./journal.js";
@@ -55,6 +56,8 @@ export class SqliteStore implements Store {
   readonly notifications: SqliteNotificationRepository;
   readonly localMailbox: SqliteLocalMailboxRepository;
   readonly hooks: SqliteHookRepository;
+  readonly connections: SqliteConnectionRepository;
+  readonly changes: SqliteChangeRepository;
   readonly artifacts: SqliteArtifactRepository;
   private readonly ctx: SqliteContext;
 
@@ -83,6 +86,8 @@ export class SqliteStore implements Store {
     this.notifications = new SqliteNotificationRepository(this.ctx);
     this.localMailbox = new SqliteLocalMailboxRepository(this.ctx);
     this.hooks = new SqliteHookRepository(this.ctx);
+    this.connections = new SqliteConnectionRepository(this.ctx);
+    this.changes = new SqliteChangeRepository(this.ctx);
     this.artifacts = new SqliteArtifactRepository(this.ctx);
   }
 

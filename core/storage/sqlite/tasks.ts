@@ -43,6 +43,8 @@ function toWait(row: Row): WaitCondition {
       return { kind: "approval", approvalId: asId("approval", row.wait_key as string) };
     case "held":
       return { kind: "held", until: toDateOrNull(row.wait_until) };
+    case "change":
+      return { kind: "change", afterSeq: Number(row.wait_key) };
     default:
       return { kind: "reply" };
   }
@@ -97,7 +99,7 @@ function stateColumns(state: TaskState): { status: TaskStatus; waitKind: string 
         status: "waiting",
         waitKind: wait.kind,
         waitUntil: wait.kind === "time" ? ms(wait.until) : wait.kind === "held" ? msOrNull(wait.until) : null,
-        waitKey: wait.kind === "event" ? wait.hookId : wait.kind === "approval" ? wait.approvalId : null,
+        waitKey: wait.kind === "event" ? wait.hookId : wait.kind === "approval" ? wait.approvalId : wait.kind === "change" ? String(wait.afterSeq) : null,
         outcome: null,
       };
     }
@@ -136,10 +138,24 @@ export class SqliteTaskRepository implements TaskRepository {
         toTask(
           this.ctx
             .stmt(
-              `INSERT INTO tasks (id, person_id, goal_id, kind, title, status, plan, cursor, checkpoint, not_before, created_at, updated_at)
-               VALUES (?, ?, ?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?) RETURNING *`,
+              `INSERT INTO tasks (id, person_id, goal_id, kind, title, status, wait_kind, wait_key, plan, cursor, checkpoint, not_before, created_at, updated_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?) RETURNING *`,
             )
-            .get(id, input.personId, input.goalId ?? null, input.kind, input.title, jsonText(input.plan ?? []), jsonText(input.checkpoint ?? {}), msOrNull(input.notBefore), now, now) as Row,
+            .get(
+              id,
+              input.personId,
+              input.goalId ?? null,
+              input.kind,
+              input.title,
+              input.waitsFor ? "waiting" : "pending",
+              input.waitsFor ? "change" : null,
+              input.waitsFor ? String(input.waitsFor.afterSeq) : null,
+              jsonText(input.plan ?? []),
+              jsonText(input.checkpoint ?? {}),
+              msOrNull(input.notBefore),
+              now,
+              now,
+            ) as Row,
         ),
       { duplicate: (cause) => new DuplicateKeyError("task", id, { cause }), references: { entity: "person or goal", id: `${input.personId} / ${input.goalId ?? "(no goal)"}` } },
     );
@@ -199,7 +215,7 @@ export class SqliteTaskRepository implements TaskRepository {
   }
 
   resumeWaitingTask(input: { taskId: TaskId; wait: WaitMatch; input: Json; now: Date }): Promise<Task | null> {
-    const key = input.wait.kind === "event" ? input.wait.hookId : input.wait.kind === "approval" ? input.wait.approvalId : null;
+    const key = input.wait.kind === "event" ? input.wait.hookId : input.wait.kind === "approval" ? input.wait.approvalId : input.wait.kind === "change" ? String(input.wait.afterSeq) : null;
     return this.ctx.run(() => {
       const row = this.ctx
         .stmt(
@@ -334,11 +350,16 @@ export class SqliteTaskRepository implements TaskRepository {
   }
 
   findWaitingTasks(
-    wait: { kind: "event"; hookId: string } | { kind: "approval"; approvalId: string } | { kind: "reply"; personId: PersonId } | { kind: "held"; personId: PersonId },
+    wait:
+      | { kind: "event"; hookId: string }
+      | { kind: "approval"; approvalId: string }
+      | { kind: "reply"; personId: PersonId }
+      | { kind: "held"; personId: PersonId }
+      | { kind: "change"; personId: PersonId },
   ): Promise<Task[]> {
     return this.ctx.run(() => {
       const rows =
-        wait.kind === "reply" || wait.kind === "held"
+        wait.kind === "reply" || wait.kind === "held" || wait.kind === "change"
           ? this.ctx.stmt("SELECT * FROM tasks WHERE status = 'waiting' AND wait_kind = ? AND person_id = ? ORDER BY created_at, id").all(wait.kind, wait.personId)
           : this.ctx
               .stmt("SELECT * FROM tasks WHERE status = 'waiting' AND wait_kind = ? AND wait_key = ? ORDER BY created_at, id")

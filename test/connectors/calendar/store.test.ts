@@ -76,8 +76,12 @@ function contract(name: string, open: () => Promise<{ store: CalendarStore; clos
       expect((await store.listCalendars(alice))[0]!.sync.etag).toBe('"f"');
       expect([...(await store.itemTags(alice, cal)).keys()].sort()).toEqual([single.href, old.href].sort());
 
+      await store.saveCalendar({ ...base, personId: bob });
       await store.removeCalendar(alice, cal);
       expect(await store.listCalendars(alice)).toEqual([]);
+      expect(await store.listCalendars(bob)).toHaveLength(1);
+      await store.removeSource("conn_1");
+      expect(await store.listCalendars(bob)).toEqual([]);
       expect(await store.itemTags(alice, cal)).toEqual(new Map());
       expect(await store.itemsByEvent(alice, eventIdOf(cal, "c"))).toEqual([]);
     });

@@ -54,21 +54,22 @@ async function describeCall(name: string, args: unknown, extra: Partial<ToolCont
   return tool.policy!.describe!(args, context(extra));
 }
 
-const sync = () => syncCaldavSource(deps, person, "conn_dav", { serverUrl: radicale.url, username: radicale.user, password: radicale.password });
+const sync = () => syncCaldavSource({ ...deps, http: deps.httpFor("conn_dav") }, person, "conn_dav", { serverUrl: radicale.url, username: radicale.user, password: radicale.password });
 const vcal = (...lines: string[]) => ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//test//EN", "BEGIN:VEVENT", "DTSTAMP:20260101T000000Z", ...lines, "END:VEVENT", "END:VCALENDAR", ""].join("\r\n");
 
 beforeAll(async () => {
   [radicale, feeds] = await Promise.all([startRadicale(), startIcsServer()]);
   work = await radicale.makeCalendar("work", "Work");
   store = new SqliteCalendarStore({ path: ":memory:" });
-  deps = { store, connections: port, http: new EgressGuard({ privateHostsAllowed: [new URL(radicale.url).host, feeds.host] }), clock: { now: () => new Date("2026-03-01T08:00:00Z") }, personZone: async () => zone };
+  const http = new EgressGuard({ privateHostsAllowed: [new URL(radicale.url).host, feeds.host] });
+  deps = { store, connections: port, httpFor: () => http, clock: { now: () => new Date("2026-03-01T08:00:00Z") }, personZone: async () => zone };
   connections.push({ id: "conn_dav", personId: person, kind: "caldav", label: "Radicale", url: radicale.url, username: radicale.user, capabilities: { read: true, write: true } });
   connections.push({ id: "conn_feed", personId: person, kind: "ics", label: "School", url: `${feeds.origin}/school.ics`, username: null, capabilities: { read: true, write: false } });
   tools = new Map([...calendarReadTools(deps), ...calendarWriteTools(deps)].map((t) => [t.name, t]));
   await radicale.put(work, "standup.ics", vcal("UID:standup", "DTSTART;TZID=Europe/Berlin:20260302T090000", "DTEND;TZID=Europe/Berlin:20260302T093000", "RRULE:FREQ=WEEKLY;BYDAY=MO", "SUMMARY:Standup", "DESCRIPTION:Dial-in 123", "ATTENDEE:mailto:a@example.org"));
   feeds.set("/school.ics", { body: ["BEGIN:VCALENDAR", "VERSION:2.0", "X-WR-CALNAME:School", "BEGIN:VEVENT", "UID:term", "DTSTART;VALUE=DATE:20260330", "DTEND;VALUE=DATE:20260411", "SUMMARY:Easter holidays", "END:VEVENT", "END:VCALENDAR", ""].join("\r\n") });
   await sync();
-  await syncFeedSource(deps, person, "conn_feed", `${feeds.origin}/school.ics`);
+  await syncFeedSource({ ...deps, http: deps.httpFor("conn_feed") }, person, "conn_feed", `${feeds.origin}/school.ics`);
 }, 30_000);
 
 afterAll(async () => {

@@ -16,6 +16,7 @@ import { SentinelViews } from "../../../core/sentinel/views.js";
 import { openSqliteStore, type SqliteStore } from "../../../core/storage/sqlite/index.js";
 import type { ApprovalRequest } from "../../../core/storage/types.js";
 import { defineTool, type ToolContext, type ToolDefinition, type ToolResult } from "../../../core/tools/tool.js";
+import { Outbound } from "../../../core/outbox/index.js";
 
 let dir: string;
 let store: SqliteStore;
@@ -51,7 +52,7 @@ function open(): void {
   clock = new SentinelClock(store, wall);
   sessions = new SessionTracker(store);
   sentinel = new Sentinel({ store, egress: new EgressGuard(), onApprovalRequested: (r) => void requested.push(r), now: wall, clock, sessions });
-  cards = new ApprovalCards({ store, clock });
+  cards = new ApprovalCards({ store, clock, outbound: new Outbound({ store, clock: { now: wall }, wake: () => undefined }) });
   desk = new ApprovalDesk({ store, clock, sessions });
 }
 
@@ -237,31 +238,35 @@ describe("no approval fatigue", () => {
     expect(await store.approvals.listPendingApprovals(ada)).toHaveLength(1);
   });
 
-  it("a request identical to one denied in the task is denied without a card; a different one asks", async () => {
+  it("a denial covers its place and kind for the rest of the task: the same request, another body, path or write verb there get no card; another place asks", async () => {
     const request = await ask();
     const { buttons, messageRef } = await issue(request);
     await desk.decidePress({ buttonId: buttons["Deny"]!, presser: adaAt(messageRef) });
-    expect(await sentinel.wrap()(postNote, note(), ctx())).toMatchObject({ ok: false, code: "denied" });
+    for (const args of [note(), note({ body: "something else" }), note({ url: "https://eu.api.example.com/other?x=1" }), note({ method: "PUT" })]) {
+      const refused = await sentinel.wrap()(postNote, args, ctx());
+      expect(refused).toMatchObject({ ok: false, code: "denied" });
+      expect(refused.ok ? "" : refused.error).toMatch(/denied sending to or changing example\.com earlier in this task/);
+    }
     expect(requested).toHaveLength(1);
-    await ask(note({ body: "something else" }));
+    await ask(note({ url: "https://api.other.example/notes" }));
     expect(requested).toHaveLength(2);
   });
 
-  it("three denials pause the task's approvals (the person is told once); writing again lifts the pause", async () => {
+  it("three denials in a task trip the breaker (once); further asks are refused and pause the task; writing again lifts it", async () => {
     let paused = 0;
     for (let i = 0; i < 3; i++) {
-      const r = await ask(note({ body: `try ${i}` }));
+      const r = await ask(note({ url: `https://api${i}.example/notes`, body: `try ${i}` }));
       const { buttons, messageRef } = await issue(r);
       const result = await desk.decidePress({ buttonId: buttons["Deny"]!, presser: adaAt(messageRef) });
       if (result.paused) paused++;
     }
     expect(paused).toBe(1);
-    const blocked = await sentinel.wrap()(postNote, note({ body: "try 4" }), ctx());
-    expect(blocked).toMatchObject({ ok: false, code: "approvals_paused" });
+    const blocked = await sentinel.wrap()(postNote, note({ url: "https://api4.example/notes", body: "try 4" }), ctx());
+    expect(blocked).toMatchObject({ ok: false, code: "approvals_paused", data: { pauseTask: "task" } });
     expect(requested).toHaveLength(3);
     now = new Date(now.getTime() + 60_000);
     await store.conversation.appendMessage({ personId: ada, role: "user", channel: "telegram", text: "ok, try again", taskId: null, at: now });
-    await ask(note({ body: "try 5" }));
+    await ask(note({ url: "https://api5.example/notes", body: "try 5" }));
     expect(requested).toHaveLength(4);
   });
 

@@ -43,8 +43,8 @@ describe("inbound: /link in every direction, unknown commands", () => {
       logger,
       commands,
       unknownSender: async (event) => (event.channel === "local" ? localPerson(event) : access.unknownSender(event)),
-      onMessage: (_person, messageId) => void turns.push(messageId),
-      answer: async (person, event, text) => void answers.push({ personId: person.id, channel: event.channel, text }),
+      turns: { poke: () => void turns.push("poked") },
+      outbound: { queue: async (m) => (answers.push({ personId: m.personId, channel: m.channel ?? "local", text: m.text }), { ...m }) as never, wake: () => undefined },
       pressHandlers: () => [],
       links: access.links,
     });

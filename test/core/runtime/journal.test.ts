@@ -83,7 +83,7 @@ describe("tool-call journal: exactly-once side effects", () => {
     const results = rebuilt.messages.filter((m) => m.role === "tool").map((m) => String(m.content));
     expect(results[0]).toBe("paid 7");
     expect(results[1]).toContain("interrupted, outcome unknown");
-    expect(results[2]).toMatch(/<untrusted source="https:\/\/example.com">\nfresh page\n<\/untrusted>/);
+    expect(results[2]).toMatch(/<untrusted nonce="[0-9a-f]{32}" source="https:\/\/example.com">\nfresh page\n<\/untrusted nonce="[0-9a-f]{32}">/);
     expect(rebuilt.tainted).toBe(true);
     // One assistant message per step with all of its calls, followed by their results in order.
     expect(rebuilt.messages.map((m) => m.role)).toEqual(["assistant", "tool", "assistant", "tool", "tool"]);

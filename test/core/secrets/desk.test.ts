@@ -7,6 +7,7 @@ import { SECRET_LINK_TTL_MS, SecretDesk } from "../../../core/secrets/desk.js";
 import { SecretVault } from "../../../core/secrets/vault.js";
 import type { SqliteStore } from "../../../core/storage/sqlite/index.js";
 import { storeWithPerson } from "../sentinel/helpers.js";
+import { Outbound } from "../../../core/outbox/index.js";
 
 const VALUE = "desk-secret-VALUE-991";
 
@@ -25,7 +26,8 @@ describe("SecretDesk: one-time links to store a secret", () => {
     vault = await SecretVault.open({ dataDir: dir });
     now = new Date("2026-12-01T10:00:00Z");
     pokes = 0;
-    desk = new SecretDesk({ vault, store, clock: { now: () => now }, publicUrl: () => "https://familiar.example/", pokeOutbox: () => void pokes++ });
+    const clock = { now: () => now };
+    desk = new SecretDesk({ vault, store, clock, publicUrl: () => "https://familiar.example/", outbound: new Outbound({ store, clock, wake: () => void pokes++ }) });
   });
   afterEach(async () => {
     await store.close();

@@ -124,6 +124,18 @@ describe("SecretVault", () => {
     expect(vault.unboundIn([`x=${encodeURIComponent(VALUE)}`], "https://api.example.com")).toEqual([]);
   });
 
+  it("does not count, in the outbound check, entries holding the credential a caller sends on purpose, and still counts the others", async () => {
+    const vault = await SecretVault.open({ dataDir: dir });
+    // One app password kept twice (a mailbox and a calendar of the same account), bound to no origin.
+    await vault.set(OWNER, "connection.con_mail", "app-password-1234", []);
+    await vault.set("person_b", "connection.con_cal", "app-password-1234", []);
+    await vault.set(OWNER, "api", VALUE, ["https://api.example.com"]);
+    const basic = `Basic ${Buffer.from("ana:app-password-1234").toString("base64")}`;
+    expect(vault.unboundIn([basic], "https://caldav.example").sort()).toEqual(["connection.con_cal", "connection.con_mail"]);
+    expect(vault.unboundIn([basic], "https://caldav.example", ["app-password-1234"])).toEqual([]);
+    expect(vault.unboundIn([basic, VALUE], "https://caldav.example", ["app-password-1234"])).toEqual(["api"]);
+  });
+
   it("reads a version-1 file (one vault per process) as the operator's shared secrets", async () => {
     const first = await SecretVault.open({ dataDir: dir });
     await first.set(SHARED_OWNER, "model", VALUE, ["https://api.example.com"]);

@@ -28,6 +28,7 @@ import { afterEach, beforeEach, describe } from "vitest";
 import type { Store } from "../../../core/storage/ports.js";
 import { artifactsContract } from "./contract/artifacts.js";
 import { authorizationContract } from "./contract/authorization.js";
+import { connectionsContract } from "./contract/connections.js";
 import { conversationContract } from "./contract/conversation.js";
 import { hooksContract } from "./contract/hooks.js";
 import { journalMemoryContract } from "./contract/journal-memory.js";
@@ -67,5 +68,6 @@ export function describeStoreContract(name: string, factory: () => Promise<{ sto
     miscContract(ctx);
     hooksContract(ctx);
     artifactsContract(ctx);
+    connectionsContract(ctx);
   });
 }

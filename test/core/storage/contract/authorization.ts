@@ -186,6 +186,23 @@ export function authorizationContract(ctx: ContractContext): void {
       expect(listed.map((r) => [r.id, r.status])).toEqual([[a.id, "denied"], [b.id, "pending"]]);
       expect(await store.approvals.listTaskApprovals(asId("task", "tsk_missing"))).toEqual([]);
     });
+
+    it("lists a person's denials decided since a time, in the order decided", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      const other = await makePerson(store);
+      const make = (personId: typeof person.id, n: number) =>
+        store.approvals.createApprovalRequest({ personId, taskId: null, capability: "c", summary: `s${n}`, details: { n }, expiresAt: at(9000) });
+      const [a, b, c, d, e] = [await make(person.id, 1), await make(person.id, 2), await make(person.id, 3), await make(person.id, 4), await make(other.id, 5)];
+      await store.approvals.decideApproval({ id: b.id, decision: { kind: "deny" }, by: owner, now: at(300) });
+      await store.approvals.decideApproval({ id: a.id, decision: { kind: "deny" }, by: owner, now: at(400) });
+      await store.approvals.decideApproval({ id: c.id, decision: { kind: "deny" }, by: owner, now: at(100) });
+      await store.approvals.decideApproval({ id: d.id, decision: { kind: "approve", scope: "once" }, by: owner, now: at(350) });
+      await store.approvals.decideApproval({ id: e.id, decision: { kind: "deny" }, by: owner, now: at(350) });
+      expect((await store.approvals.listDeniedApprovals(person.id, at(300))).map((r) => r.id)).toEqual([b.id, a.id]);
+      expect((await store.approvals.listDeniedApprovals(person.id, at(0))).map((r) => r.id)).toEqual([c.id, b.id, a.id]);
+      expect(await store.approvals.listDeniedApprovals(person.id, at(401))).toEqual([]);
+    });
   });
 
   describe("Sentinel state", () => {

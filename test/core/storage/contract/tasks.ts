@@ -122,6 +122,17 @@ export function tasksContract(ctx: ContractContext): void {
       await store.tasks.transitionTask({ taskId: evented.id, owner: "A", to: { status: "waiting", wait: { kind: "event", hookId } }, now: at(10) });
 
       expect(await store.tasks.claimTask({ taskId: timed.id, owner: "B", now: at(49_999), leaseMs: 1000 })).toBeNull();
+      // A time wait is resumed early only as a time wait (a recurring job whose parked call can go on).
+      expect(await store.tasks.resumeWaitingTask({ taskId: evented.id, wait: { kind: "time" }, input: { kind: "x" }, now: at(20) })).toBeNull();
+      const early = await store.tasks.createTask({ kind: "wakeup", personId: person.id, title: "early", checkpoint: { note: "n" } });
+      await store.tasks.claimTask({ taskId: early.id, owner: "A", now: at(0), leaseMs: 1000 });
+      await store.tasks.transitionTask({ taskId: early.id, owner: "A", to: { status: "waiting", wait: { kind: "time", until: at(90_000) } }, now: at(10) });
+      const resumedEarly = await store.tasks.resumeWaitingTask({ taskId: early.id, wait: { kind: "time" }, input: { kind: "approval" }, now: at(20) });
+      expect(resumedEarly?.state).toEqual({ status: "pending" });
+      expect(resumedEarly?.checkpoint).toEqual({ note: "n", input: { kind: "approval" } });
+      expect(await store.tasks.resumeWaitingTask({ taskId: early.id, wait: { kind: "time" }, input: { kind: "again" }, now: at(21) })).toBeNull();
+      expect((await store.tasks.claimTask({ taskId: early.id, owner: "B", now: at(30), leaseMs: 1000 }))?.id).toBe(early.id);
+      await store.tasks.transitionTask({ taskId: early.id, owner: "B", to: { status: "done", result: null }, now: at(31) });
       expect(await store.tasks.claimTask({ taskId: evented.id, owner: "B", now: at(99_999), leaseMs: 1000 })).toBeNull();
       expect(await store.tasks.claimDueTask({ owner: "B", now: at(49_999), leaseMs: 1000 })).toBeNull();
       expect(await store.tasks.nextDueAt()).toEqual(at(50_000));

@@ -1,30 +1,16 @@
-import { z } from "zod";
-import { plainErrors } from "./plain-errors.js";
-import type { ChannelAdapter, InboundSink } from "../../core/channels/index.js";
-import type { Config } from "../../core/config/index.js";
-import type { Logger } from "../../core/log/index.js";
-import { SHARED_OWNER, type SecretVault } from "../../core/secrets/index.js";
-import type { WhatsAppChannel } from "../../bots/whatsapp/index.js";
-import type { MessengerStatus } from "./messenger-status.js";
-
-/** The messengers whose settings the setup page can enter. */
-export const pageMessengers = ["telegram", "slack", "discord", "whatsapp"] as const;
-export type PageMessenger = (typeof pageMessengers)[number];
-
-/** What the page sends per messenger (same rules as the environment variables). */
-export const messengerBodies = {
-  telegram: z.object({ token: z.string().trim().regex(/^\d+:[A-Za-z0-9_-]+$/, "Please paste the bot token from @BotFather (it looks like 123456:ABC-def…).") }).strict(),
-  discord: z.object({ token: z.string().trim().min(20, "Please paste the Discord bot token (from the Developer Portal, Bot tab).") }).strict(),
-  slack: z
-    .object({
-      botToken: z.string().trim().startsWith("xoxb-", "Please paste the Slack bot token; it starts with xoxb-."),
-      appToken: z.string().trim().startsWith("xapp-", "Please paste the Slack app-level token; it starts with xapp-.").optional(),
-      signingSecret: z.string().trim().min(8, "Please paste the Slack app's signing secret.").optional(),
-    })
-    .strict()
-    .refine((s) => s.appToken !== undefined || s.signingSecret !== undefined, "give SLACK_APP_TOKEN (Socket Mode) or the signing secret (HTTP events)"),
-  whatsapp: z.object({ enabled: z.literal(true) }).strict(),
-} as const;
+/**
+ * Live reconfiguration of the messengers: settings entered on the setup page are kept in the
+ * encrypted vault (tokens) and applied without a restart (see `MessengerSetup`). A composition
+ * root of its own: it builds adapters with the same factory as the start (app/messengers.ts) and
+ * installs them with the core.
+ */
+import { plainErrors, messengerBodies, MessengerSetupError, pageMessengers, type MessengerSettings, type PageMessenger } from "../web/api/index.js";
+import type { ChannelAdapter, InboundSink } from "../core/channels/index.js";
+import type { Config } from "../core/config/index.js";
+import type { Logger } from "../core/log/index.js";
+import { SHARED_OWNER, type SecretVault } from "../core/secrets/index.js";
+import type { WhatsAppChannel } from "../bots/whatsapp/index.js";
+import type { MessengerStatus } from "../web/api/index.js";
 
 /** Vault names of the tokens entered on the page, and the config key each stands for. */
 const secrets: Record<Exclude<PageMessenger, "whatsapp">, { name: string; key: "TELEGRAM_BOT_TOKEN" | "DISCORD_BOT_TOKEN" | "SLACK_BOT_TOKEN" | "SLACK_APP_TOKEN" | "SLACK_SIGNING_SECRET"; field: string }[]> = {
@@ -43,14 +29,6 @@ const envKeys: Record<PageMessenger, (keyof Config)[]> = {
   discord: ["DISCORD_BOT_TOKEN"],
   slack: ["SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"],
   whatsapp: ["WHATSAPP_ENABLED"],
-};
-
-/** What cannot change without a restart, per messenger (the page says so). */
-export const restartNotes: Record<PageMessenger, string> = {
-  telegram: "Long polling starts at once; webhook mode (TELEGRAM_WEBHOOK_URL), ALLOW_FROM and ALLOW_GROUPS are environment settings and need a restart.",
-  slack: "Socket Mode and HTTP events start at once; ALLOW_GROUPS needs a restart.",
-  discord: "Starts at once; ALLOW_GROUPS needs a restart.",
-  whatsapp: "Starts Chromium at once and shows the pairing QR here; ALLOW_GROUPS needs a restart.",
 };
 
 /** Dependencies of {@link MessengerSetup}. */
@@ -79,7 +57,7 @@ export interface MessengerSetupDeps {
  * token changes nothing and is reported. At start, stored settings fill in what the environment
  * leaves unset; the environment always wins.
  */
-export class MessengerSetup {
+export class MessengerSetup implements MessengerSettings {
   constructor(private readonly deps: MessengerSetupDeps) {}
 
   /** Which messengers the environment configures (the page cannot change those). */
@@ -169,17 +147,5 @@ export class MessengerSetup {
     const { config } = this.deps;
     const url = channel === "telegram" ? config.TELEGRAM_API_ROOT : channel === "discord" ? (config.DISCORD_API_URL ?? "https://discord.com") : (config.SLACK_API_URL ?? "https://slack.com");
     return new URL(url).origin;
-  }
-}
-
-/** Settings the page could not apply; `status` is the HTTP status to answer with. */
-export class MessengerSetupError extends Error {
-  readonly code = "MESSENGER_SETUP" as const;
-  constructor(
-    message: string,
-    readonly status: 400 | 409,
-  ) {
-    super(message);
-    this.name = "MessengerSetupError";
   }
 }
