@@ -386,7 +386,9 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
     const lanes = chooseLanes(editLane ?? row.channel, facts).slice(0, editLane ? 1 : undefined);
     const [lane, ...others] = lanes;
     if (!lane) {
-      if (await store.outbox.routeOutbound({ id: row.id, lane: null, error: "no reachable identity", now: clock.now() })) {
+      // A row taken off its channel keeps why (a block, an unlink) in front.
+      const error = row.lastError ? `${row.lastError}; no other reachable identity` : "no reachable identity";
+      if (await store.outbox.routeOutbound({ id: row.id, lane: null, error, now: clock.now() })) {
         logger.warn({ outboxId: row.id, personId: row.personId }, "outbound message dropped: the person has no reachable identity");
       }
       return;
