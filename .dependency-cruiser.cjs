@@ -186,5 +186,5 @@ module.exports = {
   },
 };
 
-// For the layer picture (test/architecture.test.ts and scripts read them; not part of the config).
+// The layer table, for tools that draw or check the layers (not part of the config).
 Object.defineProperty(module.exports, "layers", { value: layers, enumerable: false });

@@ -11,6 +11,21 @@ export function groupsFor(config: Config, channel: "telegram" | "slack" | "disco
   return config.ALLOW_GROUPS.filter((e) => e.startsWith(`${channel}:`)).map((e) => e.slice(channel.length + 1));
 }
 
+/** What {@link createMessengers} needs besides the settings. */
+export interface MessengerDeps {
+  http: HttpServer;
+  logger: Logger;
+  dataDir: string;
+  /** The connected client of the Mongo store; the messengers never close it. */
+  mongoClient?: MongoClient;
+  onWhatsAppQr?: (qr: string) => void;
+  onWhatsAppInvalid?: (reason: string) => void;
+  /** Refused webhook requests (bad signature, too large, too deep), for the audit log. */
+  onRefused?: RefusalSink;
+  /** The store's inbound repository: Telegram long polling holds fetched updates there until handled. */
+  inbound: Pick<InboundRepository, "holdUpdates" | "releaseUpdate" | "listHeldUpdates">;
+}
+
 /**
  * Creates the adapters of every messenger configured in the settings (any combination). A messenger
  * whose settings are missing is skipped; one that fails to start is reported by the core at start
@@ -21,19 +36,7 @@ export function groupsFor(config: Config, channel: "telegram" | "slack" | "disco
  */
 export async function createMessengers(
   config: Config,
-  deps: {
-    http: HttpServer;
-    logger: Logger;
-    dataDir: string;
-    /** The connected client of the Mongo store; the messengers never close it. */
-    mongoClient?: MongoClient;
-    onWhatsAppQr?: (qr: string) => void;
-    onWhatsAppInvalid?: (reason: string) => void;
-    /** Refused webhook requests (bad signature, too large, too deep), for the audit log. */
-    onRefused?: RefusalSink;
-    /** The store's inbound repository: Telegram long polling holds fetched updates there until handled. */
-    inbound: Pick<InboundRepository, "holdUpdates" | "releaseUpdate" | "listHeldUpdates">;
-  },
+  deps: MessengerDeps,
 ): Promise<{ adapters: ChannelAdapter[]; whatsapp: WhatsAppChannel | null; notConfigured: string[] }> {
   const { http, logger } = deps;
   const adapters: ChannelAdapter[] = [];

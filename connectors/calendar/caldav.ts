@@ -178,8 +178,17 @@ export class CaldavClient {
   private async discover(): Promise<DAVAccount & { homeUrl: string }> {
     if (this.account?.homeUrl) return this.account as DAVAccount & { homeUrl: string };
     const seen: { status: number; type: string }[] = [];
+    // tsdav's discovery swallows a failed request and tries the next URL; the first refusal of the
+    // egress guard (or a failure to connect) is what the person needs to hear, not "not CalDAV".
+    const refused: CalendarError[] = [];
     const recording: typeof fetch = async (input, init) => {
-      const response = await this.fetch(input, init);
+      let response: Response;
+      try {
+        response = await this.fetch(input, init);
+      } catch (error) {
+        if (error instanceof CalendarError) refused.push(error);
+        throw error;
+      }
       seen.push({ status: response.status, type: response.headers.get("content-type") ?? "" });
       return response;
     };
@@ -192,6 +201,7 @@ export class CaldavClient {
       return account as DAVAccount & { homeUrl: string };
     } catch (error) {
       if (error instanceof CalendarError) throw error;
+      if (refused[0] !== undefined && seen.length === 0) throw refused[0];
       const server = hostOf(this.credentials.serverUrl);
       if (seen.some((s) => s.status === 401 || s.status === 403)) {
         throw new CalendarError("unauthorized", `${server} refused the user name or app password (HTTP ${seen.find((s) => s.status === 401 || s.status === 403)!.status}): check them, and use an app password if the account has two-factor sign-in`, { cause: error });

@@ -6,6 +6,7 @@
  * only through {@link davFetch}, a `fetch` built on this port.
  */
 import { EgressDeniedError, EgressFailedError } from "../../core/egress/index.js";
+import { SecretError } from "../../core/secrets/index.js";
 import { CalendarError } from "./errors.js";
 
 /** One HTTP exchange through the egress guard (the subset of `EgressGuard.request` the calendar uses). */
@@ -62,8 +63,8 @@ export function davFetch(http: CalendarHttp, limits: { maxBytes: number; timeout
 }
 
 /**
- * Runs one exchange, turning the egress guard's refusals and failures into `CalendarError`s that
- * say what happened to which URL.
+ * Runs one exchange, turning the egress guard's refusals (an address, or a vault value the request
+ * would carry) and failures into `CalendarError`s that say what happened to which URL.
  */
 export async function guarded<T>(url: string, exchange: () => Promise<T>): Promise<T> {
   try {
@@ -71,6 +72,10 @@ export async function guarded<T>(url: string, exchange: () => Promise<T>): Promi
   } catch (error) {
     if (error instanceof EgressDeniedError) {
       throw new CalendarError("unreachable", `${hostOf(url)} cannot be reached from Familiar (${error.reason})`, { cause: error });
+    }
+    if (error instanceof SecretError) {
+      // The outbound check: the request would carry a vault value not meant for this server (names only).
+      throw new CalendarError("unreachable", `nothing was sent to ${hostOf(url)}: ${error.message}`, { cause: error });
     }
     if (error instanceof EgressFailedError) {
       if (error.code === "too_large") throw new CalendarError("too_large", error.message, { cause: error });

@@ -3,8 +3,11 @@
  *
  * A denial covers the **places** its request would have reached and the **kind** of action:
  * - a place is a site — the registrable domain of a host name (`a.evil.example` and
- *   `b.evil.example` are one place), an IP address with its port — or a workspace file, a
- *   recipient address, another named target; an action without targets is placed at its tool;
+ *   `b.evil.example` are one place, whatever the port), a public IP address whatever the port
+ *   (an IPv4 address written inside IPv6, `::ffff:a.b.c.d`, is that IPv4 address), a loopback or
+ *   private address with its port (the person's own services on one machine stay distinct) — or
+ *   a workspace file, a recipient address, another named target; an action without targets is
+ *   placed at its tool;
  * - the kind is the method class: `read` (GET, HEAD, OPTIONS and other reading verbs, or a tool
  *   that only reads) or `write` (everything else). A denied read also covers writes to the place
  *   (if the person would not let Familiar read there, sending there is no better); a denied write
@@ -22,6 +25,7 @@
  * (of that task; for the person's count, of any activation that read outside content) are refused
  * without a card and their tasks paused too. Counts start again after a paused task is resumed.
  */
+import ipaddr from "ipaddr.js";
 import { getDomain } from "tldts";
 import type { ActionDescriptor, ActionTarget } from "../policy/index.js";
 
@@ -49,8 +53,8 @@ export function placeOf(target: ActionTarget): string {
   switch (target.kind) {
     case "url": {
       const bare = target.host.replace(/^\[|\]$/g, "");
-      const ip = /^[\d.]+$/.test(bare) || bare.includes(":");
-      return ip ? `${target.host}:${target.port}` : (getDomain(target.host, { allowPrivateDomains: true }) ?? target.host);
+      if (!ipaddr.isValid(bare)) return getDomain(target.host, { allowPrivateDomains: true }) ?? target.host;
+      return ipPlace(ipaddr.process(bare), target.port);
     }
     case "file":
       return `the file ${target.path}`;
@@ -63,6 +67,12 @@ export function placeOf(target: ActionTarget): string {
     default:
       return "an unknown place";
   }
+}
+
+/** The place of an IP address (module doc): public — the address; otherwise the address and port. */
+function ipPlace(address: ipaddr.IPv4 | ipaddr.IPv6, port: number): string {
+  const shown = address.kind() === "ipv6" ? `[${address.toNormalizedString()}]` : address.toString();
+  return address.range() === "unicast" ? shown : `${shown}:${port}`;
 }
 
 /** Every place `action` reaches (its tool when it has no targets). */

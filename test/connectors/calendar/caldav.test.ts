@@ -69,6 +69,16 @@ describe("CalDAV against Radicale", () => {
     expect(radicale.requests()).toEqual([]);
   });
 
+  it("says a request that would carry another vault value was not sent, rather than 'not a CalDAV server'", async () => {
+    radicale.clearRequests();
+    const guard = new EgressGuard({ privateHostsAllowed: [new URL(radicale.url).host], outboundCheck: () => ["connection.con_other"] });
+    const error = await new CaldavClient({ serverUrl: radicale.url, username: radicale.user, password: radicale.password }, guard).calendars().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CalendarError);
+    expect((error as CalendarError).code).toBe("unreachable");
+    expect((error as CalendarError).message).toMatch(/^nothing was sent to http:\/\/127\.0\.0\.1:\d+: .*secret connection\.con_other/);
+    expect(radicale.requests()).toEqual([]);
+  });
+
   it("says a web page is not a CalDAV server", async () => {
     const html: Server = createServer((_req, res) => {
       res.writeHead(200, { "content-type": "text/html" });
