@@ -15,7 +15,7 @@ interface SettingsJson {
 /** Where Familiar reaches the person with messages it starts itself (server: ReachPreference). */
 type Reach = { mode: "last" } | { mode: "messenger"; channel: string } | { mode: "all" };
 
-const channelWords: Record<string, string> = { local: "The web chat", telegram: "Telegram", slack: "Slack", discord: "Discord", whatsapp: "WhatsApp" };
+const channelWords: Record<string, string> = { local: "the web chat", telegram: "Telegram", slack: "Slack", discord: "Discord", whatsapp: "WhatsApp" };
 
 /** The select's value for a reach preference: `last`, `all` or the channel name. */
 const reachValue = (r: Reach): string => (r.mode === "messenger" ? r.channel : r.mode);
@@ -29,13 +29,11 @@ export function Settings({ onSaved }: { onSaved: (s: { displayName: string; time
   const [quiet, setQuiet] = useState(false);
   const [notice, setNotice] = useState("");
   const [error, setError] = useState("");
-  const [linked, setLinked] = useState<string[]>([]);
   useEffect(() => {
     void api<SettingsJson>("GET", "/api/web/settings").then((v) => {
       setS(v);
       setQuiet(v.quietHours !== null);
     });
-    void api<{ items: { channel: string }[] }>("GET", "/api/web/messengers").then((m) => setLinked([...new Set(m.items.map((i) => i.channel))]));
   }, []);
   if (!s) return <p>Loading…</p>;
   const set = (patch: Partial<SettingsJson>) => setS({ ...s, ...patch });
@@ -76,17 +74,7 @@ export function Settings({ onSaved }: { onSaved: (s: { displayName: string; time
         <option value="normal">normal</option>
         <option value="high">high</option>
       </select>
-      <label for="s-reach">Where Familiar reaches you (reminders, check-ins and other messages it starts itself)</label>
-      <p class="hint" id="s-reach-hint">Answers always come in the chat you wrote from.</p>
-      <select id="s-reach" aria-describedby="s-reach-hint" value={reachValue(s.reach)} onChange={(e) => set({ reach: reachOf(e.currentTarget.value) })}>
-        <option value="last">The chat I last used (the web chat only while it is open, else my last messenger)</option>
-        {[...new Set([...linked, ...(s.reach.mode === "messenger" ? [s.reach.channel] : [])])].map((c) => (
-          <option key={c} value={c}>
-            Always {c === "local" ? "the web chat" : (channelWords[c] ?? c)}
-          </option>
-        ))}
-        <option value="all">All my chats</option>
-      </select>
+      <ReachChoice reach={s.reach} onChange={(reach) => set({ reach })} />
       <fieldset>
         <legend>Quiet hours</legend>
         <label class="inline">
@@ -113,5 +101,29 @@ export function Settings({ onSaved }: { onSaved: (s: { displayName: string; time
       {notice && <p role="status" class="notice">{notice}</p>}
       {error && <p role="alert" class="error">{error}</p>}
     </form>
+  );
+}
+
+/** "Where Familiar reaches you": the chat last used (default), one linked messenger, or all chats. */
+function ReachChoice({ reach, onChange }: { reach: Reach; onChange: (reach: Reach) => void }) {
+  const [linked, setLinked] = useState<string[]>([]);
+  useEffect(() => {
+    void api<{ items: { channel: string }[] }>("GET", "/api/web/messengers").then((m) => setLinked([...new Set(m.items.map((i) => i.channel))]));
+  }, []);
+  const channels = [...new Set([...linked, ...(reach.mode === "messenger" ? [reach.channel] : [])])];
+  return (
+    <>
+      <label for="s-reach">Where Familiar reaches you (reminders, check-ins and other messages it starts itself)</label>
+      <p class="hint" id="s-reach-hint">Answers always come in the chat you wrote from.</p>
+      <select id="s-reach" aria-describedby="s-reach-hint" value={reachValue(reach)} onChange={(e) => onChange(reachOf(e.currentTarget.value))}>
+        <option value="last">The chat I last used (the web chat only while it is open, else my last messenger)</option>
+        {channels.map((c) => (
+          <option key={c} value={c}>
+            Always {channelWords[c] ?? c}
+          </option>
+        ))}
+        <option value="all">All my chats</option>
+      </select>
+    </>
   );
 }

@@ -14,11 +14,11 @@ import {
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log/index.js";
 import type { DueSource } from "../scheduling/index.js";
-import type { Store, ChannelName, DeliveryProgress, OutboxMessage } from "../storage/index.js";
+import type { Store, ChannelName, DeliveryProgress, NewOutboxMessage, OutboxMessage } from "../storage/index.js";
 import { filePartsAt, stepDownFile, type FileLinker } from "./files.js";
-import { GIVE_UP_AFTER_MS, handOffText, unsentInWords, unsentOf } from "./handoff.js";
+import { GIVE_UP_AFTER_MS, handOffText, minutesOf, reasonInWords, unsentInWords, unsentOf } from "./handoff.js";
 import { Outbound } from "./outbound.js";
-import { chooseLanes, copyKey, routeFacts, type PagePresence } from "./routing.js";
+import { chooseLanes, routeFacts, routeRow, type PagePresence } from "./routing.js";
 
 /** Backoff before attempt `n` (1-based), ms: 2 s, 4 s, … capped at 10 min (and at the give-up deadline). */
 export function retryDelayMs(attempt: number): number {
@@ -371,32 +371,9 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
 
   /** Routes the messages meant for wherever the person is that have no channel yet. */
   private async routeWaiting(): Promise<void> {
-    for (const row of await this.deps.store.outbox.listUnroutedOutbound(ROUTE_BATCH)) await this.route(row);
-  }
-
-  /**
-   * Chooses the channel(s) of one unrouted row (see `chooseLanes`); an edit follows its original.
-   * Reach `all`: the row takes the first channel and a copy is queued for each other one (first).
-   */
-  private async route(row: OutboxMessage): Promise<void> {
-    const { store, clock, logger } = this.deps;
-    const facts = await routeFacts(store, this.deps.presence, row.personId);
-    const original = row.editOf ? await store.outbox.getOutbound(row.editOf) : null;
-    const editLane = original ? (original.delivered?.channel ?? original.lane) : null;
-    const lanes = chooseLanes(editLane ?? row.channel, facts).slice(0, editLane ? 1 : undefined);
-    const [lane, ...others] = lanes;
-    if (!lane) {
-      // A row taken off its channel keeps why (a block, an unlink) in front.
-      const error = row.lastError ? `${row.lastError}; no other reachable identity` : "no reachable identity";
-      if (await store.outbox.routeOutbound({ id: row.id, lane: null, error, now: clock.now() })) {
-        logger.warn({ outboxId: row.id, personId: row.personId }, "outbound message dropped: the person has no reachable identity");
-      }
-      return;
-    }
-    for (const channel of others) {
-      await this.notices.queue({ personId: row.personId, channel, deliveryKey: copyKey(row, channel), text: row.text, buttons: row.buttons, card: row.card, attachments: row.attachments });
-    }
-    await store.outbox.routeOutbound({ id: row.id, lane, now: clock.now() });
+    const { store, clock, logger, presence } = this.deps;
+    const routing = { store, clock, logger, ...(presence && { presence }), queue: (m: NewOutboxMessage) => this.notices.queue(m) };
+    for (const row of await store.outbox.listUnroutedOutbound(ROUTE_BATCH)) await routeRow(routing, row);
   }
 
   /** The person's reachable account on `lane`. */
@@ -413,16 +390,3 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
 }
 
 type Target = ChannelTarget & { channel: ChannelName };
-
-/** Whole minutes of `ms`. */
-function minutesOf(ms: number): number {
-  return Math.round(ms / 60_000);
-}
-
-/** Why a send failed, as a person reads it ("Telegram answered with an error"). */
-function reasonInWords(lane: ChannelName, err: DeliveryError): string {
-  const name = channelInWords(lane);
-  if (err.outcome === "rate_limited") return `${name} asked Familiar to slow down`;
-  if (err.outcome === "payload_rejected") return `${name} refused it`;
-  return lane === "local" ? "the web chat could not take it" : `${name} answered with an error or could not be reached`;
-}

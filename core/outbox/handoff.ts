@@ -1,4 +1,4 @@
-import { channelInWords, isPhoto, type OutboundAttachment } from "../channels/index.js";
+import { channelInWords, isPhoto, type DeliveryError, type OutboundAttachment } from "../channels/index.js";
 import type { ArtifactId } from "../ids.js";
 import type { ChannelName, DeliveryProgress, OutboxMessage } from "../storage/index.js";
 
@@ -54,4 +54,17 @@ export function handOffText(message: Pick<OutboxMessage, "text">, unsent: Unsent
   const many = unsent.attachments.length > 1 && !unsent.text;
   const head = `I couldn't send you ${what} on ${channelInWords(from)} — here ${many ? "they are" : "it is"}.`;
   return unsent.text ? `${head}\n\n${message.text}` : head;
+}
+
+/** Whole minutes of `ms`. */
+export function minutesOf(ms: number): number {
+  return Math.round(ms / 60_000);
+}
+
+/** Why a send failed, as a person reads it ("Telegram answered with an error"). */
+export function reasonInWords(lane: ChannelName, err: DeliveryError): string {
+  const name = channelInWords(lane);
+  if (err.outcome === "rate_limited") return `${name} asked Familiar to slow down`;
+  if (err.outcome === "payload_rejected") return `${name} refused it`;
+  return lane === "local" ? "the web chat could not take it" : `${name} answered with an error or could not be reached`;
 }

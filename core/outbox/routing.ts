@@ -1,6 +1,7 @@
 import type { Clock } from "../clock.js";
 import type { PersonId } from "../ids.js";
-import type { ChannelName, Identity, OutboxMessage, ReachPreference, Store } from "../storage/index.js";
+import type { Logger } from "../log/index.js";
+import type { ChannelName, Identity, NewOutboxMessage, OutboxMessage, ReachPreference, Store } from "../storage/index.js";
 
 /** How long after its last poll a web chat page still counts as open, ms (its long poll waits at most 25 s). */
 export const PAGE_OPEN_MS = 45_000;
@@ -83,4 +84,39 @@ export async function routeFacts(store: Pick<Store, "persons" | "conversation">,
 /** The delivery key of the copy of `message` for `channel` (reach `all`). */
 export function copyKey(message: Pick<OutboxMessage, "deliveryKey">, channel: ChannelName): string {
   return `${message.deliveryKey}@${channel}`;
+}
+
+/** What {@link routeRow} needs: the store, and `queue` for the copies of reach `all` (the outbound door). */
+export interface RoutingDeps {
+  store: Pick<Store, "persons" | "conversation" | "outbox">;
+  clock: Clock;
+  logger: Logger;
+  presence?: PagePresence;
+  queue: (message: NewOutboxMessage) => Promise<unknown>;
+}
+
+/**
+ * Chooses the channel(s) of one unrouted row (see {@link chooseLanes}); an edit follows its
+ * original. Reach `all`: the row takes the first channel and a copy is queued for each other one
+ * (first, so a crash in between loses none). A row with nowhere to go fails with the reason.
+ */
+export async function routeRow(deps: RoutingDeps, row: OutboxMessage): Promise<void> {
+  const { store, clock, logger } = deps;
+  const facts = await routeFacts(store, deps.presence, row.personId);
+  const original = row.editOf ? await store.outbox.getOutbound(row.editOf) : null;
+  const editLane = original ? (original.delivered?.channel ?? original.lane) : null;
+  const lanes = chooseLanes(editLane ?? row.channel, facts).slice(0, editLane ? 1 : undefined);
+  const [lane, ...others] = lanes;
+  if (!lane) {
+    // A row taken off its channel keeps why (a block, an unlink) in front.
+    const error = row.lastError ? `${row.lastError}; no other reachable identity` : "no reachable identity";
+    if (await store.outbox.routeOutbound({ id: row.id, lane: null, error, now: clock.now() })) {
+      logger.warn({ outboxId: row.id, personId: row.personId }, "outbound message dropped: the person has no reachable identity");
+    }
+    return;
+  }
+  for (const channel of others) {
+    await deps.queue({ personId: row.personId, channel, deliveryKey: copyKey(row, channel), text: row.text, buttons: row.buttons, card: row.card, attachments: row.attachments });
+  }
+  await store.outbox.routeOutbound({ id: row.id, lane, now: clock.now() });
 }

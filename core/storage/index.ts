@@ -28,6 +28,7 @@ export type {
   TaskRepository,
 } from "./ports.js";
 export { scrubbingStore } from "./scrubbing.js";
+export { parseReach, reachText, type ReachPreference } from "./reach.js";
 export type {
   ChangeRepository,
   Connection,
@@ -41,8 +42,6 @@ export type {
 export {
   channelNames,
   emptyProgress,
-  parseReach,
-  reachText,
   legalTransitions,
   notificationOrigins,
   urgencies,
@@ -108,7 +107,6 @@ export {
   type Person,
   type PersonRole,
   type PersonSettingsPatch,
-  type ReachPreference,
   type Proactivity,
   type QuietHours,
   type SentinelSession,

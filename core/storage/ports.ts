@@ -5,6 +5,7 @@
  * leases, `IllegalTransitionError` for task state changes the state machine forbids,
  * `StoreUnavailableError` when the store cannot be reached.
  */
+import type { OutboxRouting } from "./outbox-routing.js";
 import type {
   ApprovalId,
   ArtifactId,
@@ -296,15 +297,11 @@ export interface AuditRepository {
   listAudit(personId: PersonId, page?: PageRequest & { kinds?: string[] }): Promise<Page<AuditEvent>>;
 }
 
-export interface OutboxRepository {
+export interface OutboxRepository extends OutboxRouting {
   /** Enqueues a message; if `deliveryKey` exists already, returns the existing row unchanged. */
   enqueueOutbound(input: NewOutboxMessage, now: Date): Promise<OutboxMessage>;
   getOutbound(id: OutboxId): Promise<OutboxMessage | null>;
-  /**
-   * Atomically claims the next deliverable message: queued (or sending with an expired lease), due
-   * (`nextAttemptAt <= now`), and the oldest undelivered message of its person on its lane (order per
-   * person and channel; unrouted messages form a lane of their own).
-   */
+  /** Atomically claims the next deliverable message: queued (or sending, lease ended), due, the oldest undelivered of its person and lane. */
   claimNextOutbound(input: { owner: string; now: Date; leaseMs: number; personId?: PersonId }): Promise<OutboxMessage | null>;
   /** Requires the lease (and extends it): saves how far the delivery got, before and after each part. */
   saveProgress(input: { id: OutboxId; owner: string; progress: DeliveryProgress; now: Date; leaseMs: number }): Promise<OutboxMessage>;
@@ -318,20 +315,6 @@ export interface OutboxRepository {
   markDelivered(input: { id: OutboxId; owner: string; channel: ChannelName; address: string; platformIds: string[]; now: Date }): Promise<OutboxMessage>;
   /** Requires the lease. `retryAt: null` fails permanently; otherwise requeues for `retryAt`. */
   markDeliveryFailed(input: { id: OutboxId; owner: string; error: string; retryAt: Date | null; now: Date }): Promise<OutboxMessage>;
-  /** Messages meant for wherever the person is that no channel was chosen for yet, oldest first. */
-  listUnroutedOutbound(limit: number): Promise<OutboxMessage[]>;
-  /**
-   * Puts a queued, unrouted message on `lane` (true), or — `lane` null — fails it with `error`
-   * because the person has nowhere to be reached. False when it was routed or claimed meanwhile.
-   */
-  routeOutbound(input: { id: OutboxId; lane: ChannelName | null; error?: string; now: Date }): Promise<boolean>;
-  /**
-   * Requires the lease. Takes the message off its channel to be routed afresh (its channel becomes
-   * "wherever the person is"), with `progress`, queued and due at `now`.
-   */
-  rerouteOutbound(input: { id: OutboxId; owner: string; progress: DeliveryProgress; error: string; now: Date }): Promise<OutboxMessage>;
-  /** Makes the person's queued messages on `lane` due at `now` (a channel was unlinked). Returns how many. */
-  wakeLane(input: { personId: PersonId; lane: ChannelName; now: Date }): Promise<number>;
   /** The person's messages, oldest first, after the cursor (the outbox id). */
   listOutbound(personId: PersonId, page?: PageRequest & { status?: OutboxMessage["status"][] }): Promise<Page<OutboxMessage>>;
 }

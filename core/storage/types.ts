@@ -72,34 +72,9 @@ export interface Person {
   personaName: string | null;
   /** How Familiar should write to this person, in their words (null: the default style). */
   personaStyle: string | null;
-  /** Where messages Familiar starts itself (reminders, check-ins, digests) go; see {@link ReachPreference}. */
-  reach: ReachPreference;
+  reach: { mode: "last" } | { mode: "messenger"; channel: ChannelName } | { mode: "all" };
   createdAt: Date;
   updatedAt: Date;
-}
-
-/**
- * Where Familiar reaches a person with a message it starts itself (a message meant for "wherever
- * they are": reminders, check-ins, digests, files):
- * - `last`: the chat they last used, where the web chat counts only while one of its pages is open;
- *   otherwise their most recently used messenger (the default);
- * - `messenger`: the chosen messenger (`channel`) while it is linked and reachable, else as `last`;
- * - `all`: every chat of theirs that is linked and reachable, the web chat included.
- * Replies to a message always go to the chat it came from.
- */
-export type ReachPreference = { mode: "last" } | { mode: "messenger"; channel: ChannelName } | { mode: "all" };
-
-/** The stored form of a {@link ReachPreference}: `last`, `all` or `messenger:<channel>`. */
-export function reachText(reach: ReachPreference): string {
-  return reach.mode === "messenger" ? `messenger:${reach.channel}` : reach.mode;
-}
-
-/** Reads the stored form of a {@link ReachPreference}; anything unknown reads as `last`. */
-export function parseReach(text: string | null | undefined): ReachPreference {
-  if (text === "all") return { mode: "all" };
-  const channel = text?.startsWith("messenger:") ? text.slice("messenger:".length) : null;
-  if (channel && (channelNames as readonly string[]).includes(channel)) return { mode: "messenger", channel: channel as ChannelName };
-  return { mode: "last" };
 }
 
 export type NewPerson = Pick<Person, "displayName"> &
@@ -309,9 +284,8 @@ export interface ClaimedTask {
 }
 
 /**
- * Which waiting task `resumeWaitingTask` may resume: the wait it must still be in. `time`: a
- * recurring job between occurrences, resumed early because the call it parked (a decided approval
- * card) can go on (issue 18 item 9).
+ * Which waiting task `resumeWaitingTask` may resume: the wait it must still be in. `time`: a recurring
+ * job between occurrences, resumed early because its parked call (a decided card) can go on (issue 18 item 9).
  */
 export type WaitMatch =
   | { kind: "event"; hookId: HookId }
@@ -394,10 +368,7 @@ export interface Grant {
   capability: string;
   /** Legacy origin-level constraints (grants from before action patterns); not used for matching. */
   constraints: GrantConstraints;
-  /**
-   * What the grant covers: Sentinel's `GrantPattern` (tool, method, targets, payload digest) as
-   * JSON. Null for legacy grants, which cover nothing.
-   */
+  /** What the grant covers: Sentinel's `GrantPattern` (tool, method, targets, payload digest) as JSON; null for legacy grants (cover nothing). */
   pattern: Json | null;
   scope: GrantScope;
   grantedBy: Actor;
@@ -524,14 +495,9 @@ export interface OutboxMessage {
   personId: PersonId;
   /** Unique; enqueueing the same key twice returns the first row. */
   deliveryKey: string;
-  /** Target channel, or null for wherever the person is (chosen by their {@link ReachPreference}). */
+  /** Target channel, or null for wherever the person is (their `ReachPreference`). */
   channel: ChannelName | null;
-  /**
-   * The channel the message is queued on: its own `channel`, or — for a message meant for wherever
-   * the person is — the channel the outbox routed it to (null until routed). Order is kept per
-   * person and lane, so a message stuck on one channel never holds up another channel's.
-   */
-  lane: ChannelName | null;
+  lane: ChannelName | null; // the channel it is queued on (routed; null until then): order is per person and lane
   text: string;
   buttons: Button[];
   /** Set when this message edits an earlier one (an approval card showing its decision). */
@@ -557,17 +523,11 @@ export interface OutboxMessage {
 
 /**
  * How far the delivery of one outbox row got, saved before and after each part so a restarted
- * process neither repeats a part nor loses one:
- * - `target`: where the first attempt went (later parts follow it);
- * - `sent`: part key (`"0"`, `"1"`, `"2-1"` for a re-rendered part) → platform message id;
- * - `inflight`: the part being sent when the row was last saved (a crash leaves it set: outcome unknown);
- * - `fallback`: part index → rendering level after the platform rejected the payload (1 plain, 2 smaller);
- * - `uncertain`: parts that may or may not have arrived (the platform offers no way to check);
- * - `failingSince`: ISO time of the first failed attempt since a part last went out (the give-up
- *   clock; absent while nothing failed);
- * - `refusals`: part index → how many times the platform refused that file part in its current form
- *   (a photo refused twice is sent as a document, a document refused twice as a link);
- * - `textParts`: how many of the parts are text (the rest are files), once rendered.
+ * process neither repeats a part nor loses one: `target` (where the first attempt went; later parts
+ * follow it); `sent` (part key `"0"`, `"2-1"` for a re-rendered part → platform id); `inflight` (the
+ * part being sent at the last save: a crash leaves it set, outcome unknown); `fallback` (part index →
+ * rendering level or file form after a refusal); `uncertain` (parts that may or may not have
+ * arrived); `failingSince`, `refusals`, `textParts` (the give-up clock: core/outbox/handoff.ts, files.ts).
  */
 export interface DeliveryProgress {
   target: { channel: ChannelName; address: string; accountId: string } | null;
@@ -575,9 +535,7 @@ export interface DeliveryProgress {
   inflight: string | null;
   fallback: Record<string, number>;
   uncertain: string[];
-  failingSince?: string | null;
-  refusals?: Record<string, number>;
-  textParts?: number;
+  failingSince?: string | null; refusals?: Record<string, number>; textParts?: number;
 }
 
 export const emptyProgress = (): DeliveryProgress => ({ target: null, sent: {}, inflight: null, fallback: {}, uncertain: [] });

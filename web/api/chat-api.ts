@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { Router, type Response } from "express";
+import { Router, type Request, type Response } from "express";
 import { z } from "zod";
 import { type InboundEvent, type InboundOutcome, parseCardView } from "../../core/channels/index.js";
 import type { Clock } from "../../core/clock.js";
@@ -57,6 +57,13 @@ export function overLimit(body: unknown): number | null {
   return text.success && text.data.text.length > MESSAGE_TEXT_MAX ? text.data.text.length : null;
 }
 
+/** The signed-in person of a live poll, noted as having a page open. */
+function present(deps: ChatApiDeps, req: Request) {
+  const { person } = webContext(req);
+  deps.presence?.seen(person.id);
+  return person;
+}
+
 function bad(res: Response, error: z.ZodError): void {
   res.status(400).json({ error: plainErrors(error) });
 }
@@ -93,8 +100,7 @@ export function chatApi(deps: ChatApiDeps): Router {
   router.get("/api/web/chat/live", async (req, res) => {
     const q = liveQuery.safeParse(req.query);
     if (!q.success) return bad(res, q.error);
-    const { person } = webContext(req);
-    deps.presence?.seen(person.id);
+    const person = present(deps, req);
     const account = await localAccountOf(deps.store, person);
     const wait = log.waitForActivity(person.id);
     const abort = new AbortController();

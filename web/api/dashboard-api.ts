@@ -12,6 +12,7 @@ import {
   channelNames,
   type AuditEvent,
   type Goal,
+  type ChannelName,
   type MemoryItem,
   type Person,
   type Task,
@@ -136,7 +137,6 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
   router.get("/api/web/now", async (req, res) => {
     const { person } = webContext(req);
     const pending = (await store.approvals.listPendingApprovals(person.id)).filter((a) => a.expiresAt > clock.now()).length;
-    // `deliveries`: messages waiting because their channel keeps failing, and those given up there (see deliveriesOf).
     res.json({ status: await familiar.views.currentStatus(person.id), pendingApprovals: pending, paused: person.paused, deliveries: await deliveriesOf(store, person, clock.now()) });
   });
 
@@ -294,10 +294,7 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
     const identities = await store.persons.listIdentities(person.id);
     if (!identities.some((i) => i.channel === channel.data && i.accountId === accountId)) return void res.status(404).json({ error: "No such linked account of yours." });
     if (identities.length === 1) return void res.status(409).json({ error: "This is your only linked account; Familiar could not reach you without it." });
-    await store.persons.removeIdentity(person.id, channel.data, accountId);
-    // What waits for that account is re-routed now (see OutboxDelivery), not when its retry is due.
-    await store.outbox.wakeLane({ personId: person.id, lane: channel.data, now: clock.now() });
-    familiar.outboxLoop.poke();
+    await unlink(deps, person.id, channel.data, accountId);
     await store.audit.appendAudit({ personId: person.id, kind: "identity.unlinked", summary: `Unlinked ${channel.data} account ${accountId}`, data: { channel: channel.data, accountId }, at: clock.now() });
     res.json({ notice: `Unlinked your ${channel.data} account ${accountId}. Messages from it now count as a stranger's.` });
   });
@@ -312,6 +309,13 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
 
 function settingsJson(p: Pick<Person, "displayName" | "timeZone" | "locale" | "proactivity" | "quietHours" | "digestTime" | "paused" | "personaName" | "personaStyle" | "reach">) {
   return { displayName: p.displayName, timeZone: p.timeZone, locale: p.locale, proactivity: p.proactivity, quietHours: p.quietHours, digestTime: p.digestTime, paused: p.paused, personaName: p.personaName, personaStyle: p.personaStyle, reach: p.reach };
+}
+
+/** Unlinks an account; what waits for it in the outbox is re-routed now (see OutboxDelivery), not when its retry is due. */
+async function unlink(deps: DashboardApiDeps, personId: PersonId, channel: ChannelName, accountId: string): Promise<void> {
+  await deps.store.persons.removeIdentity(personId, channel, accountId);
+  await deps.store.outbox.wakeLane({ personId, lane: channel, now: deps.clock.now() });
+  deps.familiar.outboxLoop.poke();
 }
 
 function taskOf(e: AuditEvent): string | null {

@@ -90,9 +90,7 @@ export interface PersonDoc {
   paused: boolean;
   /** Absent on documents written before the web app. */
   personaName?: string | null;
-  personaStyle?: string | null;
-  /** `last`, `all` or `messenger:<channel>` (see ReachPreference); absent: `last`. */
-  reach?: string;
+  personaStyle?: string | null; reach?: string; // reach: `last`, `all` or `messenger:<channel>` (absent: `last`)
   createdAt: Date;
   updatedAt: Date;
 }
@@ -292,9 +290,7 @@ export interface OutboxDoc {
   _id: string;
   personId: string;
   deliveryKey: string;
-  channel: ChannelName | null;
-  /** The channel the message is queued on (see OutboxMessage.lane); absent or null: not routed yet. */
-  lane?: ChannelName | null;
+  channel: ChannelName | null; lane?: ChannelName | null; // lane: where it is queued (OutboxMessage.lane); absent/null: not routed
   text: string;
   buttons: Button[];
   editOf: string | null;
@@ -471,7 +467,6 @@ export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
   outbox: [
     { key: { deliveryKey: 1 }, name: "delivery_key_unique", unique: true },
     { key: { status: 1, personId: 1, _id: 1 }, name: "status_person" },
-    { key: { status: 1, personId: 1, lane: 1, _id: 1 }, name: "status_person_lane" },
     { key: { personId: 1, _id: 1 }, name: "person_created" },
     { key: { "lease.owner": 1 }, name: "lease_owner" },
   ],
