@@ -6,15 +6,18 @@
  */
 import type { Clock } from "../core/clock.js";
 import type { Config } from "../core/config/index.js";
-import { Connections, importConfiguredConnections, type ConnectionKind } from "../core/connections/index.js";
+import { ConnectDesk, Connections, importConfiguredConnections, type ConnectionKind } from "../core/connections/index.js";
 import type { PersonId } from "../core/ids.js";
+import { registerConnectCommands, type CommandRegistry } from "../core/inbound/index.js";
 import type { Logger } from "../core/log/index.js";
 import type { Notifier } from "../core/notify/index.js";
+import type { Outbound } from "../core/outbox/index.js";
 import { ChangeDispatcher, type ChangeKinds } from "../core/runtime/index.js";
 import type { SecretVault } from "../core/secrets/index.js";
 import type { Store } from "../core/storage/index.js";
 import type { ToolDefinition } from "../core/tools/index.js";
 import { wireCalendar } from "./calendar.js";
+import { wireEmail } from "./email.js";
 import type { Storage } from "./store.js";
 
 /** The wired framework. */
@@ -71,34 +74,42 @@ export function watchArmedHook(): { hook: (personId: PersonId) => void; bind(dis
   };
 }
 
-/** The connectors in the process (connections, calendars): their tools, the calendar's sync job, start and stop. */
+/** The connectors in the process (connections, calendars, mailboxes): their tools, sync jobs, start and stop. */
 export interface Connectors {
   tools: ToolDefinition[];
+  /** The person's connections and the desk of one-time `/connect` links (the web app's Connections API and form). */
+  connections: Connections;
+  desk: ConnectDesk;
   /** The `calendar.sync` job's handler: one sync of a calendar connection. */
   syncCalendar(connectionId: string): Promise<unknown>;
+  /** The `email.sync` job's handler: one sync session of a mailbox. */
+  syncMailbox(connectionId: string): Promise<unknown>;
   /** After the scheduler: the connections' grants and FAMILIAR_CONFIG's imports, the dispatcher, the calendar's sync jobs. */
   start(): Promise<void>;
-  /** Before the core stops: no more connection changes are dispatched. */
+  /** Before the core stops: no more connection changes are dispatched; the mailbox sessions end (their jobs return). */
   stop(): Promise<void>;
-  /** After the scheduler drained: the calendar's own store. */
+  /** After the scheduler drained: the calendar's own store, the mail parse workers. */
   close(): Promise<void>;
 }
 
 /**
- * Builds the connectors over the running core: the calendar's kinds and store, the connections
+ * Builds the connectors over the running core: the calendar's and email's kinds, the connections
  * framework with them, the change dispatcher (bound to `watchArmed`, the hook the core calls when a
- * watch re-arms) and the calendar's service and tools. Throws when the calendar's store cannot be opened.
+ * watch re-arms), their services and tools, the `/connect` desk and chat commands. Throws when the
+ * calendar's store cannot be opened.
  */
 export async function createConnectors(
   config: Config,
   parts: {
     storage: Storage;
     vault: SecretVault;
-    core: { notifier: Pick<Notifier, "propose">; taskLoop: { poke(): void } };
+    core: { notifier: Pick<Notifier, "propose">; taskLoop: { poke(): void }; outbound: Pick<Outbound, "queue">; commands: CommandRegistry };
     watchArmed: ReturnType<typeof watchArmedHook>;
     clock: Clock;
     logger: Logger;
     dataDir: string;
+    workspace: { quotaBytes: number };
+    publicUrl: () => string;
   },
 ): Promise<Connectors> {
   const { storage, vault, clock, logger, core } = parts;
@@ -106,17 +117,32 @@ export async function createConnectors(
   const pokeTasks = () => core.taskLoop.poke();
   // Connections (mailboxes, calendars): the kinds come from the connectors; changes wake watches.
   const calendar = await wireCalendar({ config, dataDir: parts.dataDir, store, vault, clock, logger, scheduler, ...(storage.mongoClient && { mongo: storage.mongoClient }) });
-  const connected = wireConnections({ store, vault, clock, logger, kinds: calendar.kinds, configured: config.connections, pokeTasks });
+  const email = wireEmail({ config, dataDir: parts.dataDir, store, clock, logger, scheduler, workspace: parts.workspace });
+  const connected = wireConnections({ store, vault, clock, logger, kinds: [...calendar.kinds, ...email.kinds], configured: config.connections, pokeTasks });
   parts.watchArmed.bind(connected.dispatcher);
-  const calendarParts = calendar.attach({ connections: connected.connections, notifier: core.notifier, pokeWatches: (personId) => connected.dispatcher.poke(personId), pokeTasks });
+  const pokeWatches = (personId: PersonId) => connected.dispatcher.poke(personId);
+  const calendarParts = calendar.attach({ connections: connected.connections, notifier: core.notifier, pokeWatches, pokeTasks });
+  const emailParts = email.attach({ connections: connected.connections, pokeWatches });
+  const desk = new ConnectDesk({ connections: connected.connections, clock, publicUrl: parts.publicUrl, outbound: core.outbound });
+  registerConnectCommands(core.commands, { desk, connections: connected.connections });
   return {
-    tools: calendarParts.tools,
+    tools: [...calendarParts.tools, ...emailParts.tools],
+    connections: connected.connections,
+    desk,
     syncCalendar: (connectionId) => calendarParts.service.sync(connectionId),
+    syncMailbox: (connectionId) => emailParts.service.runSession(connectionId),
     async start() {
       await connected.start();
       await calendarParts.service.reconcile();
+      await emailParts.service.ensureJobs();
     },
-    stop: () => connected.stop(),
-    close: () => calendar.close(),
+    async stop() {
+      await connected.stop();
+      await emailParts.service.stop();
+    },
+    async close() {
+      await calendar.close();
+      await email.close();
+    },
   };
 }

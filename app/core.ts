@@ -124,7 +124,7 @@ export function wireCore(deps: FamiliarDeps, owner: string): CoreParts {
   // The task loop is made with the runner below; what comes first only needs to wake it.
   const tasks = { poke: () => runtime.taskLoop.poke() };
   const sentinel = wireSentinel(deps, outbox.outbound, tasks);
-  const notifier = new Notifier({ ...pick(deps), outbox: outbox.outboxLoop, scheduler: deps.scheduler, judge: deps.notificationJudgement ? model : null, ...(deps.askedForPerHour !== undefined && { askedForPerHour: deps.askedForPerHour }) });
+  const notifier = new Notifier({ ...pick(deps), outbound: outbox.outbound, scheduler: deps.scheduler, judge: deps.notificationJudgement ? model : null, ...(deps.askedForPerHour !== undefined && { askedForPerHour: deps.askedForPerHour }) });
   const secrets = deps.sentinel.vault ? new SecretDesk({ vault: deps.sentinel.vault, store: deps.store, clock: deps.clock, publicUrl: deps.publicUrl, outbound: outbox.outbound }) : null;
   const runtime = wireRuntime(deps, { owner, leaseMs, model, channels, tools, notifier, sentinel: sentinel.sentinel, outbound: outbox.outbound, tasks });
   tools.add(...coreTools({ store: deps.store, clock: deps.clock, poke: tasks.poke, releaseHeld: (personId, goalId) => runtime.wakeups.releaseHeld(personId, goalId) }), ...notifyTools({ store: deps.store }));

@@ -1,7 +1,7 @@
 /**
  * The runtime: the core assembled (`Familiar`, app/familiar.ts) with the settings that tune it, the
- * connectors (connections and calendars, app/connections.ts), the tools of the sandbox and the
- * connectors added to the core's own, and the jobs that belong to no task registered with the scheduler.
+ * connectors (connections, calendars and mailboxes, app/connections.ts), the tools of the sandbox and the
+ * connectors added to the core's own (Familiar's computer among them: app/computer.ts), and the jobs that belong to no task registered with the scheduler.
  */
 import { webTools } from "../connectors/web/index.js";
 import type { Clock } from "../core/clock.js";
@@ -11,7 +11,10 @@ import { asId } from "../core/ids.js";
 import type { Logger } from "../core/log/index.js";
 import { registerJobs } from "../jobs/index.js";
 import { BrowserRuntime, browserTools } from "../sandbox/browser/index.js";
-import { WorkspaceArtifacts, artifactTools, workspaceTools } from "../sandbox/workspace/index.js";
+import { ArtifactShelf, artifactTools, renderPdf } from "../sandbox/artifacts/index.js";
+import { computerTools } from "../sandbox/exec/index.js";
+import { workspaceTools } from "../sandbox/workspace/index.js";
+import { startComputer, type Computer } from "./computer.js";
 import { createConnectors, watchArmedHook, type Connectors } from "./connections.js";
 import { Familiar } from "./familiar.js";
 import type { Models } from "./model.js";
@@ -22,7 +25,9 @@ import type { Storage } from "./store.js";
 export interface Runtime {
   familiar: Familiar;
   browser: BrowserRuntime;
-  artifacts: WorkspaceArtifacts;
+  artifacts: ArtifactShelf;
+  /** Familiar's computer (the sandbox probe and its status). */
+  computer: Computer;
   connectors: Connectors;
 }
 
@@ -36,7 +41,9 @@ export async function createRuntime(
 ): Promise<Runtime> {
   const { storage, secrets, models, clock, logger, dataDir, workspace } = parts;
   const { store, scheduler } = storage;
-  const artifacts = new WorkspaceArtifacts({ dataDir, repository: store.artifacts, clock, workspace });
+  const artifacts = new ArtifactShelf({ dataDir, repository: store.artifacts, clock, workspace, goalOf: async (taskId) => (await store.tasks.getTask(taskId))?.goalId ?? null });
+  // Familiar's computer: probed in the background (a test run in bubblewrap); its tools are offered once it works.
+  const computer = startComputer(config, dataDir, logger);
   const watchArmed = watchArmedHook();
   const familiar = new Familiar({
     store,
@@ -61,7 +68,7 @@ export async function createRuntime(
     media: models.media,
     watchArmed: watchArmed.hook,
   });
-  const connectors = await createConnectors(config, { storage, vault: secrets.vault, core: familiar, watchArmed, clock, logger, dataDir });
+  const connectors = await createConnectors(config, { storage, vault: secrets.vault, core: familiar, watchArmed, clock, logger, dataDir, workspace, publicUrl: parts.publicUrl });
   // Chromium starts on the first browser tool call, not here.
   const browser = new BrowserRuntime({ chromiumPath: config.CHROMIUM_PATH, dataDir, egress: secrets.egress, secretCheck: secrets.secretCheck, logger, maxContexts: config.BROWSER_MAX_CONTEXTS, idleMs: config.BROWSER_IDLE_MS });
   familiar.addTools([
@@ -69,7 +76,15 @@ export async function createRuntime(
     ...workspaceTools(dataDir, workspace),
     // A page readout gets about a quarter of the context budget (≈ 4 characters per token).
     ...browserTools({ runtime: browser, artifacts, dataDir, scrub: (text) => secrets.vault.scrub(text), maxReadChars: config.CONTEXT_TOKEN_BUDGET }),
-    ...artifactTools({ store, outbound: familiar.outbound, offered: (personId) => browser.inUse(personId) || artifacts.hasArtifacts(personId) }),
+    ...artifactTools({
+      shelf: artifacts,
+      outbound: familiar.outbound,
+      printPdf: (html, pdfOptions) => browser.lend((b) => renderPdf(b, html, pdfOptions)),
+      // A link to the artifact's page only where the web app is reachable from the person's devices.
+      pageUrl: (artifact) => (config.PUBLIC_URL ? `${config.PUBLIC_URL.replace(/\/$/, "")}/a/${artifact.seriesId}` : null),
+      offered: (personId) => browser.inUse(personId) || artifacts.hasArtifacts(personId),
+    }),
+    ...computerTools({ dataDir, workspace, status: () => computer.status, current: computer.current }),
     ...connectors.tools,
   ]);
   registerJobs(
@@ -78,8 +93,9 @@ export async function createRuntime(
       expireApprovals: () => familiar.approvals.expire(),
       sendDigest: (personId) => familiar.notifier.sendDigest(asId("person", personId)),
       syncCalendar: (connectionId) => connectors.syncCalendar(connectionId),
+      syncMailbox: (connectionId) => connectors.syncMailbox(connectionId),
     },
-    { logger, now: () => clock.now() },
+    { logger, now: () => clock.now(), emailSessionMs: config.EMAIL_SYNC_SESSION_MS },
   );
-  return { familiar, browser, artifacts, connectors };
+  return { familiar, browser, artifacts, computer, connectors };
 }

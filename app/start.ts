@@ -6,7 +6,8 @@
  * in-process.
  */
 import { systemClock, type Clock } from "../core/clock.js";
-import { secretValues, type Config } from "../core/config/index.js";
+import { listenHost, secretValues, type Config } from "../core/config/index.js";
+import { addressesOf, startLine, type Addresses } from "./addresses.js";
 import { createLogger, type Logger } from "../core/log/index.js";
 import type { Scheduler } from "../core/scheduling/index.js";
 import type { Store } from "../core/storage/index.js";
@@ -42,17 +43,26 @@ export interface StartOptions {
   configure?: (familiar: Familiar) => void;
 }
 
-/** The address people open: PUBLIC_URL, else the listening address (known once the port is bound). */
+/**
+ * Where people open Familiar (app/addresses.ts): on this machine, and — PUBLIC_URL, else this
+ * machine's network address when it listens beyond loopback — from other devices; known in full
+ * once the port is bound.
+ */
 class Address {
-  url: string;
+  readonly host: string;
+  current: Addresses;
   constructor(private readonly config: Config) {
-    this.url = Address.listening(config.HOST, config.PORT);
+    this.host = listenHost(config);
+    this.current = addressesOf(this.host, config.PORT, config.PUBLIC_URL);
   }
-  static listening(host: string, port: number): string {
-    return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  bound(port: number): void {
+    this.current = addressesOf(this.host, port, this.config.PUBLIC_URL);
   }
-  publicUrl = (): string => this.config.PUBLIC_URL ?? this.url;
-  local = (): string => this.url;
+  get url(): string {
+    return this.current.local;
+  }
+  publicUrl = (): string => this.current.public;
+  local = (): string => this.current.local;
 }
 
 /**
@@ -70,10 +80,10 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   const models = createModels(config, { setup: secrets.setup, dataDir, workspace, logger, knownSecrets: () => registry.list() });
   const address = new Address(config);
   const runtime = await createRuntime(config, { storage, secrets, models, clock, logger, scrub: registry.scrub, dataDir, workspace, publicUrl: address.publicUrl });
-  const http = createHttp(logger, storage, registry);
+  const http = createHttp(logger, storage, registry, runtime.computer);
   const channels = createChannels(config, { familiar: runtime.familiar, storage, secrets, http, clock, logger, dataDir, url: address.local });
   options.configure?.(runtime.familiar);
-  const sessions = await mountWebApp(config, http, { runtime, channels, storage, secrets, models, clock, logger, dataDir, publicUrl: address.publicUrl });
+  const sessions = await mountWebApp(config, http, { runtime, channels, storage, secrets, models, clock, logger, dataDir, publicUrl: address.publicUrl, devices: () => address.current });
   const messengers = await channels.startMessengers();
   mountLocalApis(http, { runtime, channels, storage, secrets, whatsapp: messengers.whatsapp });
   return begin(config, { runtime, channels, storage, models, http, sessions, address, dataDir, logger, clock, notConfigured: messengers.notConfigured });
@@ -92,13 +102,15 @@ async function begin(
   const stopHousekeeping = startHousekeeping({ pruneInbound: (before) => store.inbound.pruneProcessedUpdates(before), logger, now: () => clock.now() });
   const started = await familiar.start();
   channels.status.started(started);
-  address.url = Address.listening(config.HOST, await http.listen(config.HOST, config.PORT));
+  address.bound(await http.listen(address.host, config.PORT));
   const url = address.url;
   const model = parts.models.switchable;
   logger.info(
-    { url, dataDir: parts.dataDir, store: store.kind, scheduler: scheduler.status().backend, model: model.configured ? model.model : null, channels: started.started, notConfigured: parts.notConfigured },
+    { url, network: address.current.network, dataDir: parts.dataDir, store: store.kind, scheduler: scheduler.status().backend, model: model.configured ? model.model : null, channels: started.started, notConfigured: parts.notConfigured },
     `Familiar is running: open ${url} to chat`,
   );
+  // One line a person reads (the log above is JSON for machines).
+  process.stderr.write(`${startLine(address.current, model.configured, config.LOCAL_CHAT_ALLOW_REMOTE)}\n`);
   if (config.LOCAL_CHAT_ALLOW_REMOTE) {
     logger.warn("LOCAL_CHAT_ALLOW_REMOTE is on: other machines may open the web app and must sign in (a /web link on a messenger, or the setup password); use HTTPS (PUBLIC_URL) in front of it");
     // Printed to the console only (never a messenger): whoever reads the server's log owns the install.
@@ -118,6 +130,8 @@ async function begin(
       await runtime.browser.close();
       await scheduler.drain(deadline);
       await runtime.connectors.close();
+      // The start-up probe (a sandboxed `echo ok`, bounded by its own wall time) ends before DATA_DIR may go.
+      await runtime.computer.status;
       await store.close();
     })());
   return { familiar, store, scheduler, http, url, logger, stop };

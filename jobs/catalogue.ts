@@ -29,6 +29,12 @@ export const jobs = {
    * is the calendar connector's `CALENDAR_SYNC_JOB`.
    */
   calendarSync: { name: "calendar.sync", data: z.object({ connectionId: z.string().min(1) }) },
+  /**
+   * Keeps one mailbox in sync for one session (its folders watched with IMAP IDLE or polled; then it
+   * returns and schedules its next session at once — here or, with MongoDB, in whichever process
+   * picks it up). One job per mailbox, keyed by its connection id.
+   */
+  emailSync: { name: "email.sync", data: z.object({ connectionId: z.string().min(1) }) },
 } as const;
 
 /** What the jobs do, from the composition root. */
@@ -37,13 +43,15 @@ export interface JobHandlers {
   sendDigest(personId: string): Promise<unknown>;
   /** Absent when the calendar connector is not wired (its jobs are then skipped). */
   syncCalendar?: (connectionId: string) => Promise<unknown>;
+  /** One sync session of a mailbox (connectors/email EmailService.runSession); absent when email is not wired. */
+  syncMailbox?: (connectionId: string) => Promise<unknown>;
 }
 
 /**
  * Defines every job's handler on `scheduler` (before it starts). A payload that does not match its
  * schema is logged and skipped (it would fail the same way on every retry).
  */
-export function registerJobs(scheduler: Scheduler, handlers: JobHandlers, options: { logger: Logger; now: () => Date }): void {
+export function registerJobs(scheduler: Scheduler, handlers: JobHandlers, options: { logger: Logger; now: () => Date; emailSessionMs?: number }): void {
   const parsed = <S extends z.ZodType>(schema: S, job: JobContext): z.infer<S> | null => {
     const result = schema.safeParse(job.data);
     if (result.success) return result.data;
@@ -67,6 +75,19 @@ export function registerJobs(scheduler: Scheduler, handlers: JobHandlers, option
         if (data) await syncCalendar(data.connectionId);
       },
       { concurrency: 2, lockLifetimeMs: 10 * 60_000 },
+    );
+  }
+  const syncMailbox = handlers.syncMailbox;
+  if (syncMailbox) {
+    // A session holds its lock for its whole length; a dead worker's session is taken over a minute after it would have ended.
+    const session = options.emailSessionMs ?? 240_000;
+    scheduler.define(
+      jobs.emailSync.name,
+      async (job) => {
+        const data = parsed(jobs.emailSync.data, job);
+        if (data) await syncMailbox(data.connectionId);
+      },
+      { concurrency: 50, lockLifetimeMs: session + 60_000 },
     );
   }
 }

@@ -3,5 +3,5 @@
  * scheduler that loads Agenda only when there is a job to run. Agenda itself is in jobs/agenda,
  * imported lazily.
  */
-export { inboundRetentionMs, registerJobs, retiredJobNames, startHousekeeping } from "./catalogue.js";
+export { inboundRetentionMs, jobs, registerJobs, retiredJobNames, startHousekeeping } from "./catalogue.js";
 export { LazyScheduler, sqliteJobsExist } from "./lazy.js";

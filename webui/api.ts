@@ -74,3 +74,26 @@ export function navigate(path: string): void {
 export function onChannel(channel: string): string {
   return channel === "local" ? "in the web chat" : `on ${channelLabel[channel] ?? channel}`;
 }
+
+/** Focuses an element when it appears (a stable ref, so typing never moves the focus). */
+export const focusOnMount = (el: HTMLElement | null): void => el?.focus();
+
+/**
+ * A message's time line, short: "09:30" today, "Tue 09:30" within the last week, "3 Dec, 09:30"
+ * this year, "3 Dec 2025" before — in the person's time zone (the full date is the title).
+ */
+export function shortTime(iso: string, timeZone: string, now: Date = new Date()): string {
+  const at = new Date(iso);
+  try {
+    const day = (d: Date) => new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" }).format(d);
+    const clock = new Intl.DateTimeFormat(undefined, { timeZone, hour: "2-digit", minute: "2-digit" }).format(at);
+    if (day(at) === day(now)) return clock;
+    const ageMs = now.getTime() - at.getTime();
+    if (ageMs >= 0 && ageMs < 6 * 86_400_000) return `${new Intl.DateTimeFormat(undefined, { timeZone, weekday: "short" }).format(at)} ${clock}`;
+    const sameYear = day(at).slice(0, 4) === day(now).slice(0, 4);
+    const date = new Intl.DateTimeFormat(undefined, { timeZone, day: "numeric", month: "short", ...(sameYear ? {} : { year: "numeric" }) }).format(at);
+    return sameYear ? `${date}, ${clock}` : date;
+  } catch {
+    return at.toISOString().slice(0, 16).replace("T", " ");
+  }
+}

@@ -1,5 +1,5 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
-import { ApiError, api, localTime, newClientId, onChannel, type Session } from "./api.js";
+import { ApiError, api, localTime, newClientId, onChannel, shortTime, type Session } from "./api.js";
 import { ApprovalCard, type ApprovalCardView } from "./approval-card.js";
 import { renderMarkdown } from "./markdown.js";
 import { loadDrafts, saveDrafts } from "./drafts.js";
@@ -23,6 +23,8 @@ interface Outgoing {
   text: string;
   state: "sending" | "sent" | "failed";
   error?: string;
+  /** Failed because Familiar could not be reached (or was not sure it got it): sent again on reconnect. */
+  resend?: boolean;
 }
 
 const NEAR_BOTTOM_PX = 80;
@@ -47,7 +49,11 @@ export function Chat({ session }: { session: Session }) {
   const [before, setBefore] = useState<number | null>(null);
   // Drafts and unsent messages kept in this browser come back after a reload, with Retry.
   const [kept] = useState(() => loadDrafts(session.person.id));
-  const [outgoing, setOutgoing] = useState<Outgoing[]>(() => kept.unsent.map((u) => ({ clientId: u.clientId, text: u.text, state: "failed", error: u.error })));
+  const [outgoing, setOutgoing] = useState<Outgoing[]>(() => kept.unsent.map((u) => ({ clientId: u.clientId, text: u.text, state: "failed", error: u.error, resend: true })));
+  const outgoingNow = useRef(outgoing);
+  outgoingNow.current = outgoing;
+  /** Sends again what failed for want of a connection (the same client id: never said twice). */
+  const resendFailed = useRef(() => {});
   const [typing, setTyping] = useState(false);
   const [connection, setConnection] = useState<"ok" | "lost">("ok");
   const [unseen, setUnseen] = useState(0);
@@ -113,6 +119,7 @@ export function Chat({ session }: { session: Session }) {
         }
       }
       setConnection("ok");
+      resendFailed.current();
       const seen = new Set<string>();
       // After a failure, ask without waiting, so "reconnected" shows as soon as the server answers.
       let recovering = false;
@@ -120,6 +127,7 @@ export function Chat({ session }: { session: Session }) {
         try {
           const wait = recovering ? 0 : 25_000;
           const live: { items: Item[]; cursor: number; typing: boolean } = await api<{ items: Item[]; cursor: number; typing: boolean }>("GET", `/api/web/chat/live?after=${cursor}&wait=${wait}&typing=${typingShown ? 1 : 0}`);
+          if (recovering) resendFailed.current();
           recovering = false;
           if (stopped) return;
           setConnection("ok");
@@ -200,9 +208,13 @@ export function Chat({ session }: { session: Session }) {
       // The log normally echoes it at once; drop the bubble anyway after a few seconds.
       setTimeout(() => setOutgoing((list) => list.filter((o) => o.clientId !== message.clientId || o.state !== "sent")), 5_000);
     } catch (err) {
-      setOutgoing((list) => list.map((o) => (o.clientId === message.clientId ? { ...o, state: "failed", error: err instanceof ApiError ? err.message : "not sent" } : o)));
+      // Unreachable or a server error: sent again by itself on reconnect; a refusal (4xx) waits for Retry.
+      const resend = !(err instanceof ApiError) || err.status === 0 || err.status >= 500;
+      setOutgoing((list) => list.map((o) => (o.clientId === message.clientId ? { ...o, state: "failed", error: err instanceof ApiError ? err.message : "not sent", resend } : o)));
     }
   };
+  resendFailed.current = () => outgoingNow.current.filter((o) => o.state === "failed" && o.resend).forEach((o) => void send(o));
+  useEffect(() => box.current?.focus(), []);
 
   const press = async (item: Item, buttonId: string) => {
     try {
@@ -250,24 +262,13 @@ export function Chat({ session }: { session: Session }) {
                 </div>
               )}
               <span class="meta">
-                {localTime(item.at, tz)} · {item.role === "user" ? "you" : "Familiar"} {onChannel(item.channel)}
+                <time dateTime={item.at} title={localTime(item.at, tz)}>{shortTime(item.at, tz)}</time>
+                {item.channel !== "local" && ` · ${onChannel(item.channel)}`}
               </span>
             </li>
           ))}
           {outgoing.map((o) => (
-            <li key={o.clientId} class="msg me pending">
-              <div class="bubble plain">{o.text}</div>
-              {o.state === "failed" ? (
-                <span class="meta error" role="alert">
-                  Not sent: {o.error}{" "}
-                  <button type="button" class="link" onClick={() => void send(o)}>
-                    Retry
-                  </button>
-                </span>
-              ) : (
-                <span class="meta">{o.state === "sending" ? "Sending…" : "Sent"}</span>
-              )}
-            </li>
+            <PendingItem key={o.clientId} message={o} onRetry={() => void send(o)} />
           ))}
         </ol>
         {typing && (
@@ -337,5 +338,25 @@ export function Chat({ session }: { session: Session }) {
         </div>
       </form>
     </main>
+  );
+}
+
+/** A message this page is sending, or failed to send (with Retry, and said when it goes again by itself). */
+function PendingItem({ message: o, onRetry }: { message: Outgoing; onRetry: () => void }) {
+  return (
+    <li class="msg me pending">
+      <div class="bubble plain">{o.text}</div>
+      {o.state === "failed" ? (
+        <span class="meta error" role="alert">
+          Not sent: {o.error}
+          {o.resend ? " — sent again when Familiar is back." : ""}{" "}
+          <button type="button" class="link" onClick={onRetry}>
+            Retry
+          </button>
+        </span>
+      ) : (
+        <span class="meta">{o.state === "sending" ? "Sending…" : "Sent"}</span>
+      )}
+    </li>
   );
 }

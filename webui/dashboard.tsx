@@ -1,8 +1,9 @@
 import { KIND_WORDS } from "../web/shared/index.js";
-import type { ComponentChildren } from "preact";
 import { useEffect, useState, useRef } from "preact/hooks";
 import { ApiError, api, channelLabel, localTime, navigate, newClientId, onChannel, type Session } from "./api.js";
 import { renderMarkdown } from "./markdown.js";
+import { Artifacts } from "./artifacts.js";
+import { Empty, Pager, usePaged } from "./paged.js";
 import { Settings } from "./settings.js";
 
 const tabs = [
@@ -12,51 +13,10 @@ const tabs = [
   ["activity", "Activity"],
   ["permissions", "Permissions"],
   ["memory", "Memory"],
+  ["artifacts", "Artifacts"],
   ["settings", "Settings"],
   ["messengers", "Messengers"],
 ] as const;
-
-/** A paginated list from the API: `{items, next}`; `more()` loads the next page. */
-export function usePaged<T>(url: string | null) {
-  const [items, setItems] = useState<T[]>([]);
-  const [next, setNext] = useState<string | null>(null);
-  const [error, setError] = useState("");
-  const [loaded, setLoaded] = useState(false);
-  const load = async (after: string | null) => {
-    if (!url) return;
-    try {
-      const sep = url.includes("?") ? "&" : "?";
-      const page = await api<{ items: T[]; next: string | null }>("GET", `${url}${after ? `${sep}after=${encodeURIComponent(after)}` : ""}`);
-      setItems((list) => (after ? [...list, ...page.items] : page.items));
-      setNext(page.next);
-      setError("");
-    } catch (err) {
-      setError(err instanceof ApiError ? err.message : String(err));
-    } finally {
-      setLoaded(true);
-    }
-  };
-  useEffect(() => void load(null), [url]);
-  return { items, next, error, loaded, reload: () => load(null), more: () => load(next) };
-}
-
-/** "Load more" for a paged list, and its error. */
-function Pager(props: { next: string | null; error: string; more: () => void }) {
-  return (
-    <>
-      {props.error && <p role="alert" class="error">{props.error}</p>}
-      {props.next && (
-        <button type="button" class="more" onClick={props.more}>
-          Load more
-        </button>
-      )}
-    </>
-  );
-}
-
-function Empty(props: { loaded: boolean; count: number; children: ComponentChildren }) {
-  return props.loaded && props.count === 0 ? <p class="empty">{props.children}</p> : null;
-}
 
 /** The dashboard: one tab at a time, every list paginated, every action a button. */
 export function Dashboard({ session, tab, onPerson }: { session: Session; tab: string; onPerson: (p: { displayName: string; timeZone: string }) => void }) {
@@ -76,7 +36,7 @@ export function Dashboard({ session, tab, onPerson }: { session: Session; tab: s
         ))}
       </nav>
       <section class="panel" aria-label={tabs.find(([id]) => id === tab)?.[1] ?? "Now"}>
-        {tab === "goals" ? <Goals tz={tz} /> : tab === "approvals" ? <Approvals tz={tz} /> : tab === "activity" ? <Activity tz={tz} /> : tab === "permissions" ? <Permissions tz={tz} /> : tab === "memory" ? <Memory tz={tz} /> : tab === "settings" ? <Settings onSaved={onPerson} /> : tab === "messengers" ? <Messengers tz={tz} /> : <Now />}
+        {tab === "goals" ? <Goals tz={tz} /> : tab === "approvals" ? <Approvals tz={tz} /> : tab === "activity" ? <Activity tz={tz} /> : tab === "permissions" ? <Permissions tz={tz} /> : tab === "memory" ? <Memory tz={tz} /> : tab === "artifacts" ? <Artifacts tz={tz} /> : tab === "settings" ? <Settings onSaved={onPerson} /> : tab === "messengers" ? <Messengers tz={tz} /> : <Now />}
       </section>
     </main>
   );

@@ -1,6 +1,6 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, api, navigate, setCsrf, type Session } from "./api.js";
+import { ApiError, api, focusOnMount, navigate, setCsrf, type Session } from "./api.js";
 import { Chat } from "./chat.js";
 import { Dashboard } from "./dashboard.js";
 import { Setup } from "./setup.js";
@@ -78,16 +78,54 @@ function App() {
   );
 }
 
+type Confirm =
+  | { confirm: "new"; name: string; firstPerson: boolean }
+  | { confirm: "choose"; name: string; choices: { id: string; displayName: string; since: string }[] };
+type LocalAnswer = { signedIn: true } | ({ signedIn: false } & Confirm);
+
+/** The browser's IANA time zone ("Europe/Berlin"), or "" when it does not say. */
+function browserZone(): string {
+  try {
+    return Intl.DateTimeFormat().resolvedOptions().timeZone ?? "";
+  } catch {
+    return "";
+  }
+}
+
+/** A name never seen here: start as a new person (in the browser's zone, proposed), or go back. */
+function NewPerson(props: { confirm: Extract<Confirm, { confirm: "new" }>; busy: boolean; zone: string; setZone: (zone: string) => void; onBack: () => void; onSubmit: () => void }) {
+  const { confirm } = props;
+  return (
+    <form onSubmit={(e) => (e.preventDefault(), props.onSubmit())}>
+      <p>
+        {confirm.firstPerson ? "Familiar has not met anyone yet." : "No one called "}
+        {!confirm.firstPerson && <strong>{confirm.name}</strong>}
+        {!confirm.firstPerson && " has used this Familiar yet."} Start as a new person named <strong>{confirm.name}</strong>?
+      </p>
+      <label for="zone">Your time zone</label>
+      <p class="hint" id="zone-hint">{browserZone() ? "Proposed from this browser; " : ""}used for reminders, quiet hours and digests. A city such as Lisbon works too.</p>
+      <input id="zone" aria-describedby="zone-hint" required value={props.zone} onInput={(e) => props.setZone(e.currentTarget.value)} />
+      <div class="row">
+        <button type="submit" disabled={props.busy} ref={focusOnMount}>Start as {confirm.name}</button>
+        <button type="button" class="secondary" onClick={props.onBack}>Back: I have used Familiar before</button>
+      </div>
+    </form>
+  );
+}
+
 function SignIn(props: { loopback: boolean; passwordSet: boolean; onDone: () => void }) {
   const token = new URLSearchParams(location.hash.slice(1)).get("token");
   const [value, setValue] = useState("");
+  const [zone, setZone] = useState(browserZone());
+  const [confirm, setConfirm] = useState<Confirm | null>(null);
   const [error, setError] = useState("");
   const [busy, setBusy] = useState(false);
   const submit = async (path: string, body: unknown) => {
     setBusy(true);
     setError("");
     try {
-      await api("POST", path, body);
+      const answer = await api<LocalAnswer>("POST", path, body);
+      if (!answer.signedIn) return setConfirm(answer);
       history.replaceState(null, "", "/");
       props.onDone();
     } catch (err) {
@@ -96,6 +134,7 @@ function SignIn(props: { loopback: boolean; passwordSet: boolean; onDone: () => 
       setBusy(false);
     }
   };
+  const back = () => (setConfirm(null), setError(""));
   return (
     <main class="center signin">
       <h1>Familiar</h1>
@@ -103,13 +142,27 @@ function SignIn(props: { loopback: boolean; passwordSet: boolean; onDone: () => 
       {token ? (
         <form onSubmit={(e) => (e.preventDefault(), void submit("/api/web/session/link", { token }))}>
           <p>You opened a one-time sign-in link.</p>
-          <button type="submit" disabled={busy}>Sign in</button>
+          <button type="submit" disabled={busy} ref={focusOnMount}>Sign in</button>
         </form>
+      ) : confirm?.confirm === "new" ? (
+        <NewPerson confirm={confirm} busy={busy} zone={zone} setZone={setZone} onBack={back} onSubmit={() => void submit("/api/web/session/local", { name: confirm.name, create: true, ...(zone.trim() && { timeZone: zone.trim() }) })} />
+      ) : confirm?.confirm === "choose" ? (
+        <div>
+          <p>More than one person here answers to <strong>{confirm.name}</strong>. Which one are you?</p>
+          <div class="row">
+            {confirm.choices.map((c) => (
+              <button type="button" key={c.id} disabled={busy} onClick={() => void submit("/api/web/session/local", { name: confirm.name, personId: c.id })}>
+                {c.displayName} (since {new Date(c.since).toLocaleDateString()})
+              </button>
+            ))}
+            <button type="button" class="secondary" onClick={back}>Back</button>
+          </div>
+        </div>
       ) : props.loopback ? (
         <form onSubmit={(e) => (e.preventDefault(), void submit("/api/web/session/local", { name: value.trim() }))}>
           <label for="name">Your name</label>
-          <p class="hint" id="name-hint">On this machine, your name is enough: letters, digits, spaces and . _ @ - (up to 64).</p>
-          <input id="name" aria-describedby="name-hint" autocomplete="username" required value={value} onInput={(e) => setValue(e.currentTarget.value)} />
+          <p class="hint" id="name-hint">On this machine, your name is enough: letters, digits, spaces and . _ @ - (up to 64). Capitals, accents and spaces around it do not matter.</p>
+          <input id="name" aria-describedby="name-hint" autocomplete="username" required ref={focusOnMount} value={value} onInput={(e) => setValue(e.currentTarget.value)} />
           <button type="submit" disabled={busy}>Continue</button>
         </form>
       ) : (
@@ -118,7 +171,7 @@ function SignIn(props: { loopback: boolean; passwordSet: boolean; onDone: () => 
           {props.passwordSet && (
             <>
               <label for="password">Or the password set during setup</label>
-              <input id="password" type="password" autocomplete="current-password" required value={value} onInput={(e) => setValue(e.currentTarget.value)} />
+              <input id="password" type="password" autocomplete="current-password" required ref={focusOnMount} value={value} onInput={(e) => setValue(e.currentTarget.value)} />
               <button type="submit" disabled={busy}>Sign in</button>
             </>
           )}

@@ -9,6 +9,8 @@ interface SetupJson {
   passwordSet: boolean;
   messengers: { channel: string; needs: string[]; readme: string; state: string; fromEnvironment: boolean; restartNote: string }[];
   whatsapp: { state: string; qr: string | null } | null;
+  computer: { state: "checking" | "on" | "off"; reason: string | null; languages: string[] };
+  devices: { allowRemote: boolean; listensBeyondLoopback: boolean; network: string | null; publicUrlSet: boolean; https: boolean };
 }
 
 const providerInfo = {
@@ -44,7 +46,20 @@ export function Setup({ session }: { session: Session }) {
       {!setup.owner && <p class="warn">Only the owner of this Familiar can change its setup.</p>}
       <ModelSection setup={setup} onSaved={load} />
       <JudgeNote on={setup.notificationJudgement} />
-      {setup.owner && <PasswordSection set={setup.passwordSet} loopback={session.loopback} />}
+      {setup.owner && <PasswordSection set={setup.passwordSet} loopback={session.loopback} devices={setup.devices} />}
+      <section aria-labelledby="computer-h">
+        <h2 id="computer-h">Computer</h2>
+        {setup.computer.state === "on" ? (
+          <p class="ok">✓ On: Familiar runs {setup.computer.languages.map((l) => ({ python: "Python", javascript: "JavaScript", shell: "shell" })[l] ?? l).join(", ")} in a sandbox with no network and only your workspace.</p>
+        ) : setup.computer.state === "checking" ? (
+          <p class="meta">Checking whether sandboxes run here…</p>
+        ) : (
+          <p class="error">✗ Off: {setup.computer.reason}</p>
+        )}
+        <p class="hint">
+          <a href="/readme#computer">README: Computer</a> (what runs where, the limits, how to turn it off).
+        </p>
+      </section>
       <section aria-labelledby="messengers-h">
         <h2 id="messengers-h">Messengers</h2>
         <p class="hint">
@@ -207,15 +222,44 @@ function ModelSection({ setup, onSaved }: { setup: SetupJson; onSaved: () => voi
   );
 }
 
-function PasswordSection({ set, loopback }: { set: boolean; loopback: boolean }) {
+/** Exactly what a phone needs to open this Familiar, for the way it was started. */
+function PhoneSteps({ devices }: { devices: SetupJson["devices"] }) {
+  if (!devices.allowRemote) {
+    return (
+      <ol class="steps">
+        <li>
+          Right now only this machine can open Familiar. Stop it (Ctrl-C) and start it again with <code>LOCAL_CHAT_ALLOW_REMOTE=true npm start</code> — this one is a setting of the environment only. Familiar then listens on your network too.
+        </li>
+        <li>On your phone, connected to the same Wi-Fi, open the address the console prints (this machine's network address and port).</li>
+        <li>Sign in there with the password below, or send <code>/web</code> to Familiar on a linked messenger for a one-time link.</li>
+      </ol>
+    );
+  }
+  if (!devices.listensBeyondLoopback) {
+    return <p class="warn">Other devices may sign in, but Familiar listens on this machine only because <code>HOST</code> is set to a loopback address. Unset <code>HOST</code> (or set it to <code>0.0.0.0</code>) and restart.</p>;
+  }
+  return (
+    <ol class="steps">
+      <li>
+        On your phone, {devices.publicUrlSet ? "" : "connected to the same Wi-Fi as this machine, "}open{" "}
+        {devices.network ? <a href={devices.network}>{devices.network}</a> : "this machine's network address"}.
+      </li>
+      <li>Sign in there with the password below, or send <code>/web</code> to Familiar on a linked messenger for a one-time link (valid 15 minutes).</li>
+      {!devices.https && <li>Beyond your home network, put HTTPS in front of Familiar (a reverse proxy) and set <code>PUBLIC_URL</code> to its address: sign-in over plain HTTP can be read on the way.</li>}
+    </ol>
+  );
+}
+
+function PasswordSection({ set, loopback, devices }: { set: boolean; loopback: boolean; devices: SetupJson["devices"] }) {
   const [password, setPassword] = useState("");
   const [msg, setMsg] = useState("");
   return (
     <section aria-labelledby="pw-h">
-      <h2 id="pw-h">Sign-in from other devices</h2>
+      <h2 id="pw-h">Your phone and other devices</h2>
+      <PhoneSteps devices={devices} />
       <p class="hint">
-        {loopback ? "This machine needs no sign-in. " : ""}With LOCAL_CHAT_ALLOW_REMOTE=true, other devices sign in with a one-time link (send <code>/web</code> to Familiar on a linked messenger) or with this password.
-        {set ? " A password is set." : ""}
+        {loopback ? "This machine needs no sign-in. " : ""}
+        {set ? "A password is set." : "No password is set yet."}
       </p>
       <form
         onSubmit={async (e) => {

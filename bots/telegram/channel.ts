@@ -2,7 +2,7 @@ import { autoRetry } from "@grammyjs/auto-retry";
 import express, { type Router } from "express";
 import { timingSafeEqual } from "node:crypto";
 import { Bot, GrammyError, InlineKeyboard, InputFile, webhookCallback, type Api } from "grammy";
-import { boundedJson, type RefusalSink } from "../../web/http/index.js";
+import { boundedJson, requireContentType, type RefusalSink } from "../../web/http/index.js";
 import type { Update } from "grammy/types";
 import {
   DeliveryError,
@@ -24,6 +24,7 @@ import type { Logger } from "../../core/log/index.js";
 import { KeyedQueue } from "../../core/scheduling/index.js";
 import { downloadLimited } from "../shared/index.js";
 import type { Button } from "../../core/storage/index.js";
+import { z } from "zod";
 import { isNotModified, isStaleCallback, toDeliveryError, toStartError } from "./errors.js";
 import { renderTelegram, renderTelegramHtml, renderTelegramPlain, TELEGRAM_TEXT_LIMIT } from "./render.js";
 
@@ -66,6 +67,8 @@ export interface TelegramWebhookOptions {
 
 /** Largest webhook body accepted, bytes (an update is a few KB; 1 MiB leaves room for long texts). */
 const WEBHOOK_BODY_LIMIT = 1024 * 1024;
+/** The least a webhook body must be before grammY handles it (Telegram Bot API: Update). */
+const webhookUpdateSchema = z.looseObject({ update_id: z.number().int().nonnegative() });
 
 /** What `createTelegramChannel` needs; the composition root fills it from settings. */
 export interface TelegramChannelOptions {
@@ -343,8 +346,14 @@ export class TelegramChannel implements ChannelAdapter {
     router.post(
       webhook.path ?? new URL(webhook.url).pathname,
       secretFirst,
+      requireContentType("application/json", { source, ...(webhook.onRefused && { onRefused: webhook.onRefused }) }),
       ...boundedJson({ limit: WEBHOOK_BODY_LIMIT, source, ...(webhook.onRefused && { onRefused: webhook.onRefused }) }),
       async (req, res) => {
+        if (!webhookUpdateSchema.safeParse(req.body).success) {
+          webhook.onRefused?.({ source, reason: "bad_json", detail: "the body is not a Telegram Update (an object with an integer update_id)" });
+          res.status(400).json({ error: "The request body is not a Telegram Update: an object with an integer update_id." });
+          return;
+        }
         if (!this.sink) {
           res.status(503).json({ error: "the Telegram channel is not started" });
           return;

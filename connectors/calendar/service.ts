@@ -52,6 +52,9 @@ export interface CalendarServiceDeps {
 
 /** The calendar connections' sync, changes and conflicts. */
 export class CalendarService {
+  /** The sync of each connection running in this process (its repeating job and a `:now` one may overlap). */
+  private readonly running = new Map<string, Promise<SyncOutcome | null>>();
+
   constructor(private readonly deps: CalendarServiceDeps) {}
 
   /** The port the calendar tools read connections through. */
@@ -102,9 +105,21 @@ export class CalendarService {
   /**
    * The sync job: syncs the connection, records its status, its changes and new conflicts. A
    * connection that is gone cancels its job. Never throws for the connection's own failures
-   * (they are its status); store failures propagate (the job runs again).
+   * (they are its status); store failures propagate (the job runs again). Syncs of one connection
+   * run one after the other in a process, so a change is never recorded twice by two at once.
    */
   async sync(connectionId: string): Promise<SyncOutcome | null> {
+    const before = this.running.get(connectionId) ?? Promise.resolve(null);
+    const mine = before.catch(() => null).then(() => this.syncNow(connectionId));
+    this.running.set(connectionId, mine);
+    try {
+      return await mine;
+    } finally {
+      if (this.running.get(connectionId) === mine) this.running.delete(connectionId);
+    }
+  }
+
+  private async syncNow(connectionId: string): Promise<SyncOutcome | null> {
     const { connections, clock } = this.deps;
     const id = asId("connection", connectionId);
     const connection = await connections.get(id);

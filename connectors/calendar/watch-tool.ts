@@ -10,9 +10,8 @@
  */
 import { z } from "zod";
 import type { PersonId } from "../../core/ids.js";
-import { jobProvenance } from "../../core/runtime/index.js";
 import type { Store } from "../../core/storage/index.js";
-import { wakeupCheckpoint } from "../../core/tasks/index.js";
+import { jobProvenance, wakeupCheckpoint } from "../../core/tasks/index.js";
 import { defineTool, type ToolDefinition } from "../../core/tools/index.js";
 import type { CalendarConnections } from "./connections.js";
 import { calendarFilterSchema, filterWords } from "./watch-filter.js";

@@ -245,6 +245,14 @@ export class MailboxClient {
     }
   }
 
+  /** Whether `path` holds a message with this Message-ID (a send already made). */
+  async hasMessageId(path: string, messageId: string): Promise<boolean> {
+    return this.inFolder(path, true, async (client) => {
+      const found = await client.search({ header: { "message-id": messageId } }, { uid: true });
+      return Array.isArray(found) && found.length > 0;
+    });
+  }
+
   /** Moves a message to `destination`. @throws EmailError not_found */
   async move(ref: MessageRef, destination: string): Promise<void> {
     await this.inFolder(ref.path, false, async (client, uidValidity) => {

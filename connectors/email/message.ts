@@ -1,8 +1,10 @@
 /**
- * What the connector knows about one message after parsing — before the one-time-code filter, so
- * none of this leaves the connector as it is: everything the model, the store or a log sees is made
- * from it by the filter (see content.ts).
+ * What the connector knows about one message after parsing in the mail worker. The body comes only
+ * filtered (`filtered`: one-time codes, passwords and access links replaced by markers); the raw
+ * subject and header lines are kept for the loop and sender rules and must never be shown: what the
+ * model, the store or a log sees of a mail is made from `filtered` and the addresses.
  */
+import type { FilteredMail } from "./safety.js";
 
 /** A mailbox address; `address` is lower-cased. */
 export interface MailAddress {
@@ -26,8 +28,9 @@ export interface AttachmentFacts {
 
 /** A parsed message (or only its header section, `headersOnly`). */
 export interface ParsedMessage {
-  /** Raw header lines in order: lower-case `key`, unparsed `line` (folding kept). */
+  /** Raw header lines in order: lower-case `key`, unparsed `line` (folding kept). Never shown. */
   headerLines: { key: string; line: string }[];
+  /** The raw decoded subject, for the rules only (out-of-office); never shown: use `filtered.subject`. */
   subject: string;
   from: MailAddress[];
   to: MailAddress[];
@@ -43,7 +46,7 @@ export interface ParsedMessage {
   listId: string | null;
   /** Top-level content type, lower case (`multipart/report` marks a bounce). */
   contentType: string;
-  /** Plain text (HTML turned into text when there is no plain part), cut at the text cap. */
+  /** Always empty outside the worker (the raw body never leaves it; see `filtered`). */
   text: string;
   html: string;
   textCut: boolean;
@@ -54,6 +57,8 @@ export interface ParsedMessage {
   /** All attachments, also those past the listing cap. */
   attachmentCount: number;
   headersOnly: boolean;
+  /** What the model may see: the subject and body after the mail-safety filter (safety.ts). */
+  filtered: FilteredMail;
 }
 
 /** The outcome of parsing: a message, or why it could not be read (a sentence, no content). */

@@ -145,8 +145,9 @@ export interface OutboundPart {
  * recorded) is settled after a restart:
  * - `idempotent`: sending again with the same key cannot duplicate it (the platform dedupes);
  * - `lookup`: `findSent` tells whether it arrived;
- * - `at-most-once`: the platform offers no way to check; the part is not sent again and the person
- *   is told that a message may not have arrived.
+ * - `at-most-once`: the platform offers no way to check; a text or file part is sent again marked as
+ *   a possible repeat, while a card or a part with buttons (where a repeat would harm) is not sent
+ *   again and the person is told it may not have arrived (core/outbox/delivery.ts `mayRepeat`).
  */
 export type ResendMode = "idempotent" | "lookup" | "at-most-once";
 

@@ -4,4 +4,4 @@
  * at run time and imports nothing of the runtime.
  */
 export { loadConfig, secretValues } from "./load.js";
-export { configuredConnectionSchema, type Config, type ConfiguredConnection } from "./schema.js";
+export { configuredConnectionSchema, listenHost, type Config, type ConfiguredConnection } from "./schema.js";

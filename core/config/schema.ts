@@ -63,7 +63,7 @@ export const configSchema = z
       z
         .string()
         .refine((h) => isIP(h) !== 0 || /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(h), "an IP address or host name to listen on, e.g. 127.0.0.1")
-        .default("127.0.0.1"),
+        .optional(),
     ),
     PORT: int(3000, 0, 65535),
     MONGODB_URI: z.preprocess(
@@ -129,6 +129,10 @@ export const configSchema = z
     BROWSER_IDLE_MS: int(300_000, 10_000, 86_400_000),
     /** Per-person workspace quota, MiB. */
     WORKSPACE_QUOTA_MB: int(1024, 1, 1_048_576),
+    /** Familiar's computer (run_code, run_command in bubblewrap): on unless turned off; off anyway where the sandbox cannot run. */
+    COMPUTER: bool(true),
+    /** When Familiar runs as root: the unprivileged uid (and gid) sandboxes run as. */
+    COMPUTER_UID: int(61000, 1, 4_294_967_294),
 
     // Sentinel
     /** Key of the secret vault (32 bytes as 64 hex or base64); generated under DATA_DIR when unset. */
@@ -185,6 +189,15 @@ export function contradictions(c: Record<string, unknown>): { key: string; expec
 
 export type Config = z.infer<typeof configSchema>;
 
+/**
+ * The interface Familiar listens on: `HOST` when set; else every interface (`0.0.0.0`) when
+ * `LOCAL_CHAT_ALLOW_REMOTE` lets other devices in (they still must sign in), else loopback
+ * (`127.0.0.1`) only. So one setting opens the web app to a phone on the same network.
+ */
+export function listenHost(config: Pick<Config, "HOST" | "LOCAL_CHAT_ALLOW_REMOTE">): string {
+  return config.HOST ?? (config.LOCAL_CHAT_ALLOW_REMOTE ? "0.0.0.0" : "127.0.0.1");
+}
+
 /** Documentation of every setting (used by the README table and by error messages). */
 export const settingDocs: Record<keyof Config, { expected: string; secret?: boolean }> = {
   DATA_DIR: { expected: "a directory path (created if missing)" },
@@ -225,6 +238,8 @@ export const settingDocs: Record<keyof Config, { expected: string; secret?: bool
   BROWSER_MAX_CONTEXTS: { expected: "an integer 1–64 (browser contexts open at once)" },
   BROWSER_IDLE_MS: { expected: "an integer 10000–86400000 (milliseconds)" },
   WORKSPACE_QUOTA_MB: { expected: "an integer number of MiB, at least 1" },
+  COMPUTER: { expected: "true or false (false turns run_code and run_command off)" },
+  COMPUTER_UID: { expected: "an integer uid other than 0 (the sandbox user when Familiar runs as root; also its gid)" },
   FAMILIAR_SECRET_KEY: { expected: "at least 32 characters (64 hex digits or base64 of 32 bytes)", secret: true },
   PRIVATE_HOSTS_ALLOWED: { expected: "comma-separated exact host:port entries, e.g. 192.168.1.10:8123" },
   connections: { expected: "a list of connections in FAMILIAR_CONFIG: { person, kind, password, capabilities, … } (see the README's Email section)" },

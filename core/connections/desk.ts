@@ -8,7 +8,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Clock } from "../clock.js";
 import type { PersonId } from "../ids.js";
-import type { Connection, Store } from "../storage/index.js";
+import type { Outbound } from "../outbox/index.js";
+import type { Connection } from "../storage/index.js";
 import type { Connections } from "./connections.js";
 import type { ConnectionKind, ConnectionTest } from "./kinds.js";
 
@@ -24,10 +25,10 @@ export type ConnectSubmit =
 
 export interface ConnectDeskDeps {
   connections: Connections;
-  store: Pick<Store, "outbox">;
   clock: Clock;
   publicUrl: () => string;
-  pokeOutbox: () => void;
+  /** The one outbound door (core/outbox): the "connected" confirmation is queued there. */
+  outbound: Pick<Outbound, "queue">;
   ttlMs?: number;
 }
 
@@ -90,11 +91,10 @@ export class ConnectDesk {
     const c = result.connection;
     const now = this.deps.clock.now();
     const allows = c.capabilities.map((id) => kind.capabilities.find((k) => k.id === id)?.label ?? id).join(", ");
-    await this.deps.store.outbox.enqueueOutbound(
+    await this.deps.outbound.queue(
       { personId: link.personId, deliveryKey: `connected:${c.id}:${now.getTime()}`, text: `Connected ${kind.title} ${c.label} (${allows || "nothing granted yet"}). The password is in your vault; I never see it. Change what I may do, test or disconnect it on the Connections page of the web app.` },
-      now,
+      { now },
     );
-    this.deps.pokeOutbox();
     return { ok: true, connection: c, test: result.test };
   }
 

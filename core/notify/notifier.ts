@@ -3,6 +3,7 @@ import type { Clock } from "../clock.js";
 import type { PersonId, TaskId } from "../ids.js";
 import type { Logger } from "../log/index.js";
 import type { ModelClient } from "../model/index.js";
+import type { Outbound } from "../outbox/index.js";
 import type { Scheduler } from "../scheduling/index.js";
 import type { Store, Button, MonitorState, NotificationDecision, NotificationRecord, Person } from "../storage/index.js";
 import type { Candidate } from "./candidate.js";
@@ -28,11 +29,11 @@ export interface NotificationOutcome extends Omit<FilterVerdict, "rule"> {
 }
 
 export interface NotifierDeps {
-  store: Pick<Store, "persons" | "notifications" | "conversation" | "audit" | "outbox" | "transaction">;
+  store: Pick<Store, "persons" | "notifications" | "conversation" | "audit" | "transaction">;
   clock: Clock;
   logger: Logger;
-  /** Wakes the outbox's delivery loop after a message is queued. */
-  outbox: { poke(): void };
+  /** The one outbound door (core/outbox): queues what passes and wakes delivery once it is committed. */
+  outbound: Pick<Outbound, "queue" | "wake">;
   scheduler: Pick<Scheduler, "schedule" | "cancel">;
   /**
    * The model that judges candidates the rules did not drop: a strict-JSON judgement may make a
@@ -94,7 +95,7 @@ export class Notifier {
     const { decision, rule } = await this.judged(c, person, now, past, rules, reasons);
 
     const record = await this.commit({ person, taskId: input.taskId, deliveryKey: input.deliveryKey, buttons: input.buttons ?? [], candidate: c, now, decision, rule, reasons, askedFor: asked.askedFor, demoted: asked.demoted, deadline });
-    if (decision === "send") this.deps.outbox.poke();
+    if (decision === "send") this.deps.outbound.wake();
     // Also after a drop: a re-run after a crash may drop what the first run held before scheduling it.
     else await this.scheduleRelease(person);
     const hourAgo = now.getTime() - 3_600_000;
@@ -238,7 +239,7 @@ export class Notifier {
         await this.enqueue(person, null, key, text, []);
         await store.notifications.markDigested(due.map((h) => h.id), now);
       });
-      this.deps.outbox.poke();
+      this.deps.outbound.wake();
     }
     await this.scheduleRelease(person);
     return due.length;
@@ -246,14 +247,14 @@ export class Notifier {
 
   private async send(person: Person, taskId: TaskId | null, deliveryKey: string, text: string, buttons: Button[]): Promise<void> {
     await this.deps.store.transaction(() => this.enqueue(person, taskId, deliveryKey, text, buttons));
-    this.deps.outbox.poke();
+    this.deps.outbound.wake();
   }
 
   /** Queues a message; only a new outbox row is recorded in the conversation (a re-run gets the old row). */
   private async enqueue(person: Person, taskId: TaskId | null, deliveryKey: string, text: string, buttons: Button[]): Promise<void> {
     const { store, clock } = this.deps;
     const now = clock.now();
-    const row = await store.outbox.enqueueOutbound({ personId: person.id, deliveryKey, text, buttons }, now);
+    const row = await this.deps.outbound.queue({ personId: person.id, deliveryKey, text, buttons }, { wake: false, now });
     if (row.createdAt.getTime() === now.getTime()) {
       const recent = await store.conversation.listRecentMessages(person.id, 20);
       const channel = [...recent].reverse().find((m) => m.role === "user")?.channel ?? "local";

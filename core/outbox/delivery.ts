@@ -1,6 +1,7 @@
 import {
   channelInWords,
   DeliveryError,
+  fileOfPart,
   filePart,
   type AttachmentSource,
   type OutboundAttachment,
@@ -8,7 +9,6 @@ import {
   type ChannelTarget,
   type OutboundContent,
   type OutboundPart,
-  type RenderOptions,
   parseCardView,
 } from "../channels/index.js";
 import type { Clock } from "../clock.js";
@@ -18,26 +18,10 @@ import type { Store, ChannelName, DeliveryProgress, NewOutboxMessage, OutboxMess
 import { filePartsAt, stepDownFile, type FileLinker } from "./files.js";
 import { GIVE_UP_AFTER_MS, handOffText, minutesOf, reasonInWords, unsentInWords, unsentOf } from "./handoff.js";
 import { Outbound } from "./outbound.js";
+import { mayRepeat, renderLevels, repeatMark, retryDelayMs, uncertainNotice } from "./policy.js";
 import { chooseLanes, routeFacts, routeRow, type PagePresence } from "./routing.js";
 
-/** Backoff before attempt `n` (1-based), ms: 2 s, 4 s, … capped at 10 min (and at the give-up deadline). */
-export function retryDelayMs(attempt: number): number {
-  return Math.min(2_000 * 2 ** (attempt - 1), 600_000);
-}
-
-/**
- * Rendering levels, tried in order after the platform rejects a part's payload: the platform's own
- * formatting, then the part's plain text, then its plain text in quarter-size parts.
- */
-export const renderLevels: readonly RenderOptions[] = [
-  { style: "rich", scale: 1 },
-  { style: "plain", scale: 1 },
-  { style: "plain", scale: 0.25 },
-];
-
-/** Told to the person when a message part may not have arrived (a crash mid-send on a platform that cannot be checked). */
-export const uncertainNotice =
-  "I was restarted while sending you a message and can't tell whether all of it arrived. If something looks cut off or missing, ask me to repeat it.";
+export { mayRepeat, renderLevels, repeatMark, retryDelayMs, uncertainNotice } from "./policy.js";
 
 /** The slice of the store delivery needs. */
 export type OutboxStore = Pick<Store, "outbox" | "persons" | "audit" | "conversation">;
@@ -65,26 +49,14 @@ export interface OutboxDeliveryDeps {
 const ROUTE_BATCH = 50;
 
 /**
- * Delivers outbox rows through the channel adapters — in order per person and channel, each part
- * exactly once where the platform allows it:
- * - a message for wherever the person is is first routed to a channel (its lane) by the person's
- *   reach preference (see `chooseLanes`); order is kept per person and lane, so a message stuck on
- *   one channel never holds up another channel's;
- * - a row is claimed with a lease (renewed by the process heartbeat; a dead process's lease ends and
- *   the row is claimable again, in embedded mode at once on restart);
- * - the parts are rendered deterministically and their progress saved before and after each send, so
- *   a restarted process continues with the next part. A part cut short by a crash is settled by the
- *   adapter's {@link ChannelAdapter.resend} mode: sent again (idempotent platforms), looked up, or
- *   given up with an honest notice (platforms that offer no way to check);
- * - a rejected payload is re-rendered (plain, then smaller parts) and a failed edit becomes a new
- *   message; a refused file is sent as a document, then as a link; a recipient who blocked the bot is
- *   marked unreachable until they write again and the message goes to another of their chats;
- * - rate limits and transient errors are retried with backoff for {@link GIVE_UP_AFTER_MS} after
- *   the first failure; then the message is given up on that channel and what did not arrive goes to
- *   another of the person's chats with a plain line saying so.
- *
- * It is the {@link DueSource} of the outbox's DueLoop: due rows, rows to retry, and rows left
- * "sending" by a dead process are all found by one claim.
+ * Delivers outbox rows through the channel adapters, in order per person and channel (lane), each
+ * part exactly once where the platform allows it: a message for wherever the person is is routed
+ * first (`routeRow`); rows are claimed under a lease; progress is saved around every part and a
+ * part cut short by a crash is settled by the adapter's resend mode (see `mayRepeat`); a rejected
+ * payload is re-rendered, a refused file sent as a document then a link, a blocked recipient marked
+ * unreachable and the message routed elsewhere; failures are retried with backoff for
+ * {@link GIVE_UP_AFTER_MS}, then given up there and handed to another chat. It is the outbox
+ * DueLoop's {@link DueSource}.
  */
 export class OutboxDelivery implements DueSource<OutboxMessage> {
   /**
@@ -240,6 +212,7 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
     const partKey = `${message.deliveryKey}#${key}`;
     if (progress.inflight === key) {
       progress.inflight = null;
+      if (adapter.resend === "at-most-once" && mayRepeat(message, part)) return this.resendMarked(message, adapter, target, progress, key, part, last);
       if (adapter.resend === "at-most-once") {
         progress.uncertain.push(key);
         await this.save(message, progress);
@@ -270,6 +243,37 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
     // A part went out: the give-up clock starts again at the next failure.
     progress.failingSince = null;
     // The last part needs no save of its own: marking the row delivered records every id.
+    if (!last) await this.save(message, progress);
+    return id;
+  }
+
+  /**
+   * Sends again a part whose send a crash cut short, where the platform cannot say whether it arrived:
+   * headed by {@link repeatMark} (re-rendered plain with the mark in front when that still fits one
+   * platform message; else — and for a file — the mark goes just before it as its own part, key
+   * `<key>~mark`). The part stays in flight until it is confirmed, so another crash sends it again.
+   */
+  private async resendMarked(message: OutboxMessage, adapter: ChannelAdapter, target: Target, progress: DeliveryProgress, key: string, part: OutboundPart, last: boolean): Promise<string> {
+    const partKey = `${message.deliveryKey}#${key}`;
+    const marked = fileOfPart(part) ? [] : adapter.render({ text: `${repeatMark}\n\n${part.plain}`, buttons: [] }, renderLevels[1]!);
+    const single = marked.length === 1 ? marked[0]! : null;
+    progress.inflight = key;
+    await this.save(message, progress);
+    this.deps.logger.warn({ outboxId: message.id, part: key, channel: target.channel }, "a part cut short by a restart is sent again, marked as a possible repeat");
+    if (!single && progress.sent[`${key}~mark`] === undefined) {
+      const markPart = adapter.render({ text: repeatMark, buttons: [] }, renderLevels[0]!)[0];
+      if (markPart) {
+        progress.sent[`${key}~mark`] = await adapter.sendPart(target, markPart, `${partKey}~mark`);
+        await this.save(message, progress);
+      }
+    }
+    let id: string;
+    try {
+      id = await adapter.sendPart(target, single ?? part, partKey);
+    } finally {
+      progress.inflight = null;
+    }
+    progress.sent[key] = id;
     if (!last) await this.save(message, progress);
     return id;
   }

@@ -5,7 +5,7 @@ import {
   checkinCheckpoint,
   wakeupCheckpoint,
   wakeupSpecSchema,
-  type JobProvenance,
+  jobProvenance,
   type WakeupCheckpoint,
 } from "../tasks/index.js";
 import type { Store, Goal, Json, Taint, Task } from "../storage/index.js";
@@ -41,15 +41,6 @@ export interface CoreToolsDeps {
 /** The taint a persistence tool stores with what it makes (null: the activation read nothing untrusted). */
 function taintOf(ctx: ToolContext): Taint | null {
   return ctx.tainted === true ? { source: ctx.taintSource ?? "outside content" } : null;
-}
-
-/**
- * The provenance of a job made by this call: its taint, whether the person's words started it, its
- * chain depth. Connectors that make jobs (a calendar watch) record theirs with it too.
- */
-export function jobProvenance(ctx: ToolContext): JobProvenance {
-  const tainted = ctx.tainted === true;
-  return { tainted, fromPersonWords: ctx.originMessageId !== null && !tainted, source: tainted ? (ctx.taintSource ?? "outside content") : null, depth: (ctx.chainDepth ?? 0) + 1 };
 }
 
 /** A create/update_goal call that sets a recurring check-in (a job). */

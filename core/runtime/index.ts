@@ -8,7 +8,7 @@
  */
 export { ApprovalFlow, approvalExpiryJobName } from "./approval-resume.js";
 export { ChangeDispatcher, type ChangeKinds } from "./change-dispatch.js";
-export { coreTools, jobProvenance } from "./core-tools.js";
+export { coreTools } from "./core-tools.js";
 export { GoalControl, type GoalActionResult, type GoalControlDeps } from "./goal-control.js";
 export { ProactiveFlow } from "./proactive.js";
 export { TaskRunner } from "./task-runner.js";

@@ -5,10 +5,10 @@
  * mongo/), imported only by the composition root and the tests.
  */
 export { readAttachments } from "./attachments.js";
+export { artifactKindOf, type Artifact, type ArtifactKind, type ArtifactRepository, type NewArtifact } from "./artifacts.js";
 export type {
   AccessRepository,
   ApprovalRepository,
-  ArtifactRepository,
   AuditRepository,
   ConversationRepository,
   GoalRepository,
@@ -51,7 +51,6 @@ export {
   type ApprovalDecision,
   type ApprovalRequest,
   type ApprovalStatus,
-  type Artifact,
   type AttachmentKind,
   type AuditEvent,
   type Button,
@@ -84,7 +83,6 @@ export {
   type MonitorState,
   type MonitorValue,
   type NewApprovalRequest,
-  type NewArtifact,
   type NewAuditEvent,
   type NewConversationMessage,
   type NewGoal,

@@ -8,7 +8,6 @@
 import type { OutboxRouting } from "./outbox-routing.js";
 import type {
   ApprovalId,
-  ArtifactId,
   GoalId,
   GrantId,
   HookId,
@@ -24,8 +23,6 @@ import type {
   ApprovalChoice,
   ApprovalDecision,
   ApprovalRequest,
-  Artifact,
-  NewArtifact,
   AuditEvent,
   ChannelName,
   ClaimedTask,
@@ -74,6 +71,7 @@ import type {
   TaskStatus,
   WaitMatch,
 } from "./types.js";
+import type { ArtifactRepository } from "./artifacts.js";
 import type { ChangeRepository, ConnectionRepository } from "./connections.js";
 
 export interface PersonRepository {
@@ -392,14 +390,6 @@ export interface HookRepository {
   touchHook(id: HookId, now: Date): Promise<void>;
   /** Returns false when there was no such hook of that person. */
   deleteHook(personId: PersonId, id: HookId): Promise<boolean>;
-}
-
-/** Files Familiar made or downloaded for a person (their bytes live in the person's workspace). */
-export interface ArtifactRepository {
-  recordArtifact(input: NewArtifact): Promise<Artifact>;
-  getArtifact(id: ArtifactId): Promise<Artifact | null>;
-  /** The person's artifacts, newest first. */
-  listArtifacts(personId: PersonId, page?: PageRequest): Promise<Page<Artifact>>;
 }
 
 /** Status reported by `/healthz`. */

@@ -651,29 +651,3 @@ export interface Hook {
 }
 
 export type NewHook = Pick<Hook, "personId" | "description" | "secretHash">;
-
-// ---------------------------------------------------------------------------------------------
-// Artifacts (files Familiar made or downloaded for the person)
-
-/**
- * A file Familiar made or downloaded (a screenshot, a PDF, an itinerary, a report), kept in the
- * person's workspace and sendable in chat as a real attachment. The bytes live in the workspace at
- * `path`; the record holds what a list or a message needs.
- */
-export interface Artifact {
-  id: ArtifactId;
-  personId: PersonId;
-  /** File name shown to the person, e.g. `screenshot-shop.example.png`. */
-  name: string;
-  /** MIME type, e.g. `image/png`, `application/pdf`. */
-  mimeType: string;
-  /** Size in bytes. */
-  size: number;
-  /** Workspace-relative path of the file, e.g. `artifacts/art_…-screenshot.png`. */
-  path: string;
-  /** Where it came from, in words: `screenshot of https://…`, `download from https://…`. */
-  source: string;
-  createdAt: Date;
-}
-
-export type NewArtifact = Omit<Artifact, "id">;

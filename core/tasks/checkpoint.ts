@@ -101,6 +101,12 @@ export const provenanceSchema = z.object({
 });
 export type JobProvenance = z.infer<typeof provenanceSchema>;
 
+/** The provenance of a job a tool call makes: its taint, whether the person's words started it, its chain depth. */
+export function jobProvenance(ctx: { tainted?: boolean; taintSource?: string; originMessageId: string | null; chainDepth?: number }): JobProvenance {
+  const tainted = ctx.tainted === true;
+  return { tainted, fromPersonWords: ctx.originMessageId !== null && !tainted, source: tainted ? (ctx.taintSource ?? "outside content") : null, depth: (ctx.chainDepth ?? 0) + 1 };
+}
+
 export const turnSpecSchema = z.object({ fromSeq: z.number().int().min(0), toSeq: z.number().int().min(0), ...common });
 
 /**

@@ -7,6 +7,7 @@
 export {
   checkinCheckpoint,
   inheritedOf,
+  jobProvenance,
   onChangeSchema,
   parseCheckpoint,
   runtimeOf,

@@ -13,7 +13,7 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { Json } from "../storage/index.js";
-import type { BrowserErrorCode, CalendarToolErrorCode, FileErrorCode } from "./error-codes.js";
+import type { BrowserErrorCode, CalendarToolErrorCode, FileErrorCode, MailErrorCode } from "./error-codes.js";
 
 /** A purchase a checkout page shows (amounts as the page writes them). */
 export const purchaseSchema = z.object({
@@ -53,7 +53,7 @@ export type ActionDescription = z.infer<typeof actionDescriptionSchema>;
  */
 export class ActionUnavailableError extends Error {
   constructor(
-    readonly code: BrowserErrorCode | FileErrorCode | CalendarToolErrorCode | "invalid_arguments",
+    readonly code: BrowserErrorCode | FileErrorCode | CalendarToolErrorCode | MailErrorCode | "invalid_arguments",
     message: string,
   ) {
     super(message);

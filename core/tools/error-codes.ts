@@ -42,6 +42,14 @@ export type FileErrorCode = JailErrorCode | "file_error";
 /** Codes of the browser tools (sandbox/browser). */
 export type BrowserErrorCode = "browser_unavailable" | "browser_error" | "no_page" | "unknown_ref" | "page_changed" | "navigation_failed" | "no_download";
 
+/**
+ * Codes of the computer and the artifacts (sandbox/exec, sandbox/artifacts): `computer_unavailable`
+ * (no sandbox on this host, said why), `computer_failed` (the sandbox could not start this run),
+ * `limit_reached` (a run was killed at a limit, named in the message), `artifact_invalid` (content
+ * that cannot make that kind of artifact), `pdf_failed` (Chromium could not print it).
+ */
+export type ComputerErrorCode = "computer_unavailable" | "computer_failed" | "limit_reached" | "artifact_invalid" | "pdf_failed";
+
 /** Codes of the scheduling tools: a schedule that does not parse, or a time already past. */
 export type ScheduleErrorCode = "invalid_schedule" | "in_the_past";
 
@@ -52,6 +60,14 @@ export type ScheduleErrorCode = "invalid_schedule" | "in_the_past";
  * `calendar_changed` (the change no longer matches the one that was judged or approved).
  */
 export type CalendarToolErrorCode = "calendar_unavailable" | "calendar_conflict" | "calendar_read_only" | "calendar_changed";
+
+/**
+ * Codes of the email tools (connectors/email): `no_mailbox` (none connected with that capability),
+ * `mail_error` (the server failed, said in words), `unreadable` (the message could not be read),
+ * `never_answer` (a mail Familiar never answers: its own, a machine's, a list's), `send_limit` (the
+ * thread's automatic sends for the day are used up).
+ */
+export type MailErrorCode = "no_mailbox" | "mail_error" | "unreadable" | "never_answer" | "send_limit";
 
 /**
  * The closed set of error codes a tool result (`{ ok: false, code }`) may carry — what the model
@@ -66,8 +82,10 @@ export type ToolErrorCode =
   | SecretErrorCode
   | FileErrorCode
   | BrowserErrorCode
+  | ComputerErrorCode
   | ScheduleErrorCode
-  | CalendarToolErrorCode;
+  | CalendarToolErrorCode
+  | MailErrorCode;
 
 const ALL: Record<ToolErrorCode, true> = {
   invalid_json: true, invalid_arguments: true, unknown_tool: true, tool_disabled: true, tool_threw: true, interrupted: true,
@@ -77,8 +95,10 @@ const ALL: Record<ToolErrorCode, true> = {
   secret_unknown: true, secret_not_bound: true, secret_unbound_destination: true, vault_key_invalid: true, vault_corrupt: true,
   path_outside_workspace: true, not_a_regular_file: true, linked_file: true, not_found: true, quota_exceeded: true, changed_during_access: true, jail_unsupported: true, file_error: true,
   browser_unavailable: true, browser_error: true, no_page: true, unknown_ref: true, page_changed: true, navigation_failed: true, no_download: true,
+  computer_unavailable: true, computer_failed: true, limit_reached: true, artifact_invalid: true, pdf_failed: true,
   invalid_schedule: true, in_the_past: true,
   calendar_unavailable: true, calendar_conflict: true, calendar_read_only: true, calendar_changed: true,
+  no_mailbox: true, mail_error: true, unreadable: true, never_answer: true, send_limit: true,
 };
 
 /** Whether a string read back (journal row, older data) is one of the codes. */

@@ -10,6 +10,7 @@ export {
   type EgressFailureCode,
   type JailErrorCode,
   type LoopToolErrorCode,
+  type MailErrorCode,
   type SecretErrorCode,
   type ToolErrorCode,
 } from "./error-codes.js";

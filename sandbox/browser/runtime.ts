@@ -19,13 +19,13 @@
  * has its own {@link EgressProxy} (address checks after resolution, pinned connections) and a
  * {@link NetworkGuard} (writes only when approved). Service workers are blocked.
  */
-import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { z } from "zod";
 import type { PersonId } from "../../core/ids.js";
 import type { Logger } from "../../core/log/index.js";
 import { NetworkGuard } from "./network.js";
+import { readState, writeState } from "./profile-state.js";
 import { EgressProxy, type DeniedRequest, type EgressCheck } from "./proxy.js";
 import { RefMemory } from "./refs.js";
 
@@ -121,6 +121,8 @@ export class BrowserRuntime {
   private readonly opening = new Map<PersonId, Promise<Slot>>();
   private readonly waiters: (() => void)[] = [];
   private browserTimer: NodeJS.Timeout | null = null;
+  /** Calls of `lend` in progress (the browser stays up while any runs). */
+  private lent = 0;
   private closed = false;
   /** Counters for the bench and the health view. */
   readonly stats = { launches: 0, crashes: 0, contextsOpened: 0, contextsClosed: 0 };
@@ -222,6 +224,22 @@ export class BrowserRuntime {
     await browser?.close().catch(() => undefined);
     await this.denyProxy?.close();
     this.denyProxy = null;
+  }
+
+  /**
+   * Lends the shared browser process to `fn` (printing artifacts to PDF in a context of its own;
+   * `fn` must close what it opens). The browser starts if needed and does not idle out meanwhile.
+   * @throws BrowserUnavailableError when Chromium cannot start
+   */
+  async lend<T>(fn: (browser: Browser) => Promise<T>): Promise<T> {
+    if (this.closed) throw new BrowserUnavailableError("the browser is shut down");
+    this.lent++;
+    try {
+      return await fn(await this.launch());
+    } finally {
+      this.lent--;
+      this.scheduleBrowserIdle();
+    }
   }
 
   /** Starts the browser now (otherwise it starts on first use); returns the time it took, ms. */
@@ -340,10 +358,10 @@ export class BrowserRuntime {
   }
 
   private scheduleBrowserIdle(): void {
-    if (this.slots.size > 0 || this.browser === null) return;
+    if (this.slots.size > 0 || this.lent > 0 || this.browser === null) return;
     if (this.browserTimer) clearTimeout(this.browserTimer);
     this.browserTimer = setTimeout(() => {
-      if (this.slots.size > 0 || this.opening.size > 0) return;
+      if (this.slots.size > 0 || this.opening.size > 0 || this.lent > 0) return;
       const browser = this.browser;
       this.browser = null;
       browser?.close().catch(() => undefined);
@@ -393,37 +411,4 @@ export class BrowserRuntime {
     }
     this.wakeWaiter();
   }
-}
-
-type StorageState = Awaited<ReturnType<BrowserContext["storageState"]>>;
-
-interface SavedState {
-  storage: StorageState;
-  lastUrl: string | null;
-}
-
-/** The saved profile: Playwright's storage state (cookies and origins checked for shape) and the last URL. */
-const savedStateSchema = z.object({
-  storage: z.custom<StorageState>(
-    (v) => z.object({ cookies: z.array(z.object({ name: z.string(), value: z.string(), domain: z.string(), path: z.string() }).loose()), origins: z.array(z.object({ origin: z.string() }).loose()) }).safeParse(v).success,
-    "not a browser storage state",
-  ),
-  lastUrl: z.string().nullable(),
-});
-
-/** The saved profile, or null when there is none or it is unreadable (the person starts with a fresh profile). */
-async function readState(file: string): Promise<SavedState | null> {
-  try {
-    const parsed = savedStateSchema.safeParse(JSON.parse(await readFile(file, "utf8")));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
-}
-
-async function writeState(file: string, state: SavedState): Promise<void> {
-  const temp = `${file}.${process.pid}.${Math.random().toString(16).slice(2)}.tmp`;
-  await writeFile(temp, JSON.stringify(state), { mode: 0o600, flag: "wx" });
-  await rename(temp, file);
-  await chmod(file, 0o600);
 }

@@ -14,7 +14,9 @@ import {
   type ToolResult,
 } from "../../core/tools/index.js";
 import type { PersonId } from "../../core/ids.js";
-import { type ArtifactSink, Workspace } from "../workspace/index.js";
+import type { ArtifactSink } from "../artifacts/index.js";
+import { Workspace } from "../workspace/index.js";
+import { captureTools } from "./capture.js";
 import {
   describeClick,
   describeDownload,
@@ -33,7 +35,7 @@ import {
   elementFactsSchema,
   type ElementFacts,
 } from "./page-scripts.js";
-import { mask, passwordValues, readPage } from "./read.js";
+import { passwordValues, readPage } from "./read.js";
 import type { DeniedRequest } from "./proxy.js";
 import { BrowserUnavailableError, type BrowserRuntime, type PersonBrowser } from "./runtime.js";
 import type { Page } from "playwright-core";
@@ -57,7 +59,7 @@ export interface BrowserToolOptions {
 const ref = z.string().regex(/^[a-z0-9]{1,16}$/i).describe("e.g. e12");
 const untrusted = (url: string) => ({ source: `browser page ${url}` });
 
-/** The browser tools: open, read, click, type, select, screenshot, download, upload. */
+/** The browser tools: open, read, click, type, select, screenshot, PDF, download, upload. */
 export function browserTools(options: BrowserToolOptions): ToolDefinition[] {
   const { runtime } = options;
   const scrub: Scrub = options.scrub ?? ((s) => s);
@@ -299,37 +301,7 @@ export function browserTools(options: BrowserToolOptions): ToolDefinition[] {
       },
     });
 
-  const screenshot = defineTool({
-    name: "browser_screenshot",
-    offered: inUse,
-    description: "Screenshot the page (passwords masked); saved as an artifact.",
-    parameters: z.object({ full_page: z.boolean().optional() }),
-    sideEffect: false,
-    capability: "browser.read",
-    async execute(args, context) {
-      return withPage(context.personId, async (session, page) => {
-        let url: string;
-        try {
-          url = requirePage(page, session);
-        } catch (error) {
-          if (error instanceof ActionUnavailableError) return { ok: false, code: error.code, error: error.message };
-          throw error;
-        }
-        const masks = [page.locator("input[type=password]"), ...session.refs.secretRefs().map((r) => page.getByRef(r))];
-        const png = await page.screenshot({ type: "png", fullPage: args.full_page === true, mask: masks, maskColor: "#333333", animations: "disabled" });
-        const title = (await page.title().catch(() => "")) || pageLabel(url);
-        const saved = await options.artifacts.save({
-          personId: context.personId,
-          name: `screenshot-${safeName(pageLabel(url))}.png`,
-          mimeType: "image/png",
-          bytes: png,
-          source: `screenshot of ${scrub(url)}`,
-          folder: "artifacts",
-        });
-        return { ok: true, content: `Screenshot of “${mask(title, [], scrub)}” saved as artifact ${saved.id} (${saved.path}, ${saved.size} bytes). Send it with send_artifact.`, data: { artifactId: saved.id, path: saved.path } };
-      });
-    },
-  });
+  const [screenshot, pdf] = captureTools({ artifacts: options.artifacts, scrub, inUse, withPage, requirePage });
 
   const download = defineTool({
     name: "browser_download",
@@ -388,6 +360,10 @@ export function browserTools(options: BrowserToolOptions): ToolDefinition[] {
           bytes,
           source: `download from ${scrub(file.url())}`,
           folder: "downloads",
+          title: safeName(file.suggestedFilename()) || "download",
+          taskId: context.taskId,
+          // A download is content from outside.
+          taint: { source: scrub(file.url()) },
         });
         await file.delete().catch(() => undefined);
         return { ok: true, content: `Downloaded ${saved.name} (${saved.size} bytes) to ${saved.path}; artifact ${saved.id}.`, data: { artifactId: saved.id, path: saved.path } };
@@ -435,7 +411,7 @@ export function browserTools(options: BrowserToolOptions): ToolDefinition[] {
     },
   });
 
-  return [open, read, click, fill("browser_type"), fill("browser_select"), screenshot, download, upload];
+  return [open, read, click, fill("browser_type"), fill("browser_select"), screenshot, pdf, download, upload];
 }
 
 /** One line naming refused requests (origin or URL as the refusal reported it, and its code). */

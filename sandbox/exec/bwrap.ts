@@ -11,7 +11,7 @@
  * switches; `/usr/bin`, `/usr/lib`, `/usr/lib64`, zoneinfo and `/etc/ld.so.cache` +
  * `/etc/alternatives` read-only; a fresh `/proc` (this PID namespace only) and `/dev` (null,
  * zero, full, random, urandom, tty; read-only); a size-limited tmpfs at `/tmp` and `/dev/shm`;
- * the workspace read-write at `/workspace`; the root itself read-only. Limits are applied inside,
+ * the workspace read-write at `/workspace` (its artifacts folder read-only); the root itself read-only. Limits are applied inside,
  * by `prlimit`, after the user namespace exists: RLIMIT_NPROC then counts this sandbox's tasks
  * only (the kernel counts per user namespace), not every process of the user on the host.
  */
@@ -19,7 +19,7 @@ import type { HostLayout, SystemMount } from "./host.js";
 import { cpuSecondsOf, type ExecLimits } from "./limits.js";
 
 /** Child descriptor numbers of a run. */
-export const FD = { args: 3, workspace: 4, source: 5, seccomp: 6, status: 7 } as const;
+export const FD = { args: 3, workspace: 4, source: 5, seccomp: 6, status: 7, readOnly: 8 } as const;
 
 /** What runs, as the sandbox sees it. */
 export interface SandboxCommand {
@@ -27,6 +27,8 @@ export interface SandboxCommand {
   argv: string[];
   /** Where the program's source goes inside (`/tmp/main.py`), when one is passed through {@link FD.source}. */
   sourcePath?: string;
+  /** A top-level workspace folder bound read-only over itself (through {@link FD.readOnly}), e.g. `artifacts`. */
+  readOnlyFolder?: string;
 }
 
 /** Limits the kernel enforces per process, as `prlimit` options. */
@@ -77,6 +79,7 @@ export function bwrapOptions(host: HostLayout, limits: ExecLimits, command: Sand
     "--size", String(limits.tmpBytes), "--tmpfs", "/tmp",
     ...(command.sourcePath ? ["--file", String(FD.source), command.sourcePath] : []),
     "--bind-fd", String(FD.workspace), "/workspace",
+    ...(command.readOnlyFolder ? ["--ro-bind-fd", String(FD.readOnly), `/workspace/${command.readOnlyFolder}`] : []),
     "--chdir", "/workspace",
     "--remount-ro", "/",
     "--seccomp", String(FD.seccomp),

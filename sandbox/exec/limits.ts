@@ -122,7 +122,7 @@ function trim(value: number): string {
 export function describeLimits(limits: ExecLimits, quotaBytes: number): string {
   return [
     `wall time ${limits.wallSeconds} s by default (at most ${MAX_WALL_SECONDS} s)`,
-    `CPU time equal to the wall time (all processes together)`,
+    limits.cpuSeconds === null ? "CPU time equal to the wall time (all processes together)" : `CPU time ${limits.cpuSeconds} s (all processes together)`,
     `memory ${formatBytes(limits.memoryBytes)}`,
     `${limits.processes} processes and threads`,
     `${limits.openFiles} open files per process`,

@@ -13,7 +13,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { constants, readFileSync, readdirSync } from "node:fs";
-import { mkdir, open, type FileHandle } from "node:fs/promises";
+import { lstat, mkdir, open, unlink, type FileHandle } from "node:fs/promises";
 import { constants as osConstants } from "node:os";
 import { KeyedQueue } from "../../core/scheduling/index.js";
 import { FD, bwrapOptions, hostCommand, type SandboxCommand } from "./bwrap.js";
@@ -37,6 +37,11 @@ export interface ExecRequest {
   program: ExecProgram;
   /** Wall time, seconds (default the configured limit, at most 300). */
   wallSeconds?: number;
+  /**
+   * A folder at the workspace's top level the program may read but not change (the artifacts'
+   * versions). Made a real folder before the run: a link or file of that name is removed first.
+   */
+  readOnlyFolder?: string;
   signal?: AbortSignal;
 }
 
@@ -122,6 +127,7 @@ export class SandboxRunner {
 
   private async prepare(request: ExecRequest): Promise<{ before: Snapshot; unlinked: string[] }> {
     await mkdir(request.workspaceRoot, { recursive: true, mode: 0o700 });
+    if (request.readOnlyFolder !== undefined) await realFolder(request.workspaceRoot, request.readOnlyFolder);
     await openPathFor(this.host.identity, this.options.dataDir, request.workspaceRoot).catch((error: unknown) => {
       throw new ExecError("sandbox_failed", error instanceof Error ? error.message : String(error));
     });
@@ -136,20 +142,22 @@ export class SandboxRunner {
 
   private async runNow(request: ExecRequest): Promise<ExecResult> {
     const limits: ExecLimits = { ...this.limits, wallSeconds: Math.min(MAX_WALL_SECONDS, request.wallSeconds ?? this.limits.wallSeconds) };
-    const command = this.command(request.program);
+    const command = { ...this.command(request.program), ...(request.readOnlyFolder !== undefined && { readOnlyFolder: request.readOnlyFolder }) };
     const { before, unlinked } = await this.prepare(request);
     const free = Math.max(0, request.quotaBytes - before.bytes);
     const fileBytes = Math.min(limits.fileBytes, free);
     const started = Date.now();
-    const workspace = await open(request.workspaceRoot, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    const workspace = await open(request.workspaceRoot, DIR_FLAGS);
     const devNull = await open("/dev/null", "r+");
+    const readOnly = request.readOnlyFolder === undefined ? null : await open(`/proc/self/fd/${workspace.fd}/${request.readOnlyFolder}`, DIR_FLAGS);
     let child: ChildProcess;
     try {
       const { file, args } = hostCommand(this.host, limits, fileBytes, command);
-      child = spawn(file, args, { env: {}, stdio: childStdio(workspace.fd, devNull.fd), detached: false });
+      child = spawn(file, args, { env: {}, stdio: childStdio(workspace.fd, devNull.fd, readOnly?.fd), detached: false });
     } catch (error) {
       await workspace.close();
       await devNull.close();
+      await readOnly?.close();
       throw new ExecError("sandbox_failed", `bubblewrap did not start: ${error instanceof Error ? error.message : String(error)}`);
     }
     const supervisor = new Supervisor({
@@ -163,9 +171,12 @@ export class SandboxRunner {
       fileLimitIsQuota: fileBytes < limits.fileBytes,
     });
     await devNull.close();
+    await readOnly?.close();
     const exit = this.supervise(child, supervisor, limits, command, workspace, request.signal);
     const { stdout, stderr, status, code, signal, aborted } = await exit;
-    const after = await walk(request.workspaceRoot, limits.workspaceEntries + 1);
+    const after = await walk(request.workspaceRoot, limits.workspaceEntries + 1).catch((error: unknown) => {
+      throw new ExecError("workspace_refused", `the workspace could no longer be read after the run (${(error as NodeJS.ErrnoException).code ?? String(error)}); ${supervisor.limit?.message ?? "it was removed or replaced while the run went on"}`);
+    });
     let hit = supervisor.limit;
     const failedToStart = status.exitCode === undefined && hit === null && !aborted;
     if (failedToStart) throw new ExecError("sandbox_failed", `the sandbox did not start: ${stderr.text.trim().split("\n").slice(-3).join(" ") || `bubblewrap exited with ${code ?? signal}`}`);
@@ -242,6 +253,16 @@ export class SandboxRunner {
 }
 
 const O_CLOEXEC = 0o2000000;
+const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+
+/** Makes `name` under `root` a real folder: a link or anything else of that name is removed first (never followed). */
+async function realFolder(root: string, name: string): Promise<void> {
+  const at = `${root}/${name}`;
+  const info = await lstat(at).catch(() => null);
+  if (info?.isDirectory()) return;
+  if (info !== null) await unlink(at);
+  await mkdir(at, { mode: 0o700 });
+}
 
 /**
  * The child's descriptors: stdin from /dev/null, stdout and stderr, then {@link FD}'s pipes and the
@@ -249,8 +270,8 @@ const O_CLOEXEC = 0o2000000;
  * without close-on-exec (a service manager's socket, a log pipe). Node opens its own descriptors
  * close-on-exec, but inherited ones would pass through bubblewrap into the sandbox.
  */
-function childStdio(workspaceFd: number, devNull: number): Array<"ignore" | "pipe" | number> {
-  const stdio: Array<"ignore" | "pipe" | number> = ["ignore", "pipe", "pipe", "pipe", workspaceFd, "pipe", "pipe", "pipe"];
+function childStdio(workspaceFd: number, devNull: number, readOnlyFd?: number): Array<"ignore" | "pipe" | number> {
+  const stdio: Array<"ignore" | "pipe" | number> = ["ignore", "pipe", "pipe", "pipe", workspaceFd, "pipe", "pipe", "pipe", readOnlyFd ?? devNull];
   let names: string[] = [];
   try {
     names = readdirSync("/proc/self/fdinfo");

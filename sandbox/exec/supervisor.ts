@@ -122,9 +122,18 @@ export class Supervisor {
     this.timers.push(
       setTimeout(() => {
         const started = Date.now();
-        this.walking = this.checkWorkspace().finally(() => this.scheduleWalk(Math.max(MIN_WALK_MS, (Date.now() - started) * 4)));
+        this.walking = this.checkWorkspace()
+          .catch((error: unknown) => this.unwatchable(error))
+          .finally(() => this.scheduleWalk(Math.max(MIN_WALK_MS, (Date.now() - started) * 4)));
       }, delayMs),
     );
+  }
+
+  /** A workspace that cannot be walked (gone, unreadable) cannot be held to its quota: the run is ended. */
+  private unwatchable(error: unknown): void {
+    if (this.stopped) return;
+    const reason = error instanceof Error && "code" in error ? String(error.code) : error instanceof Error ? error.message : String(error);
+    this.trip({ limit: "workspace_quota", message: `the workspace could no longer be read (${reason}), so its quota could not be held` });
   }
 
   private async checkWorkspace(): Promise<void> {

@@ -1,8 +1,8 @@
 /**
  * The person's workspace: race-free file access inside one directory tree (the jail), the file
- * tools, received files from the messengers, and artifacts — files Familiar made or downloaded that
- * the person keeps.
+ * tools, received files from the messengers, and which of its files carry a taint. (Artifacts, the
+ * files the person keeps, are sandbox/artifacts.)
  */
-export { WorkspaceArtifacts, artifactTools, type ArtifactSink, type ArtifactSource } from "./artifacts.js";
 export { workspaceContextMedia, workspaceReceivedFiles } from "./inbox.js";
-export { Workspace, workspaceTools } from "./tools.js";
+export { Workspace, workspaceTools, JailError, DEFAULT_QUOTA_BYTES, MAX_FILE_BYTES, type WorkspaceOptions } from "./tools.js";
+export { FileTaints, type FileTaint } from "./file-taints.js";

@@ -288,6 +288,32 @@ export async function writeInside(root: FileHandle, path: string, data: Uint8Arr
   }
 }
 
+/**
+ * Removes the file (or link, or special file) at `path` — never a folder, never through a link on
+ * the way. Missing is not an error. @throws JailError
+ */
+export async function removeInside(root: FileHandle, path: string): Promise<void> {
+  const segments = segmentsOf(path);
+  const name = segments.pop();
+  if (name === undefined) throw new JailError("not_a_regular_file", `${JSON.stringify(path)} is a folder`);
+  let dir: FileHandle;
+  try {
+    dir = await openDir(root, segments, { path });
+  } catch (error) {
+    if (error instanceof JailError && error.code === "not_found") return;
+    throw error;
+  }
+  try {
+    await unlink(at(dir, name));
+  } catch (error) {
+    if (errno(error) === "ENOENT") return;
+    if (errno(error) === "EISDIR" || errno(error) === "EPERM") throw new JailError("not_a_regular_file", `${JSON.stringify(path)} is a folder`);
+    throw error;
+  } finally {
+    await dir.close();
+  }
+}
+
 /** Entries of the folder at `path` (created when missing): names, folders with a trailing `/`. */
 export async function listInside(root: FileHandle, path: string): Promise<string[]> {
   const dir = await openDir(root, segmentsOf(path), { create: true, path });

@@ -9,6 +9,7 @@ import {
   listInside,
   openRoot,
   readInside,
+  removeInside,
   segmentsOf,
   sizeInside,
   usageInside,
@@ -105,6 +106,12 @@ export class Workspace {
         return data.byteLength;
       }),
     );
+  }
+
+  /** Removes a file (never a folder); missing is fine. @throws JailError */
+  async remove(path: string): Promise<void> {
+    if (this.segments(path).length === 0) throw new JailError("not_a_regular_file", "the workspace itself cannot be removed");
+    return writeLocks.run(this.root, () => this.withRoot((root) => removeInside(root, path)));
   }
 
   /** Files and folders directly under `path` (default the root), names with a trailing `/` for folders. */

@@ -152,3 +152,27 @@ describe("the size limits (eslint.config.js)", { timeout: 120_000 }, () => {
     }
   });
 });
+
+describe("the one outbound door (eslint.config.js)", { timeout: 120_000 }, () => {
+  const planted = "export async function say(store: any, now: Date) {\n  await store.outbox.enqueueOutbound({ personId: 'p', deliveryKey: 'k', text: 'hi' }, now);\n}\n";
+  async function doorMessages(path: string) {
+    const config = (await new ESLint({ cwd: root }).calculateConfigForFile(path)) as { rules: Linter.RulesRecord };
+    const rule = config.rules["no-restricted-syntax"];
+    if (rule === undefined) return null;
+    const linter = new Linter({ configType: "flat" });
+    return linter.verify(planted, [{ files: ["**/*.ts"], languageOptions: { parser: tseslint.parser }, rules: { "no-restricted-syntax": rule } }], { filename: join(root, path) });
+  }
+
+  it("refuses a direct outbox write anywhere in product code but in the door and the store", async () => {
+    for (const path of ["core/notify/planted.ts", "core/runtime/planted.ts", "connectors/email/planted.ts", "app/planted.ts", "web/api/planted.ts"]) {
+      const messages = await doorMessages(path);
+      expect(messages?.map((m) => m.ruleId), path).toEqual(["no-restricted-syntax"]);
+    }
+    for (const path of ["core/outbox/outbound.ts", "core/storage/sqlite/outbox.ts"]) expect(await doorMessages(path), path).toBeNull();
+  });
+
+  it("allow-lists only files that still write the outbox directly", async () => {
+    const { outboxDoorAllowList } = (await import(pathToFileURL(join(root, "eslint.config.js")).href)) as { outboxDoorAllowList: string[] };
+    for (const path of outboxDoorAllowList) expect(readFileSync(join(root, path), "utf8"), `${path} no longer writes the outbox: remove it from outboxDoorAllowList`).toContain("enqueueOutbound");
+  });
+});

@@ -16,7 +16,7 @@ import type { PersonId } from "../../core/ids.js";
 import { EgressGuard } from "../../core/egress/guard.js";
 import { openSqliteStore } from "../../core/storage/sqlite/index.js";
 import type { ToolContext } from "../../core/tools/tool.js";
-import { WorkspaceArtifacts } from "../../sandbox/workspace/artifacts.js";
+import { ArtifactShelf } from "../../sandbox/artifacts/index.js";
 import { BrowserRuntime } from "../../sandbox/browser/runtime.js";
 import { browserTools } from "../../sandbox/browser/tools.js";
 import { round, sleep, spread } from "./measure.js";
@@ -80,7 +80,7 @@ export async function bench(emit: Emit): Promise<void> {
     const persons: PersonId[] = [];
     for (let i = 0; i < 8; i++) persons.push((await store.persons.createPerson({ displayName: `P${i}` })).id);
     const runtime = new BrowserRuntime({ chromiumPath: CHROMIUM, dataDir, egress, maxContexts: 4, idleMs: 600_000 });
-    const artifacts = new WorkspaceArtifacts({ dataDir, repository: store.artifacts, clock: systemClock });
+    const artifacts = new ArtifactShelf({ dataDir, repository: store.artifacts, clock: systemClock });
     const tools = new Map(browserTools({ runtime, artifacts, dataDir }).map((t) => [t.name, t]));
     const ctx = (personId: PersonId, n: number): ToolContext => ({ personId, taskId: null, originMessageId: null, idempotencyKey: `bench:${n}:0`, now: new Date(), signal: new AbortController().signal });
     const run = async (name: string, args: unknown, personId: PersonId, n: number) => {

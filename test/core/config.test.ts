@@ -3,15 +3,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig, secretValues } from "../../core/config/load.js";
-import { configSchema } from "../../core/config/schema.js";
+import { configSchema, listenHost } from "../../core/config/schema.js";
 import { ConfigError } from "../../core/errors.js";
 
 describe("loadConfig", () => {
   it("gives the documented defaults with no environment at all", () => {
     const c = loadConfig({});
+    // HOST unset: Familiar listens on loopback (every interface once LOCAL_CHAT_ALLOW_REMOTE is on; issue 19).
+    expect(c.HOST).toBeUndefined();
+    expect(listenHost(c)).toBe("127.0.0.1");
     expect(c).toMatchObject({
       DATA_DIR: "./data",
-      HOST: "127.0.0.1",
       PORT: 3000,
       OPENAI_MODEL: "gpt-4o-mini",
       LOG_LEVEL: "info",

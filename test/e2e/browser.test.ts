@@ -23,7 +23,7 @@ function browsingModel(pageUrl: string) {
     if (tool.includes("approval_required")) return text("I need your OK to open that page.");
     if (tool.includes("Opened")) return toolCall("browser_screenshot", {});
     const artifact = /artifact (art_[0-9a-f]{28})/.exec(tool)?.[1];
-    if (artifact && tool.includes("Screenshot")) return toolCall("send_artifact", { artifact_ids: [artifact], text: "Here is the page." });
+    if (artifact && tool.includes("Screenshot")) return toolCall("artifact_send", { id: artifact, text: "Here is the page." });
     return text("Done — I sent you the screenshot.");
   };
 }

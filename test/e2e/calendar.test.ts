@@ -305,4 +305,27 @@ describe("calendar end to end", () => {
     expect(await offered("bo")).toEqual(["calendar_conflicts", "calendar_list", "watch_calendar"]);
     expect(await offered("cy")).toEqual([]);
   }, 60_000);
+
+  it("connects a calendar from the chat: /connect calendar, the one-time form tests the password, then it syncs", async () => {
+    await start();
+    await command("dee", "/connect calendar", /\/connect\//);
+    const offer = (await app!.repliesUntil("dee", () => true)).map((m) => m.text).find((t) => t.includes("/connect/"))!;
+    expect(offer).toContain("To connect Calendar (CalDAV)");
+    const link = /(http:\/\/\S+\/connect\/[A-Za-z0-9_-]+)/.exec(offer)![1]!;
+    const form = await (await fetch(link)).text();
+    expect(form).toContain("CalDAV server URL");
+    const post = (password: string) =>
+      fetch(link, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams([["url", radicale.url], ["user", radicale.user], ["password", password], ["capabilities", "read"]]).toString() });
+    const wrong = await post("not-the-password");
+    expect(wrong.status).toBe(400);
+    expect(await wrong.text()).toMatch(/refused the user name or app password/);
+    const dee = await personOf("dee");
+    expect(await app!.store.connections.listConnections({ personId: dee })).toEqual([]);
+    const right = await post(radicale.password);
+    expect(right.status).toBe(200);
+    expect(await right.text()).not.toContain(radicale.password);
+    await synced(dee);
+    const listed = await ask("dee", "My standups?", "calendar_list", { from: "2026-03-02", to: "2026-03-02" });
+    expect(listed).toContain("“Standup”");
+  }, 60_000);
 });

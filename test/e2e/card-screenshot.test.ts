@@ -11,7 +11,7 @@ import { z } from "zod";
 import { buildWebUi } from "../../webui/build.mjs";
 import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer } from "../fakes/openai-server.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
-import { launchChromium, newContext, screenshot } from "../helpers/browser.js";
+import { launchChromium, newContext, signInAsNew, screenshot } from "../helpers/browser.js";
 import { lastTool, recordingServer } from "../helpers/e2e.js";
 
 describe("the approval card in the web chat at 360 px (real Chromium)", () => {
@@ -50,8 +50,7 @@ describe("the approval card in the web chat at 360 px (real Chromium)", () => {
     browser = await launchChromium();
     const page = await (await newContext(browser, "phone")).newPage();
     await page.goto(app.url);
-    await page.fill("#name", "ana");
-    await page.click("button[type=submit]");
+    await signInAsNew(page, "ana");
     await page.waitForURL("**/chat");
     await page.fill("#text", "save my grocery note");
     await page.click(".composer button[type=submit]");

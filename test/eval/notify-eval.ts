@@ -20,6 +20,7 @@ import type { ModelClient } from "../../core/model/port.js";
 import { candidateSchema } from "../../core/notify/candidate.js";
 import { startOfLocalDay } from "../../core/notify/digest-timing.js";
 import { Notifier } from "../../core/notify/notifier.js";
+import { Outbound } from "../../core/outbox/outbound.js";
 import { monitorStateSchema } from "../../core/notify/schemas.js";
 import { openSqliteStore } from "../../core/storage/sqlite/index.js";
 import type { NotificationDecision } from "../../core/storage/types.js";
@@ -137,7 +138,7 @@ export async function evaluateLine(line: EvalLine, judge: ModelClient | null): P
       store,
       clock: { now: () => now },
       logger: createLogger({ level: "silent", destination: silent }).logger,
-      outbox: { poke: () => undefined },
+      outbound: new Outbound({ store, clock: { now: () => now }, wake: () => undefined }),
       scheduler: { schedule: async () => null, cancel: async () => 0 },
       judge,
     });

@@ -56,3 +56,10 @@ export const notificationProbe = `(() => {
   Object.defineProperty(Document.prototype, "visibilityState", { configurable: true, get() { return hidden ? "hidden" : "visible"; } });
   window.__setHidden = (value) => { hidden = value; document.dispatchEvent(new Event("visibilitychange")); };
 })();`;
+
+/** Signs in by name on this machine as a person the install has never seen: it asks first, the test says yes. */
+export async function signInAsNew(page: Page, name: string): Promise<void> {
+  await page.fill("#name", name);
+  await page.click("button[type=submit]");
+  await page.getByRole("button", { name: `Start as ${name}` }).click();
+}

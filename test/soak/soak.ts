@@ -15,7 +15,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { uncertainNotice } from "../../core/outbox/delivery.js";
+import { repeatMark, uncertainNotice } from "../../core/outbox/delivery.js";
 import { startFakeOpenAI, text, toolCalls, type FakeOpenAIServer, type RecordedRequest } from "../fakes/openai-server.js";
 import { FakeTelegramApi, updates } from "../fakes/telegram-api.js";
 import { freePort, startChild, type ChildApp } from "../helpers/child.js";
@@ -334,13 +334,22 @@ function check(
   const upLate = (due: number, at: number): number =>
     at - due - downtime.reduce((sum, [from, to]) => sum + Math.max(0, Math.min(to, at) - Math.max(from, due)), 0);
   const delivered = deliveredTexts(dataDir, telegram);
-  const answers = delivered.filter((d) => d.text !== uncertainNotice);
+  // A part sent again after a kill cut its send is headed by repeatMark: an announced repeat, counted
+  // only when the first send of it never arrived.
+  const answers = delivered.filter((d) => d.text !== uncertainNotice && !d.text.startsWith(repeatMark));
   const countOf = new Map<string, number>();
   const firstAt = new Map<string, number>();
   for (const d of answers) {
     for (const label of labelsIn(d.text)) {
       countOf.set(label, (countOf.get(label) ?? 0) + 1);
       if (!firstAt.has(label) || d.at < firstAt.get(label)!) firstAt.set(label, d.at);
+    }
+  }
+  for (const d of delivered.filter((m) => m.text.startsWith(repeatMark))) {
+    for (const label of labelsIn(d.text)) {
+      if (countOf.has(label)) continue;
+      countOf.set(label, 1);
+      firstAt.set(label, d.at);
     }
   }
   // Replies whose delivery was cut by a kill on a platform that cannot be asked: the person was told.

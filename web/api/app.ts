@@ -5,11 +5,14 @@ import express, { type Request, type RequestHandler, type Response, type Router 
 import type { Clock } from "../../core/clock.js";
 import type { Logger } from "../../core/log/index.js";
 import type { Store } from "../../core/storage/index.js";
+import type { ArtifactShelf } from "../../sandbox/artifacts/index.js";
+import { artifactsWeb } from "./artifacts-api.js";
 import { webAccess } from "./auth.js";
 import { chatApi, type ChatApiDeps } from "./chat-api.js";
 import type { ChatLog } from "./chat-log.js";
 import { dashboardApi, type WebCore, type DashboardApiDeps } from "./dashboard-api.js";
 import { secretFormRouter, secretsWebApi } from "./secret-form.js";
+import { connectFormRouter, connectionsWebApi, type ConnectWebDeps } from "./connect-form.js";
 import type { SecretDesk } from "../../core/secrets/index.js";
 import { setupApi, type SetupApiDeps } from "./setup-api.js";
 import type { SetupStore } from "./setup-store.js";
@@ -66,6 +69,10 @@ export interface WebAppDeps {
   readme: () => string | null;
   /** The secret desk: `/secret/:token` one-time forms and `/api/web/secrets`. */
   secrets?: SecretDesk;
+  /** The person's artifacts: `/api/web/artifacts` and each one's page at `/a/:id`. */
+  artifacts?: ArtifactShelf;
+  /** The connections: `/connect/:token` one-time forms and `/api/web/connections`. */
+  connections?: ConnectWebDeps;
 }
 
 /**
@@ -81,9 +88,20 @@ export function webApp(deps: WebAppDeps): Router {
   router.use(dashboardApi({ store: deps.store, familiar: deps.familiar, clock: deps.clock, channelStatus: deps.channelStatus }));
   router.use(chatApi({ store: deps.store, log: deps.chatLog, clock: deps.clock, deliver: deps.deliver, typing: deps.typing, presence: deps.familiar.presence }));
   router.use(setupApi({ ...deps.setupApi, setup: deps.setup, logger: deps.logger }));
+  if (deps.artifacts) {
+    const requirePage: RequestHandler = (req, res, next) =>
+      access.gate(req, res, () => {
+        access.requirePageSession(req, res, next).catch(next);
+      });
+    router.use(artifactsWeb({ shelf: deps.artifacts, requirePage, goalTitle: async (id) => (await deps.store.goals.getGoal(id))?.title ?? null }));
+  }
   if (deps.secrets) {
     router.use(secretsWebApi(deps.secrets));
     router.use(secretFormRouter(deps.secrets, deps.publicUrl));
+  }
+  if (deps.connections) {
+    router.use(connectionsWebApi(deps.connections));
+    router.use(connectFormRouter(deps.connections, deps.publicUrl));
   }
 
   const headers = (res: Response, type: string) =>

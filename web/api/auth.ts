@@ -9,6 +9,8 @@ import { asId, type PersonId } from "../../core/ids.js";
 import type { Logger } from "../../core/log/index.js";
 import type { Store, Person } from "../../core/storage/index.js";
 import type { SetupStore } from "./setup-store.js";
+import { findByName } from "./sign-in-names.js";
+import { resolveTimeZone } from "../../core/time/index.js";
 import {
   CSRF_HEADER,
   OWNER,
@@ -65,9 +67,39 @@ export const localNameSchema = z
     else if (length > LOCAL_NAME_MAX) ctx.addIssue({ code: "custom", message: `A name can be at most ${LOCAL_NAME_MAX} characters; this one has ${length}.` });
     else if (!/^[\p{L}\p{M}\p{N} ._@-]+$/u.test(name)) ctx.addIssue({ code: "custom", message: "A name can have letters, digits, spaces and . _ @ - only." });
   });
-const localName = z.object({ name: localNameSchema }).strict();
+const localName = z
+  .object({
+    name: localNameSchema,
+    /** Yes, make a new person when no one here has this name (the page asked first). */
+    create: z.boolean().optional(),
+    /** The one chosen when several persons answer to the name. */
+    personId: z.string().min(1).max(100).optional(),
+    /** The browser's zone, proposed on the first screen; a new person starts in it. */
+    timeZone: z.string().max(64).optional(),
+  })
+  .strict();
 const linkBody = z.object({ token: z.string().min(10).max(200) }).strict();
 const passwordBody = z.object({ password: z.string().min(1).max(500) }).strict();
+
+/** The request's signed-in session and person, or null. */
+function sessionOf(options: Pick<WebAccessOptions, "sessions" | "store">) {
+  return async (req: Request) => {
+    const cookie = cookieValue(req.headers.cookie, SESSION_COOKIE);
+    const session = options.sessions.read(cookie);
+    const person = session ? await options.store.persons.getPerson(asId("person", session.personId)) : null;
+    return session && person && cookie ? { cookie, session, person } : null;
+  };
+}
+
+/** For pages (GET only): attaches the signed-in person, or sends the browser to the sign-in page. */
+function pageSession(signedIn: ReturnType<typeof sessionOf>, isLoopback: (req: Request) => boolean) {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const found = await signedIn(req);
+    if (!found) return void res.redirect(302, "/signin");
+    contexts.set(req, { session: found.session, person: found.person, loopback: isLoopback(req) });
+    next();
+  };
+}
 
 /**
  * Access to the web app (pages and `/api/web/*`):
@@ -101,16 +133,13 @@ export function webAccess(options: WebAccessOptions) {
   };
 
   const isLoopback = (req: Request) => checkExpressRequest(req, false).ok;
+  const signedIn = sessionOf(options);
 
   /** Attaches the signed-in person; 401 without a valid session; CSRF check on writes. */
   const requireSession = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const cookie = cookieValue(req.headers.cookie, SESSION_COOKIE);
-    const session = sessions.read(cookie);
-    const person = session ? await store.persons.getPerson(asId("person", session.personId)) : null;
-    if (!session || !person || !cookie) {
-      res.status(401).json({ error: "Sign in first.", signIn: true });
-      return;
-    }
+    const found = await signedIn(req);
+    if (!found) return void res.status(401).json({ error: "Sign in first.", signIn: true });
+    const { cookie, session, person } = found;
     if (!["GET", "HEAD", "OPTIONS"].includes(req.method) && !sessions.checkCsrf(cookie, header(req, CSRF_HEADER))) {
       res.status(403).json({ error: "This request lacks the page's CSRF token; reload the page." });
       return;
@@ -162,12 +191,9 @@ export function webAccess(options: WebAccessOptions) {
     res.json({ signedIn: true, loopback, role: session.role, csrf: sessions.csrfToken(cookie), person: { id: person.id, displayName: person.displayName, timeZone: person.timeZone } });
   });
 
-  router.post("/api/web/session/local", async (req, res) => {
+  router.post("/api/web/session/local", (req, res) => {
     if (!isLoopback(req)) return void res.status(403).json({ error: "Signing in by name works only on the Familiar machine itself; use a sign-in link or the password." });
-    const body = localName.safeParse(req.body);
-    if (!body.success) return void res.status(400).json({ error: plainErrors(body.error) });
-    const person = await localPerson(store, body.data.name);
-    res.json({ signedIn: true, ...startSession(res, person.id, "owner") });
+    return signInByName(store, req.body, res, (id) => startSession(res, id, "owner"));
   });
 
   router.post("/api/web/session/link", async (req, res) => {
@@ -199,15 +225,47 @@ export function webAccess(options: WebAccessOptions) {
     res.json({ signedIn: false });
   });
 
-  return { router, gate, requireSession };
+  return { router, gate, requireSession, requirePageSession: pageSession(signedIn, isLoopback) };
 }
 
-/** The person behind a local name (created with a local identity on first use, as the old chat did). */
-export async function localPerson(store: Pick<Store, "persons">, name: string): Promise<Person> {
+/**
+ * `POST /api/web/session/local` on this machine: the person a name belongs to (any spelling,
+ * `findByName`) is signed in; several matching persons are offered to choose from, nothing merged;
+ * a name never seen is asked about first (`create: true` makes the person, in `timeZone`).
+ */
+async function signInByName(store: Pick<Store, "persons">, input: unknown, res: Response, startSession: (id: PersonId) => { csrf: string }): Promise<void> {
+  const body = localName.safeParse(input);
+  if (!body.success) return void res.status(400).json({ error: plainErrors(body.error) });
+  const { name, create, personId } = body.data;
+  const match = await findByName(store, name);
+  let person: Person;
+  if (match.kind === "one") person = match.person;
+  else if (match.kind === "many") {
+    const chosen = match.persons.find((p) => p.id === personId);
+    if (!chosen) {
+      const choices = match.persons.map((p) => ({ id: p.id, displayName: p.displayName, since: p.createdAt.toISOString() }));
+      return void res.json({ signedIn: false, confirm: "choose", name, choices });
+    }
+    person = chosen;
+  } else {
+    if (create !== true) return void res.json({ signedIn: false, confirm: "new", name, firstPerson: (await store.persons.listPersons({ limit: 1 })).items.length === 0 });
+    const zone = body.data.timeZone === undefined ? undefined : resolveTimeZone(body.data.timeZone);
+    if (zone === null) return void res.status(400).json({ error: `“${body.data.timeZone}” is not a time zone Familiar knows. Type a city such as Berlin, or a zone such as Europe/Berlin.` });
+    person = await localPerson(store, name, zone);
+  }
+  res.json({ signedIn: true, ...startSession(person.id) });
+}
+
+/**
+ * The person behind an exact local name, created with a local identity when there is none (the
+ * sign-in route asks first and matches spellings with `findByName`); a new person starts in
+ * `timeZone` when given (an IANA name), else in the store's default.
+ */
+export async function localPerson(store: Pick<Store, "persons">, name: string, timeZone?: string): Promise<Person> {
   const existing = await store.persons.findIdentity("local", name);
   const known = existing && (await store.persons.getPerson(existing.personId));
   if (known) return known;
-  const person = await store.persons.createPerson({ displayName: name });
+  const person = await store.persons.createPerson({ displayName: name, ...(timeZone !== undefined && { timeZone }) });
   try {
     await store.persons.addIdentity({ personId: person.id, channel: "local", accountId: name, address: name });
     return person;

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { asId } from "../../core/ids.js";
-import type { ArtifactSource } from "../../sandbox/workspace/index.js";
+import type { ArtifactSource } from "../../sandbox/artifacts/index.js";
 import type { WebSessions } from "./sessions.js";
 
 /**

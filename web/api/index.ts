@@ -9,6 +9,6 @@ export { MessengerSetupError, messengerBodies, pageMessengers, restartNotes, typ
 export { MessengerStatus, readReadme } from "./messenger-status.js";
 export { fileLink, fileLinksRouter } from "./file-links.js";
 export { WebSessions } from "./sessions.js";
-export { clientFor } from "./setup-api.js";
+export { clientFor, type ComputerStatus } from "./setup-api.js";
 export { SetupStore } from "./setup-store.js";
 export { plainErrors } from "./plain-errors.js";

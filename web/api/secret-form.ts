@@ -6,15 +6,19 @@
  * referrer, no caching and no framing.
  */
 import escapeHtml from "escape-html";
-import express, { Router, type Request, type Response } from "express";
+import { Router, type Request, type Response } from "express";
 import { z } from "zod";
 import type { SecretDesk } from "../../core/secrets/index.js";
+import { readBody, type WithRawBody } from "../http/index.js";
 import { webContext } from "./auth.js";
+
+/** The form's body limit: a name, a value of at most 16 KiB and a list of origins, URL-encoded. */
+const FORM_BODY_LIMIT = 64 * 1024;
 
 
 const formBody = z.object({ name: z.string().max(200).default(""), value: z.string().max(16_384).default(""), origins: z.string().max(50_000).default("") });
 
-function page(res: Response, status: number, title: string, body: string): void {
+export function page(res: Response, status: number, title: string, body: string): void {
   res
     .status(status)
     .set({
@@ -44,7 +48,7 @@ function form(token: string, name: string, origins: string, error: string | null
 }
 
 /** A POST from another site is refused: its Origin must name this server (its Host, or PUBLIC_URL behind a proxy). */
-function sameOrigin(req: Request, publicUrl: string | null): boolean {
+export function sameOrigin(req: Request, publicUrl: string | null): boolean {
   const origin = req.headers.origin;
   if (origin === undefined || origin === "null") return origin === undefined;
   try {
@@ -64,10 +68,12 @@ export function secretFormRouter(desk: SecretDesk, publicUrl: () => string | nul
     if (!link) return page(res, 410, "Link expired", `<h1>This link has expired or was already used</h1><p>Ask Familiar for a new one: <code>/secret NAME</code>.</p>`);
     page(res, 200, "Store a secret", form(token, link.name ?? "", "", null));
   });
-  router.post("/secret/:token", express.urlencoded({ extended: false, limit: "64kb" }), async (req, res) => {
+  // Read with its limit while streaming (express.urlencoded would drain an oversized body to its end before answering 413).
+  router.post("/secret/:token", readBody({ limit: FORM_BODY_LIMIT, source: "secret-form" }), async (req: Request & WithRawBody, res) => {
     const token = String(req.params.token);
     if (!sameOrigin(req, publicUrl())) return page(res, 403, "Refused", "<h1>Refused</h1><p>This form can only be sent from its own page.</p>");
-    const body = formBody.safeParse(req.body);
+    if (!req.is("application/x-www-form-urlencoded")) return page(res, 415, "Store a secret", form(token, "", "", "The form was not sent as a form (application/x-www-form-urlencoded)."));
+    const body = formBody.safeParse(Object.fromEntries(new URLSearchParams((req.rawBody ?? Buffer.alloc(0)).toString("utf8"))));
     if (!body.success) return page(res, 400, "Store a secret", form(token, "", "", "The form was not filled in as expected."));
     const origins = body.data.origins.split(/[\s,]+/).filter((o) => o.length > 0);
     const result = await desk.submit(token, { name: body.data.name, value: body.data.value, origins });

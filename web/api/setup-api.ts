@@ -21,8 +21,35 @@ export interface SetupApiDeps {
   whatsappQr: () => Promise<{ state: string; qr: string | null } | null>;
   /** Applies messenger settings entered on the page (without a restart). */
   messengerSetup: MessengerSettings;
+  /** Familiar's computer: whether sandboxes run here, and why not. */
+  computer?: () => ComputerStatus;
   /** The model also judges proactive messages whenever one is configured (NOTIFY_MODEL_JUDGEMENT; default true). */
   notificationJudgement?: boolean;
+  /** How other devices reach this Familiar (for the setup page's "your phone" section). */
+  devices?: () => DeviceAccess;
+}
+
+/** How other devices reach this Familiar, as the setup page explains it. */
+export interface DeviceAccess {
+  /** LOCAL_CHAT_ALLOW_REMOTE: other devices may sign in. */
+  allowRemote: boolean;
+  /** Familiar listens on more than loopback (HOST). */
+  listensBeyondLoopback: boolean;
+  /** The address a phone opens (PUBLIC_URL, else this machine's network address), or null. */
+  network: string | null;
+  publicUrlSet: boolean;
+  https: boolean;
+}
+
+const NO_COMPUTER: ComputerStatus = { state: "off", reason: "not part of this build", languages: [] };
+
+/** Familiar's computer as the setup page and `/healthz` show it. */
+export interface ComputerStatus {
+  state: "checking" | "on" | "off";
+  /** Why it is off (null when on or still checking). */
+  reason: string | null;
+  /** Languages `run_code` accepts here. */
+  languages: string[];
 }
 
 const connection = z
@@ -52,6 +79,13 @@ function resolveBase(c: { provider: Provider; baseURL?: string | undefined }): s
   return (c.baseURL ?? defaultBaseUrl[c.provider])?.replace(/\/+$/, "") ?? null;
 }
 
+/** Whether the session's person is the owner; else answers 403 and returns false. */
+function ownerOnly(res: Response, role: string): boolean {
+  if (role === "owner") return true;
+  res.status(403).json({ error: "Only the owner of this Familiar can change its setup (on the Familiar machine, or signed in with the setup password)." });
+  return false;
+}
+
 /**
  * First-run setup under `/api/web/setup` (mount behind `requireSession`; changes need an owner
  * session): the model (test by listing models and one tiny call, then store — key in the vault —
@@ -65,11 +99,6 @@ export function setupApi(deps: SetupApiDeps): Router {
     if (c.apiKey) return c.apiKey;
     const stored = deps.setup.model();
     return stored && stored.hasKey && stored.provider === c.provider && stored.baseURL === base ? deps.setup.apiKey() : undefined;
-  };
-  const ownerOnly = (res: Response, role: string): boolean => {
-    if (role === "owner") return true;
-    res.status(403).json({ error: "Only the owner of this Familiar can change its setup (on the Familiar machine, or signed in with the setup password)." });
-    return false;
   };
   const envWins = (res: Response): boolean => {
     if (deps.envModel.vars.length === 0) return false;
@@ -96,7 +125,8 @@ export function setupApi(deps: SetupApiDeps): Router {
       passwordSet: deps.setup.hasPassword(),
       messengers: deps.messengers().map((m) => ({ ...m, fromEnvironment: deps.messengerSetup.fromEnvironment(m.channel), restartNote: restartNotes[m.channel] })),
       whatsapp: await deps.whatsappQr(),
-    });
+      computer: deps.computer?.() ?? NO_COMPUTER,
+      devices: deps.devices?.() ?? { allowRemote: false, listensBeyondLoopback: false, network: null, publicUrlSet: false, https: false } });
   });
 
   router.post("/api/web/setup/models", async (req, res) => {

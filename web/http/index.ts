@@ -8,6 +8,7 @@ export {
   boundedJson,
   jsonDepth,
   readBody,
+  requireContentType,
   type Refusal,
   type RefusalSink,
   type WithRawBody,

@@ -2,6 +2,9 @@ import { createServer, type Server } from "node:http";
 import express, { type Express, type Router } from "express";
 import type { Logger } from "../../core/log/index.js";
 
+/** Bytes of an unread request body drained after its response (to keep a small request's connection alive) before the connection is closed. */
+const UNREAD_BODY_DRAIN_LIMIT = 64 * 1024;
+
 /** A component's health as shown by `GET /healthz`. */
 export interface HealthCheck {
   name: string;
@@ -35,6 +38,21 @@ export class HttpServer {
       });
     }
     this.app.set("trust proxy", false);
+    // A response sent before its request's body was read in full (a refusal, a 404, a sign-in gate):
+    // Node reads and discards the rest to keep the connection alive, so an endless body sent to any
+    // route would be read whole. Past UNREAD_BODY_DRAIN_LIMIT the connection is closed instead.
+    this.app.use((req, res, next) => {
+      res.once("finish", () => {
+        if (req.complete) return;
+        let drained = 0;
+        req.on("data", (chunk: Buffer) => {
+          drained += chunk.length;
+          if (drained > UNREAD_BODY_DRAIN_LIMIT) req.socket.destroy();
+        });
+        req.resume();
+      });
+      next();
+    });
     // Browsers ask for it on every page; there is none.
     this.app.get("/favicon.ico", (_req, res) => void res.status(204).end());
     this.app.get("/healthz", async (_req, res) => {
@@ -63,6 +81,8 @@ export class HttpServer {
   async listen(host: string, port: number): Promise<number> {
     // Unknown API routes answer JSON like the rest of the API (not express's HTML page).
     this.app.use("/api", (req, res) => void res.status(404).json({ error: `no route ${req.method} ${req.originalUrl}` }));
+    // Every other unknown route answers here too: express's final handler would first read the whole request body.
+    this.app.use((req, res) => void res.status(404).type("text/plain").send(`Not found: ${req.method} ${req.path}`));
     this.app.use((err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
       const status = typeof (err as { status?: unknown }).status === "number" ? (err as { status: number }).status : 500;
       if (status >= 500) this.logger.error({ err }, "HTTP handler failed");

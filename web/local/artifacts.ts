@@ -2,7 +2,7 @@ import { Router } from "express";
 import { z } from "zod";
 import { asId } from "../../core/ids.js";
 import type { Store, Artifact } from "../../core/storage/index.js";
-import type { ArtifactSource } from "../../sandbox/workspace/index.js";
+import type { ArtifactSource } from "../../sandbox/artifacts/index.js";
 import { checkExpressRequest } from "../http/index.js";
 
 const pageQuery = z.object({
@@ -12,7 +12,22 @@ const pageQuery = z.object({
 
 /** JSON shape of an artifact in the API (dates as ISO-8601, size in bytes). */
 export function artifactJson(a: Artifact) {
-  return { id: a.id, name: a.name, mimeType: a.mimeType, size: a.size, path: a.path, source: a.source, createdAt: a.createdAt.toISOString() };
+  return {
+    id: a.id,
+    seriesId: a.seriesId,
+    version: a.version,
+    kind: a.kind,
+    title: a.title,
+    name: a.name,
+    mimeType: a.mimeType,
+    size: a.size,
+    path: a.path,
+    source: a.source,
+    taskId: a.taskId,
+    goalId: a.goalId,
+    taint: a.taint,
+    createdAt: a.createdAt.toISOString(),
+  };
 }
 
 /**

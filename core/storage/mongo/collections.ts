@@ -363,17 +363,6 @@ export interface LocalMailboxDoc {
   channel?: ChannelName;
 }
 
-export interface ArtifactDoc {
-  _id: string;
-  personId: string;
-  name: string;
-  mimeType: string;
-  size: number;
-  path: string;
-  source: string;
-  createdAt: Date;
-}
-
 /** A person's connection (`connections`); settings as encoded JSON (keys may hold `.` or `$`). */
 export interface ConnectionDoc {
   _id: string;
@@ -495,7 +484,10 @@ export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
   untrustedHosts: [],
   personRoles: [],
   groupMembers: [{ key: { channel: 1, groupId: 1, addedAt: 1, _id: 1 }, name: "group_added" }],
-  artifacts: [{ key: { personId: 1, createdAt: -1, _id: -1 }, name: "person_newest" }],
+  artifacts: [
+    { key: { personId: 1, createdAt: -1, _id: -1 }, name: "person_newest" },
+    { key: { seriesId: 1, version: 1 }, name: "series_version" },
+  ],
   connections: [{ key: { personId: 1, _id: 1 }, name: "person_created" }],
   syncCursors: [],
   connectionChanges: [

@@ -93,7 +93,7 @@ export class MongoStore implements Store {
     this.notifications = new MongoNotificationRepository(db, clock);
     this.localMailbox = new MongoLocalMailboxRepository(db, atomically);
     this.hooks = new MongoHookRepository(db, clock);
-    this.artifacts = new MongoArtifactRepository(db);
+    this.artifacts = new MongoArtifactRepository(db, atomically);
     this.connections = new MongoConnectionRepository(db, clock);
     this.changes = new MongoChangeRepository(db, atomically);
   }

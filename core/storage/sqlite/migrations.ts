@@ -176,6 +176,30 @@ export const migrations: readonly Migration[] = [
     },
   },
   {
+    version: 70,
+    name: "artifacts in versions, with kind, title, task, goal and taint (issue 23)",
+    up(db) {
+      // series_id: the first version's id (NULL in rows from before: the row's own id); latest: the
+      // version lists show. Kinds of older rows follow their MIME type.
+      db.exec(`ALTER TABLE artifacts ADD COLUMN series_id TEXT;
+      ALTER TABLE artifacts ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+      ALTER TABLE artifacts ADD COLUMN latest INTEGER NOT NULL DEFAULT 1;
+      ALTER TABLE artifacts ADD COLUMN kind TEXT;
+      ALTER TABLE artifacts ADD COLUMN title TEXT;
+      ALTER TABLE artifacts ADD COLUMN task_id TEXT;
+      ALTER TABLE artifacts ADD COLUMN goal_id TEXT;
+      ALTER TABLE artifacts ADD COLUMN taint_source TEXT;
+      UPDATE artifacts SET series_id = id, title = name, kind = CASE
+        WHEN mime_type = 'text/markdown' THEN 'document'
+        WHEN mime_type = 'application/pdf' THEN 'pdf'
+        WHEN mime_type = 'text/html' THEN 'page'
+        WHEN mime_type IN ('image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/svg+xml') THEN 'image'
+        ELSE 'data' END;
+      CREATE INDEX artifacts_latest_by_person ON artifacts (person_id, latest, created_at, id);
+      CREATE UNIQUE INDEX artifacts_series_version ON artifacts (series_id, version);`);
+    },
+  },
+  {
     version: 72,
     name: "inbound updates held until handled (Telegram long polling confirms once held)",
     up(db) {

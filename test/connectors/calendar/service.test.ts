@@ -17,6 +17,7 @@ import { EgressGuard } from "../../../core/egress/index.js";
 import type { PersonId } from "../../../core/ids.js";
 import { createLogger } from "../../../core/log/index.js";
 import type { Notifier } from "../../../core/notify/index.js";
+import { Outbound } from "../../../core/outbox/index.js";
 import type { ScheduleRequest, Scheduler } from "../../../core/scheduling/index.js";
 import { SecretVault } from "../../../core/secrets/index.js";
 import { openSqliteStore, type SqliteStore } from "../../../core/storage/sqlite/index.js";
@@ -141,6 +142,16 @@ describe("calendar connections", () => {
     const changes = await core.changes.listChangesAfter({ personId: person, kind: "calendar.changed", afterSeq: latest, limit: 10 });
     expect(changes.map((c) => c.data)).toEqual([expect.objectContaining({ kind: "added", title: "Checkup", calendarName: "Home", sourceKind: "caldav" })]);
 
+    // Two syncs at once (the repeating job and a `:now` one) run one after the other: one change, recorded once.
+    const mark = await core.changes.latestSeq(person);
+    await radicale.put(`${radicale.home}home/`, "lunch.ics", vcal("UID:lunch", "DTSTART:20260318T120000Z", "DTEND:20260318T130000Z", "SUMMARY:Lunch"));
+    let tick = Date.parse("2026-03-01T09:00:00Z");
+    const ticking = new CalendarService({ ...serviceDeps, clock: { now: () => new Date(tick++) } });
+    const both = await Promise.all([ticking.sync(id), ticking.sync(id)]);
+    expect(both.map((o) => o?.changes.length)).toEqual([1, 0]);
+    const once = await core.changes.listChangesAfter({ personId: person, kind: "calendar.changed", afterSeq: mark, limit: 10 });
+    expect(once.map((c) => (c.data as { title: string }).title)).toEqual(["Lunch"]);
+
     // A restart (a new process: its own calendar store and service over the same database) resumes
     // incrementally from the stored sync token: only the change comes, nothing is listed in full.
     const reopened = new SqliteCalendarStore({ path: join(dir, "familiar.db") });
@@ -200,7 +211,8 @@ describe("calendar connections", () => {
 
   it("answers /connect calendar (and /connect feed) with a one-time link whose form tests the account before keeping it", async () => {
     const registry = new CommandRegistry();
-    const desk = new ConnectDesk({ connections, store: core, clock: { now: () => new Date("2026-03-01T08:00:00Z") }, publicUrl: () => "https://familiar.example/", pokeOutbox: () => undefined });
+    const clock = { now: () => new Date("2026-03-01T08:00:00Z") };
+    const desk = new ConnectDesk({ connections, clock, publicUrl: () => "https://familiar.example/", outbound: new Outbound({ store: core, clock, wake: () => undefined }) });
     registerConnectCommands(registry, { desk, connections });
     const ana = (await core.persons.getPerson(person))!;
     const run = (args: string) => registry.run("connect", { person: ana, args, channel: "local", accountId: "ana" });

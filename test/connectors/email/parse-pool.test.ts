@@ -12,6 +12,27 @@ afterAll(() => pool.close());
 const eml = (headers: string, body: string) => Buffer.from(`${headers.trim().replace(/\n/g, "\r\n")}\r\n\r\n${body.replace(/\n/g, "\r\n")}`);
 
 describe("mail parse pool", () => {
+  it("hands out only the filtered subject and body: a sign-in code, a reset link and a magic link are gone", async () => {
+    const raw = eml(
+      `From: Shop <no-reply@shop.example>
+To: ana@example.test
+Subject: Your sign-in code 482917
+MIME-Version: 1.0
+Content-Type: text/html; charset=utf-8`,
+      `<p>Your sign-in code is <b>482917</b>.</p><p><a href="https://shop.example/reset?token=Zx81kQ">Reset your password</a></p><p><a href="https://shop.example/magic?t=9f8e7d">Sign in with this link</a></p><p>Your order 4829173 has shipped.</p>`,
+    );
+    const out = await pool.parse(raw);
+    if (!out.ok) throw new Error(out.reason);
+    const seen = out.message.filtered.text;
+    expect(seen).not.toMatch(/482917\b|Zx81kQ|9f8e7d/);
+    expect(out.message.filtered.removed.map((r) => r.kind)).toEqual(expect.arrayContaining(["sign-in-code", "reset-link", "sign-in-link"]));
+    expect(JSON.stringify(out.message)).not.toMatch(/Zx81kQ|9f8e7d/);
+    const plain = await pool.parse(eml(`From: Shop <orders@shop.example>\nTo: ana@example.test\nSubject: Shipped`, "Your order 4829173 has shipped. Tracking 1Z999AA10123456784."));
+    if (!plain.ok) throw new Error(plain.reason);
+    expect(plain.message.filtered.text).toContain("4829173");
+    expect(plain.message.filtered.removed).toEqual([]);
+  });
+
   it("parses headers, addresses, text from HTML and attachments", async () => {
     const raw = eml(
       `From: "Ana Ruiz" <Ana@Example.test>
@@ -40,12 +61,14 @@ JVBERi0xLjQK
     if (!out.ok) return;
     const m = out.message;
     expect(m.subject).toBe("Über die Reise");
+    expect(m.filtered.subject).toBe("Über die Reise");
+    expect(m.text).toBe("");
     expect(m.from).toEqual([{ name: "Ana Ruiz", address: "ana@example.test" }]);
     expect(m.to.map((a) => a.address)).toEqual(["ben@example.test", "carla@example.test", "dan@example.test"]);
     expect(m.messageId).toBe("<m1@example.test>");
     expect(m.listId).toBe("news.school.example");
     expect(m.date).toBe("2025-06-02T08:00:00.000Z");
-    expect(m.text).toMatch(/Order 4711 shipped/i);
+    expect(m.filtered.body).toMatch(/Order 4711 shipped/i);
     expect(m.attachments).toEqual([expect.objectContaining({ filename: "invoice.pdf", contentType: "application/pdf", size: 9, partId: "2" })]);
     expect(m.headerLines[0]).toEqual({ key: "from", line: 'From: "Ana Ruiz" <Ana@Example.test>' });
   });
@@ -71,7 +94,7 @@ JVBERi0xLjQK
     expect(broken.ok).toBe(true);
     const charset = await pool.parse(eml(`From: a@x.test\nSubject: =?x-unknown-9?Q?abc?=\nContent-Type: text/plain; charset=x-unknown-9`, "hello"));
     expect(charset.ok).toBe(true);
-    if (charset.ok) expect(charset.message.text).toContain("hello");
+    if (charset.ok) expect(charset.message.filtered.body).toContain("hello");
     let nested = "";
     for (let i = 0; i < 3_000; i++) nested += `Content-Type: multipart/mixed; boundary="n${i}"\r\n\r\n--n${i}\r\n`;
     const deep = await pool.parse(Buffer.from(`From: a@x.test\r\nSubject: deep\r\n${nested}Content-Type: text/plain\r\n\r\nbottom\r\n`));

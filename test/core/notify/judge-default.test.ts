@@ -27,7 +27,7 @@ describe("the notification judge by default", () => {
     expect(loadConfig({ NOTIFY_MODEL_JUDGEMENT: "false" }).NOTIFY_MODEL_JUDGEMENT).toBe(false);
     for (const [env, expected] of [[{}, true], [{ NOTIFY_MODEL_JUDGEMENT: "false" }, false]] as const) {
       app = await startTestApp(env);
-      const session = await fetch(`${app.url}/api/web/session/local`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "ana" }) });
+      const session = await fetch(`${app.url}/api/web/session/local`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "ana", create: true }) });
       const cookie = session.headers.get("set-cookie")!.split(";")[0]!;
       const setup = (await (await fetch(`${app.url}/api/web/setup`, { headers: { cookie } })).json()) as { notificationJudgement: boolean };
       expect(setup.notificationJudgement).toBe(expected);

@@ -5,6 +5,7 @@ import type { ModelClient, ModelRequest } from "../../../core/model/port.js";
 import type { Candidate } from "../../../core/notify/candidate.js";
 import { nextDigestAt, releaseAt, startOfLocalDay } from "../../../core/notify/digest-timing.js";
 import { Notifier, digestJobName } from "../../../core/notify/notifier.js";
+import { Outbound } from "../../../core/outbox/outbound.js";
 import type { ScheduleRequest } from "../../../core/scheduling/scheduler.js";
 import { openSqliteStore, type SqliteStore } from "../../../core/storage/sqlite/index.js";
 import type { Person } from "../../../core/storage/types.js";
@@ -22,7 +23,7 @@ const notifier = (judge: ModelClient | null = null, askedForPerHour = 3) =>
     store,
     clock: { now: () => now },
     logger: silent,
-    outbox: { poke: () => undefined },
+    outbound: new Outbound({ store, clock: { now: () => now }, wake: () => undefined }),
     scheduler: {
       schedule: async (r) => {
         scheduled.push(r);
@@ -136,7 +137,7 @@ describe("Notifier", () => {
   it("asks the judge it is given as a function at every candidate: a model configured later judges from then on", async () => {
     let configured: ModelClient | null = null;
     const drop = model(JSON.stringify({ decision: "drop", reason: "not worth it" }));
-    const n = new Notifier({ store, clock: { now: () => now }, logger: silent, outbox: { poke: () => undefined }, scheduler: { schedule: async () => null, cancel: async () => 0 }, judge: () => configured });
+    const n = new Notifier({ store, clock: { now: () => now }, logger: silent, outbound: new Outbound({ store, clock: { now: () => now }, wake: () => undefined }), scheduler: { schedule: async () => null, cancel: async () => 0 }, judge: () => configured });
     const first = await n.propose({ personId: person.id, taskId: null, deliveryKey: "g1", candidate: candidate("The bakery on Elm Street reopens on Monday 18 May.", { origin: "monitor" }) });
     expect(first).toMatchObject({ decision: "send", rule: "send" });
     configured = drop;

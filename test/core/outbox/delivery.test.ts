@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DeliveryError, type ChannelAdapter, type OutboundPart, type RenderOptions, type ResendMode } from "../../../core/channels/port.js";
-import { OutboxDelivery, retryDelayMs, uncertainNotice } from "../../../core/outbox/delivery.js";
+import { OutboxDelivery, repeatMark, retryDelayMs, uncertainNotice } from "../../../core/outbox/delivery.js";
 import type { Store } from "../../../core/storage/ports.js";
 import { openSqliteStore } from "../../../core/storage/sqlite/index.js";
 import type { ChannelName, OutboxMessage } from "../../../core/storage/types.js";
@@ -153,7 +153,7 @@ describe("outbox delivery", () => {
     expect(telegram.sent.map((s) => s.text)).toEqual(["one", "two", "three", "after"]);
   });
 
-  it("a part cut short by a crash is not resent where the platform cannot be asked, and the person is told", async () => {
+  it("a text part cut short by a crash is sent again marked as a possible repeat where the platform cannot be asked", async () => {
     const a = await personOn("telegram", "A");
     telegram.failWith((text) => (text === "two" ? "crash" : null));
     await store.outbox.enqueueOutbound({ personId: a.id, deliveryKey: "c1", text: "one|two|three", channel: "telegram" }, now);
@@ -163,9 +163,22 @@ describe("outbox delivery", () => {
     // The dead process's lease ends; another process picks the row up.
     now = new Date(now.getTime() + 30_000);
     await drain(make("W2"));
-    expect(telegram.sent.map((s) => s.text)).toEqual(["one", "three", uncertainNotice]);
+    expect(telegram.sent.map((s) => s.text)).toEqual(["one", `${repeatMark}\n\ntwo`, "three"]);
     const done: OutboxMessage = (await store.outbox.listOutbound(a.id)).items[0]!;
-    expect(done.progress.uncertain).toEqual(["1"]);
+    expect(done.progress.uncertain).toEqual([]);
+    expect(done.delivered?.platformIds).toHaveLength(3);
+  });
+
+  it("a part with buttons cut short by a crash is not sent again where the platform cannot be asked (a repeat would harm), and the person is told", async () => {
+    const a = await personOn("telegram", "A");
+    telegram.failWith((text) => (text === "pay?" ? "crash" : null));
+    await store.outbox.enqueueOutbound({ personId: a.id, deliveryKey: "c1b", text: "intro|pay?", buttons: [{ id: "pay", label: "Pay" }], channel: "telegram" }, now);
+    await expect(delivery.run((await delivery.claim())!)).rejects.toThrow("process killed");
+    telegram.failWith(() => null);
+    now = new Date(now.getTime() + 30_000);
+    await drain(make("W2"));
+    expect(telegram.sent.map((s) => s.text)).toEqual(["intro", uncertainNotice]);
+    expect((await store.outbox.listOutbound(a.id)).items.find((m) => m.deliveryKey === "c1b")!.progress.uncertain).toEqual(["1"]);
   });
 
   it("a part cut short by a crash is sent again with the same key where the platform deduplicates", async () => {

@@ -8,7 +8,7 @@ import { EgressGuard, type Resolver } from "../../../core/egress/guard.js";
 import type { Store } from "../../../core/storage/ports.js";
 import { openSqliteStore } from "../../../core/storage/sqlite/index.js";
 import type { ToolContext, ToolDefinition, ToolResult } from "../../../core/tools/tool.js";
-import { WorkspaceArtifacts } from "../../../sandbox/workspace/artifacts.js";
+import { ArtifactShelf } from "../../../sandbox/artifacts/index.js";
 import { BrowserRuntime } from "../../../sandbox/browser/runtime.js";
 import { browserTools } from "../../../sandbox/browser/tools.js";
 
@@ -21,7 +21,7 @@ export interface BrowserRig {
   personId: PersonId;
   egress: EgressGuard;
   runtime: BrowserRuntime;
-  artifacts: WorkspaceArtifacts;
+  artifacts: ArtifactShelf;
   tools: Map<string, ToolDefinition>;
   /** Runs a tool directly (no Sentinel), validating arguments like the dispatcher. */
   run(name: string, args: unknown, context?: Partial<ToolContext>): Promise<ToolResult>;
@@ -35,7 +35,7 @@ export async function browserRig(options: { allowed: string[]; resolve?: Resolve
   const person = (await store.persons.listPersons({ limit: 1 })).items[0] ?? (await store.persons.createPerson({ displayName: "Ada" }));
   const egress = new EgressGuard({ privateHostsAllowed: options.allowed, ...(options.resolve && { resolve: options.resolve }) });
   const runtime = new BrowserRuntime({ chromiumPath: CHROMIUM, dataDir, egress, ...(options.secretCheck && { secretCheck: options.secretCheck }), idleMs: options.idleMs ?? 60_000, maxContexts: options.maxContexts ?? 4 });
-  const artifacts = new WorkspaceArtifacts({ dataDir, repository: store.artifacts, clock: systemClock });
+  const artifacts = new ArtifactShelf({ dataDir, repository: store.artifacts, clock: systemClock });
   const tools = new Map(browserTools({ runtime, artifacts, dataDir }).map((t) => [t.name, t]));
   let step = 0;
   const context = (extra: Partial<ToolContext> = {}): ToolContext => ({

@@ -5,6 +5,8 @@
  * quota, the size of /tmp and /dev/shm, the read-only system, and the kernel surface the seccomp
  * filter closes.
  */
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { liveSandboxProcesses, sandboxWorld, type SandboxWorld } from "./helpers.js";
 
@@ -95,5 +97,19 @@ check("chroot", libc.chroot(b"/tmp"))
     expect(result.exitCode).toBe(0);
     expect(result.stdout.text).not.toContain(" OK ");
     expect(result.stdout.text.match(/REFUSED/g)?.length).toBe(6);
+  });
+});
+
+describe("a workspace removed from the host while a run goes on", () => {
+  it("ends the run with the reason, and nothing is left unhandled", async () => {
+    const scratch = join(world.dataDir, "persons", "per_gone", "workspace");
+    mkdirSync(scratch, { recursive: true });
+    const started = Date.now();
+    const run = world.runner.run({ workspaceRoot: scratch, quotaBytes: 1024 * 1024, program: { kind: "command", command: "/bin/sleep", args: ["20"] }, wallSeconds: 30 });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    rmSync(join(world.dataDir, "persons", "per_gone"), { recursive: true, force: true });
+    await expect(run).rejects.toMatchObject({ name: "ExecError", code: "workspace_refused", message: expect.stringContaining("quota could not be held") });
+    expect(Date.now() - started).toBeLessThan(15_000);
+    fingerprint = world.outsideFingerprint();
   });
 });

@@ -60,17 +60,18 @@ function sessionCookie(answer: Answer): string {
 }
 
 async function signInLocally(app: TestApp, name: string): Promise<{ cookie: string; csrf: string }> {
-  const answer = await call(app.url, "POST", "/api/web/session/local", { body: { name } });
+  const answer = await call(app.url, "POST", "/api/web/session/local", { body: { name, create: true } });
   expect(answer.status).toBe(200);
   return { cookie: sessionCookie(answer), csrf: String(answer.body.csrf) };
 }
 
 describe("web app access", () => {
   let app: TestApp;
-  let model: FakeOpenAIServer;
+  let model: FakeOpenAIServer | undefined;
   afterEach(async () => {
     await app?.close();
     await model?.close();
+    model = undefined;
   });
 
   it("serves only this machine by default, and refuses cross-site writes", async () => {
@@ -151,5 +152,68 @@ describe("web app access", () => {
     // A link session is a person's, not the owner's: the setup stays out of reach.
     expect((await call(app.url, "POST", "/api/web/setup/password", { ...boRemote, body: { password: "take over the install" } })).status).toBe(403);
     expect((await call(app.url, "POST", "/api/web/setup/models", { ...boRemote, body: { provider: "ollama" } })).status).toBe(403);
+  });
+
+  it("signs a person in whatever the spelling, asks before it makes a new person, and keeps who you are when the name changes", async () => {
+    app = await startTestApp();
+    const signIn = (body: Record<string, unknown>) => call(app.url, "POST", "/api/web/session/local", { body });
+    const whoIs = async (answer: Answer) => (await call(app.url, "GET", "/api/web/session", { cookie: sessionCookie(answer) })).body.person as { id: string; displayName: string; timeZone: string };
+
+    // A name never seen: asked first, nothing made until the person says yes.
+    const asked = await signIn({ name: "Zoë Müller" });
+    expect(asked.status).toBe(200);
+    expect(asked.body).toMatchObject({ signedIn: false, confirm: "new", name: "Zoë Müller", firstPerson: true });
+    expect(asked.headers["set-cookie"]).toBeUndefined();
+    expect((await app.store.persons.listPersons()).items).toHaveLength(0);
+    const made = await signIn({ name: "Zoë Müller", create: true, timeZone: "Europe/Berlin" });
+    const zoe = await whoIs(made);
+    expect(zoe).toMatchObject({ displayName: "Zoë Müller", timeZone: "Europe/Berlin" });
+
+    // Case, accents, compatibility forms and surrounding spaces do not matter; `create` never makes a second one.
+    for (const spelling of ["zoë müller", "ZOE MULLER", "  zoe   muller ", "Zoe\u0308 Mu\u0308ller"]) {
+      const again = await signIn({ name: spelling, create: true });
+      expect(again.body.signedIn, spelling).toBe(true);
+      expect((await whoIs(again)).id, spelling).toBe(zoe.id);
+    }
+    expect((await app.store.persons.listPersons()).items).toHaveLength(1);
+
+    // Changing the display name never changes who you are: the new name and the old one both sign in.
+    const session = await signIn({ name: "zoe muller" });
+    const changed = await call(app.url, "PATCH", "/api/web/settings", { cookie: sessionCookie(session), csrf: String(session.body.csrf), body: { displayName: "Zoë M." } });
+    expect(changed.status).toBe(200);
+    expect((await whoIs(await signIn({ name: "zoe m." }))).id).toBe(zoe.id);
+    expect((await whoIs(await signIn({ name: "Zoë Müller" }))).id).toBe(zoe.id);
+
+    // Another name is another person, after asking (this time not the first person here).
+    expect((await signIn({ name: "Łukasz" })).body).toMatchObject({ confirm: "new", firstPerson: false });
+    const lukasz = await whoIs(await signIn({ name: "Łukasz", create: true }));
+    expect(lukasz.id).not.toBe(zoe.id);
+    expect(lukasz.timeZone).toBe("UTC");
+    expect((await whoIs(await signIn({ name: "lukasz" }))).id).toBe(lukasz.id);
+    // A zone that is not one is refused in words, and nothing is made.
+    const badZone = await signIn({ name: "Ana", create: true, timeZone: "Mars/Olympus" });
+    expect(badZone.status).toBe(400);
+    expect(String(badZone.body.error)).toContain("not a time zone");
+  });
+
+  it("keeps persons of an older install apart when their names fold together, and lets the person choose", async () => {
+    app = await startTestApp();
+    // Before this rule, "Zoë" and "zoe" became two persons: both stay, nothing is merged.
+    const older = await app.store.persons.createPerson({ displayName: "Zoë" });
+    await app.store.persons.addIdentity({ personId: older.id, channel: "local", accountId: "Zoë", address: "Zoë" });
+    const newer = await app.store.persons.createPerson({ displayName: "zoe" });
+    await app.store.persons.addIdentity({ personId: newer.id, channel: "local", accountId: "zoe", address: "zoe" });
+    const signIn = (body: Record<string, unknown>) => call(app.url, "POST", "/api/web/session/local", { body });
+    const personOf = async (answer: Answer) => ((await call(app.url, "GET", "/api/web/session", { cookie: sessionCookie(answer) })).body.person as { id: string }).id;
+    // Each exact spelling still reaches its own person.
+    expect(await personOf(await signIn({ name: "Zoë" }))).toBe(older.id);
+    expect(await personOf(await signIn({ name: "zoe" }))).toBe(newer.id);
+    // Another spelling asks which one; a choice outside the matches is asked again.
+    const asked = await signIn({ name: "ZOE", create: true });
+    expect(asked.body).toMatchObject({ signedIn: false, confirm: "choose" });
+    expect((asked.body.choices as { id: string }[]).map((c) => c.id).sort()).toEqual([older.id, newer.id].sort());
+    expect((await signIn({ name: "ZOE", personId: "person_somebody_else" })).body).toMatchObject({ confirm: "choose" });
+    expect(await personOf(await signIn({ name: "ZOE", personId: older.id }))).toBe(older.id);
+    expect((await app.store.persons.listPersons()).items).toHaveLength(2);
   });
 });

@@ -9,7 +9,7 @@ const ANA = 42;
 
 /** Signs in on this machine by name; returns the cookie and CSRF token. */
 async function signIn(app: TestApp, name: string): Promise<{ cookie: string; csrf: string }> {
-  const res = await fetch(`${app.url}/api/web/session/local`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name }) });
+  const res = await fetch(`${app.url}/api/web/session/local`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name, create: true }) });
   const body = (await res.json()) as { csrf: string };
   return { cookie: res.headers.getSetCookie()[0]!.split(";")[0]!, csrf: body.csrf };
 }

@@ -26,6 +26,34 @@ export function artifactsContract(ctx: ContractContext): void {
       expect(second.next).toBeUndefined();
     });
 
+    it("keeps versions: an update adds the latest, lists show each artifact once, older versions stay until deleted", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      const other = await makePerson(store);
+      const base = { personId: person.id, mimeType: "text/markdown", size: 10, source: "made by Familiar" } as const;
+      const first = await store.artifacts.recordArtifact({ ...base, name: "plan.md", path: "artifacts/v1-plan.md", createdAt: at(0), kind: "document", title: "Packing list", taint: { source: "https://shop.example/" } });
+      expect(first).toMatchObject({ seriesId: first.id, version: 1, latest: true, kind: "document", title: "Packing list", taskId: null, goalId: null, taint: { source: "https://shop.example/" } });
+      const lone = await store.artifacts.recordArtifact({ ...base, name: "x.png", mimeType: "image/png", path: "artifacts/x.png", createdAt: at(500) });
+      expect(lone).toMatchObject({ kind: "image", title: "x.png", version: 1, latest: true, taint: null });
+      const second = await store.artifacts.recordArtifact({ ...base, name: "plan.md", path: "artifacts/v2-plan.md", size: 20, createdAt: at(1000), versionOf: first.id });
+      expect(second).toMatchObject({ seriesId: first.id, version: 2, latest: true, kind: "document", title: "Packing list", taint: null });
+      const third = await store.artifacts.recordArtifact({ ...base, name: "plan.md", path: "artifacts/v3-plan.md", createdAt: at(2000), versionOf: first.id, title: "Packing list (final)" });
+      expect(third).toMatchObject({ version: 3, title: "Packing list (final)" });
+      expect((await store.artifacts.getArtifact(first.id))?.latest).toBe(false);
+      expect((await store.artifacts.listArtifacts(person.id)).items.map((a) => [a.title, a.version])).toEqual([["Packing list (final)", 3], ["x.png", 1]]);
+      expect((await store.artifacts.listArtifactVersions(second.id)).map((a) => a.version)).toEqual([1, 2, 3]);
+      await expect(store.artifacts.recordArtifact({ ...base, personId: other.id, name: "y.md", path: "artifacts/y.md", createdAt: at(3000), versionOf: first.id })).rejects.toMatchObject({ code: "NOT_FOUND" });
+      // Deleting the latest version makes the one before it the latest; another person deletes nothing.
+      expect(await store.artifacts.deleteArtifact(other.id, third.id, "version")).toEqual([]);
+      expect((await store.artifacts.deleteArtifact(person.id, third.id, "version")).map((a) => a.version)).toEqual([3]);
+      expect((await store.artifacts.listArtifacts(person.id)).items.map((a) => [a.id, a.version])).toEqual([[second.id, 2], [lone.id, 1]]);
+      expect((await store.artifacts.getArtifact(second.id))?.latest).toBe(true);
+      const gone = await store.artifacts.deleteArtifact(person.id, first.id, "artifact");
+      expect(gone.map((a) => a.path)).toEqual(["artifacts/v1-plan.md", "artifacts/v2-plan.md"]);
+      expect(await store.artifacts.listArtifactVersions(first.id)).toEqual([]);
+      expect((await store.artifacts.listArtifacts(person.id)).items.map((a) => a.id)).toEqual([lone.id]);
+    });
+
     it("keeps an outbound message's attachments in order, and none by default", async () => {
       const store = ctx.store();
       const person = await makePerson(store);

@@ -5,12 +5,13 @@
  * (`DATA_DIR/persons/<id>/workspace-taints.json`, mode 0600) — outside what the sandbox can see or
  * change. An entry goes when its file is gone; a run that only reads leaves entries as they are.
  *
- * Written atomically (temporary file + rename), one writer per file at a time in this process.
+ * Written atomically (temporary file + rename), one writer per ledger at a time in this process.
  */
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { z } from "zod";
+import { KeyedQueue } from "../../core/scheduling/index.js";
 
 /** A taint as the store keeps it (core's `Taint`). */
 export interface FileTaint {
@@ -18,7 +19,7 @@ export interface FileTaint {
 }
 
 const schema = z.record(z.string(), z.object({ source: z.string().max(1000) }));
-const writers = new Map<string, Promise<unknown>>();
+const writers = new KeyedQueue();
 
 /** The taints of one workspace's files. */
 export class FileTaints {
@@ -58,7 +59,7 @@ export class FileTaints {
   /** Marks `paths` with `taint` and forgets `gone` (deleted files). */
   async update(change: { mark?: { paths: readonly string[]; taint: FileTaint }; gone?: readonly string[] }): Promise<void> {
     if ((change.mark?.paths.length ?? 0) === 0 && (change.gone?.length ?? 0) === 0) return;
-    await this.serialized(async () => {
+    await writers.run(this.file, async () => {
       const all = await this.all();
       for (const path of change.gone ?? []) all.delete(path);
       for (const path of change.mark?.paths ?? []) all.set(path, { source: (change.mark as { taint: FileTaint }).taint.source.slice(0, 1000) });
@@ -67,16 +68,5 @@ export class FileTaints {
       await writeFile(temp, JSON.stringify(Object.fromEntries(all)), { mode: 0o600, flag: "wx" });
       await rename(temp, this.file);
     });
-  }
-
-  private async serialized(fn: () => Promise<void>): Promise<void> {
-    const previous = writers.get(this.file) ?? Promise.resolve();
-    const run = previous.catch(() => undefined).then(fn);
-    writers.set(this.file, run);
-    try {
-      await run;
-    } finally {
-      if (writers.get(this.file) === run) writers.delete(this.file);
-    }
   }
 }

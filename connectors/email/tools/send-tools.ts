@@ -1,0 +1,304 @@
+/**
+ * Writing mail: `email_send`, `email_reply` and `email_draft`. Each call describes exactly what it
+ * would do (core/tools ActionDescription): the card shows From, To, Cc, Bcc, the subject, the whole
+ * text and the attachments, and an approval covers only that digest (a changed word needs a new one).
+ * In a tainted activation only "Approve once" is offered (core/approvals). Before any card:
+ * a reply to a mail Familiar never answers (its own, the person's own address, automatic, lists,
+ * bounces, out-of-office, no-reply — safety.ts `neverAnswerReason`) is refused, and an automatic
+ * send (from background work, not the person's own words) beyond the thread's daily budget too.
+ * Automatic sends carry `Auto-Submitted: auto-replied` (RFC 3834).
+ */
+import { createHash } from "node:crypto";
+import { z } from "zod";
+import type { PersonId } from "../../../core/ids.js";
+import { ActionUnavailableError, actionDigest, defineTool, type ActionDescription, type ToolContext, type ToolDefinition, type ToolResult } from "../../../core/tools/index.js";
+import { SENT, SENT_AUTOMATIC } from "../arrivals.js";
+import { composeMail, replySubject, type OutgoingAttachment, type OutgoingMail } from "../compose.js";
+import { mintMessageId, neverAnswerReason, replyThreadHeaders, threadKey, verifySender } from "../safety.js";
+import { trustedAuthservIds } from "../settings.js";
+import { sendComposed } from "../smtp.js";
+import type { Account } from "../service.js";
+import { accountFor, bytesInWords, fail, isResult, mailFailure, messageFor, ok, type EmailToolDeps } from "./support.js";
+
+/** Longest text a card shows whole (and so the longest a send may have), characters. */
+export const MAX_BODY_CHARS = 32_000;
+const MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+const recipients = z.array(z.email().max(320)).max(50);
+const attachmentsArg = z.array(z.string().min(1).max(500)).max(10).optional().describe("Workspace paths of files to attach");
+
+/** A prepared message: what would go out, and the card's lines. */
+interface Prepared {
+  account: Account;
+  mail: OutgoingMail;
+  thread: string | null;
+  automatic: boolean;
+  extraFields: { name: string; value: string }[];
+}
+
+/** Turns a refusal found while describing into the error the gate hands to the model (no card). */
+const throwIf = (r: unknown): void => {
+  if (!isResult(r) || r.ok) return;
+  throw new ActionUnavailableError(r.code === "not_found" ? "not_found" : r.code === "no_mailbox" ? "no_mailbox" : "mail_error", r.error);
+};
+
+async function readAttachments(deps: EmailToolDeps, personId: PersonId, paths: readonly string[] | undefined): Promise<OutgoingAttachment[]> {
+  const out: OutgoingAttachment[] = [];
+  for (const path of paths ?? []) {
+    try {
+      out.push({ filename: path.split("/").pop() ?? path, content: await deps.workspace.readFile(personId, path, MAX_ATTACHMENT_BYTES) });
+    } catch (err) {
+      throw new ActionUnavailableError("file_error", `Cannot attach ${path}: ${(err as Error).message}`);
+    }
+  }
+  return out;
+}
+
+/** Whether a send from this activation is automatic: background work, not the person's own words. */
+const isAutomatic = (ctx: ToolContext) => (ctx.chainDepth ?? 0) > 0;
+
+async function checkBudget(deps: EmailToolDeps, p: Pick<Prepared, "account" | "thread" | "automatic">, now: Date): Promise<void> {
+  if (!p.automatic || p.thread === null) return;
+  const used = await deps.store.changes.countChanges({ connectionId: p.account.connection.id, kind: SENT_AUTOMATIC, topic: p.thread, since: new Date(now.getTime() - DAY_MS) });
+  if (used >= deps.automaticPerThread)
+    throw new ActionUnavailableError("send_limit", `This thread already had ${used} automatic send(s) in the last 24 hours (the limit is ${deps.automaticPerThread}). Nothing was sent; tell the person instead.`);
+}
+
+function describePrepared(p: Prepared, verb: "SEND" | "DRAFT", summary: string): ActionDescription {
+  const m = p.mail;
+  const attachments = m.attachments.map((a) => `${a.filename} (${bytesInWords(a.content.length)})`).join(", ") || "none";
+  const fields = [
+    { name: "From", value: m.from.name ? `${m.from.name} <${m.from.address}>` : m.from.address },
+    { name: "To", value: m.to.join(", ") || "(none)" },
+    { name: "Cc", value: m.cc.join(", ") || "(none)" },
+    { name: "Bcc", value: m.bcc.join(", ") || "(none)" },
+    { name: "Subject", value: m.subject },
+    ...p.extraFields,
+    { name: "Attachments", value: attachments },
+    { name: "Body", value: m.text },
+  ];
+  if (p.automatic && verb === "SEND") fields.push({ name: "Sent on its own", value: "yes: background work, not your words (marked Auto-Submitted: auto-replied)" });
+  const digest = actionDigest({
+    verb,
+    account: p.account.connection.id,
+    from: m.from.address,
+    to: m.to,
+    cc: m.cc,
+    bcc: m.bcc,
+    subject: m.subject,
+    text: m.text,
+    inReplyTo: m.inReplyTo ?? null,
+    attachments: m.attachments.map((a) => [a.filename, createHash("sha256").update(a.content).digest("hex")]),
+  });
+  return {
+    capability: "email.send",
+    access: "write",
+    hardToUndo: verb === "SEND",
+    method: verb,
+    destinations: verb === "SEND" ? [...m.to, ...m.cc, ...m.bcc] : [],
+    carriesData: verb === "SEND",
+    summary,
+    page: null,
+    fields,
+    purchase: null,
+    onceOnly: false,
+    digest,
+  };
+}
+
+/** The Message-ID of this call: derived from its idempotency key, so a repeated call is recognisable. */
+function messageIdFor(p: Prepared, ctx: ToolContext): string {
+  const seed = createHash("sha256").update(`${p.account.connection.id}\u0000${ctx.idempotencyKey}`).digest();
+  return mintMessageId(p.account.settings.address.split("@")[1] ?? "localhost", seed.subarray(0, 15));
+}
+
+/** Sends a prepared message after checking the approval still covers it; records it; copies it to Sent. */
+async function sendPrepared(deps: EmailToolDeps, p: Prepared, ctx: ToolContext, described: ActionDescription): Promise<ToolResult> {
+  if (ctx.action && ctx.action.digest !== described.digest) return fail("denied", "The message changed after it was approved; nothing was sent. Ask again with the new text.");
+  await checkBudget(deps, p, ctx.now);
+  const composed = await composeMail({ ...p.mail, automatic: p.automatic }, { now: ctx.now, messageId: messageIdFor(p, ctx) });
+  const client = deps.service.client(p.account);
+  const sent = await client.specialFolder("\\Sent").catch(() => null);
+  if (sent && (await client.hasMessageId(sent, composed.messageId).catch(() => false))) return ok(`Already sent (${composed.messageId}); not sent again.`);
+  const receipt = await sendComposed(p.account.settings, { password: p.account.password }, composed);
+  const thread = p.thread ?? composed.messageId.toLowerCase();
+  await deps.store.changes.commitChanges({
+    connectionId: p.account.connection.id,
+    personId: p.account.connection.personId,
+    source: "sent",
+    cursor: {},
+    changes: [{ key: composed.messageId, kind: p.automatic ? SENT_AUTOMATIC : SENT, topic: thread, occurredAt: ctx.now, data: { to: p.mail.to, cc: p.mail.cc, bcc: p.mail.bcc.length }, dispatched: true }],
+    now: ctx.now,
+  });
+  const gmail = /(^|\.)(gmail|googlemail)\.com$/i.test(p.account.settings.imap.host);
+  if (sent && !gmail) await client.append(sent, composed.raw, ["\\Seen"]).catch(() => null);
+  const refused = receipt.rejected.length ? ` The server refused: ${receipt.rejected.join(", ")}.` : "";
+  return ok(`Sent to ${receipt.accepted.join(", ") || "nobody"} (Message-ID ${composed.messageId}).${refused}`, { data: { messageId: composed.messageId, accepted: receipt.accepted, rejected: receipt.rejected } });
+}
+
+const sendArgs = z.object({
+  mailbox: z.string().max(320).optional().describe("Send from this connected address (default: the first that may send)"),
+  to: recipients.min(1),
+  cc: recipients.optional(),
+  bcc: recipients.optional(),
+  subject: z.string().max(998),
+  body: z.string().max(MAX_BODY_CHARS),
+  attachments: attachmentsArg,
+});
+
+async function prepareSend(deps: EmailToolDeps, args: z.infer<typeof sendArgs>, ctx: ToolContext): Promise<Prepared> {
+  const account = await accountFor(deps, ctx.personId, "send", args.mailbox);
+  throwIf(account);
+  const a = account as Account;
+  const mail: OutgoingMail = { from: { name: a.settings.name ?? "", address: a.settings.address }, to: args.to, cc: args.cc ?? [], bcc: args.bcc ?? [], subject: args.subject, text: args.body, attachments: await readAttachments(deps, ctx.personId, args.attachments) };
+  return { account: a, mail, thread: null, automatic: isAutomatic(ctx), extraFields: [] };
+}
+
+function sendTool(deps: EmailToolDeps): ToolDefinition {
+  return defineTool({
+    name: "email_send",
+    description: "Send an email. The person sees the whole message on a card and it goes out only when they approve.",
+    parameters: sendArgs,
+    sideEffect: true,
+    capability: "email.send",
+    offered: (pid: PersonId) => deps.connections.granted(pid, "email", "send"),
+    policy: {
+      capability: "email.send",
+      access: "write",
+      hardToUndo: true,
+      method: { fixed: "SEND" },
+      destinationArgs: ["to[]", "cc[]", "bcc[]"],
+      exfiltrationArgs: ["subject", "body"],
+      describe: async (args, ctx) => {
+        const p = await prepareSend(deps, sendArgs.parse(args), ctx);
+        return describePrepared(p, "SEND", `Send an email from ${p.mail.from.address} to ${[...p.mail.to, ...p.mail.cc, ...p.mail.bcc].join(", ")}`);
+      },
+    },
+    async execute(args, ctx) {
+      try {
+        const p = await prepareSend(deps, args, ctx);
+        return await sendPrepared(deps, p, ctx, describePrepared(p, "SEND", ""));
+      } catch (err) {
+        if (err instanceof ActionUnavailableError) return fail(err.code, err.message);
+        return mailFailure(err);
+      }
+    },
+  });
+}
+
+const replyArgs = z.object({
+  id: z.string().min(1).max(700).describe("The id of the mail to answer"),
+  body: z.string().max(MAX_BODY_CHARS),
+  reply_all: z.boolean().default(false),
+  attachments: attachmentsArg,
+});
+
+async function prepareReply(deps: EmailToolDeps, args: z.infer<typeof replyArgs>, ctx: ToolContext): Promise<Prepared> {
+  const target = await messageFor(deps, ctx.personId, "send", args.id);
+  throwIf(target);
+  const { account, ref } = target as Exclude<typeof target, ToolResult>;
+  const [f] = await deps.service.client(account).fetch([ref], { maxBytes: 0 });
+  if (!f) throw new ActionUnavailableError("not_found", "That message is no longer in the folder.");
+  if (!f.parsed.ok) throw new ActionUnavailableError("unreadable", f.parsed.reason);
+  const m = f.parsed.message;
+  const own = await deps.service.ownAddresses(ctx.personId);
+  const never = neverAnswerReason({ headers: m.headerLines, subject: m.subject }, { ownAddresses: own });
+  if (never) throw new ActionUnavailableError("never_answer", `Familiar never answers this mail (${never.detail}). Nothing was sent or shown.`);
+  const to = (m.replyTo.length ? m.replyTo : m.from).map((x) => x.address);
+  const cc = args.reply_all ? [...m.to, ...m.cc].map((x) => x.address).filter((x) => !own.includes(x) && !to.includes(x)) : [];
+  const thread = threadKey(m.headerLines);
+  const threading = replyThreadHeaders(m.headerLines);
+  const v = verifySender(m.headerLines, { authservIds: trustedAuthservIds(account.settings) });
+  const mail: OutgoingMail = {
+    from: { name: account.settings.name ?? "", address: account.settings.address },
+    to,
+    cc,
+    bcc: [],
+    subject: replySubject(m.filtered.subject),
+    text: args.body,
+    attachments: await readAttachments(deps, ctx.personId, args.attachments),
+    inReplyTo: threading.inReplyTo ?? null,
+    references: threading.references ? threading.references.split(/\s+/).filter(Boolean) : [],
+  };
+  const sender = `${m.from[0]?.address ?? "(no sender)"} — ${v.verified ? "verified" : `NOT verified (${v.detail})`}`;
+  const prepared: Prepared = { account, mail, thread, automatic: isAutomatic(ctx), extraFields: [{ name: "In reply to", value: sender }] };
+  await checkBudget(deps, prepared, ctx.now);
+  return prepared;
+}
+
+function replyTool(deps: EmailToolDeps): ToolDefinition {
+  return defineTool({
+    name: "email_reply",
+    description: "Answer a mail by its id (to its sender; reply_all adds the other recipients). The person sees the whole reply on a card and it goes out only when they approve. Automatic mail, lists and Familiar's own mail are never answered.",
+    parameters: replyArgs,
+    sideEffect: true,
+    capability: "email.send",
+    offered: (pid: PersonId) => deps.connections.granted(pid, "email", "send"),
+    policy: {
+      capability: "email.send",
+      access: "write",
+      hardToUndo: true,
+      method: { fixed: "SEND" },
+      destinationArgs: [],
+      exfiltrationArgs: ["body"],
+      describe: async (args, ctx) => {
+        const p = await prepareReply(deps, replyArgs.parse(args), ctx);
+        return describePrepared(p, "SEND", `Reply from ${p.mail.from.address} to ${[...p.mail.to, ...p.mail.cc].join(", ")}`);
+      },
+    },
+    async execute(args, ctx) {
+      try {
+        const p = await prepareReply(deps, args, ctx);
+        return await sendPrepared(deps, p, ctx, describePrepared(p, "SEND", ""));
+      } catch (err) {
+        if (err instanceof ActionUnavailableError) return fail(err.code, err.message);
+        return mailFailure(err);
+      }
+    },
+  });
+}
+
+const draftArgs = sendArgs.extend({ to: recipients });
+
+function draftTool(deps: EmailToolDeps): ToolDefinition {
+  return defineTool({
+    name: "email_draft",
+    description: "Save an email as a draft in the mailbox's Drafts folder (nothing is sent). The person approves the draft on a card.",
+    parameters: draftArgs,
+    sideEffect: true,
+    capability: "email.send",
+    offered: (pid: PersonId) => deps.connections.granted(pid, "email", "send"),
+    policy: {
+      capability: "email.send",
+      access: "write",
+      method: { fixed: "DRAFT" },
+      destinationArgs: [],
+      exfiltrationArgs: [],
+      describe: async (args, ctx) => {
+        const p = await prepareSend(deps, draftArgs.parse(args), ctx);
+        return describePrepared({ ...p, automatic: false }, "DRAFT", `Save a draft in ${p.account.connection.label}'s Drafts folder`);
+      },
+    },
+    async execute(args, ctx) {
+      try {
+        const p = await prepareSend(deps, args, ctx);
+        const described = describePrepared({ ...p, automatic: false }, "DRAFT", "");
+        if (ctx.action && ctx.action.digest !== described.digest) return fail("denied", "The draft changed after it was approved; nothing was saved.");
+        const client = deps.service.client(p.account);
+        const drafts = (await client.specialFolder("\\Drafts")) ?? "Drafts";
+        const composed = await composeMail(p.mail, { now: ctx.now, messageId: messageIdFor(p, ctx), keepBcc: true });
+        await client.append(drafts, composed.raw, ["\\Draft"]);
+        return ok(`Saved the draft in ${drafts} of ${p.account.connection.label}.`);
+      } catch (err) {
+        if (err instanceof ActionUnavailableError) return fail(err.code, err.message);
+        return mailFailure(err);
+      }
+    },
+  });
+}
+
+/** The writing tools. */
+export function sendTools(deps: EmailToolDeps): ToolDefinition[] {
+  return [sendTool(deps), replyTool(deps), draftTool(deps)];
+}
