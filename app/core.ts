@@ -26,7 +26,7 @@ import {
 import type { Logger } from "../core/log/index.js";
 import type { ModelClient } from "../core/model/index.js";
 import { Notifier, notifyTools } from "../core/notify/index.js";
-import { Outbound, OutboxDelivery } from "../core/outbox/index.js";
+import { Outbound, OutboxDelivery, WebPresence, type FileLinker } from "../core/outbox/index.js";
 import { SentinelClock, SessionTracker, type Policy } from "../core/policy/index.js";
 import { ApprovalFlow, GoalControl, ProactiveFlow, TaskRunner, WakeupFlow, WebhookEvents, coreTools } from "../core/runtime/index.js";
 import { DueLoop, Heartbeat, type Scheduler } from "../core/scheduling/index.js";
@@ -81,6 +81,8 @@ export interface FamiliarDeps {
   askedForPerHour?: number;
   /** Where outbound attachments (artifacts) are read from. */
   attachments?: AttachmentSource;
+  /** Links to a person's files, sent when a platform refuses an attachment as a file (also settable later: `CoreParts.fileLinks`). */
+  fileLink?: FileLinker;
   /** Photos, voice notes, files and stickers: taken in on arrival (`intake`) and shown to the model (`context`). */
   media?: { intake: MediaIntake; context: ContextMedia };
   /** A watch re-armed (waits for the next connection change): the change dispatcher looks at the person again. */
@@ -95,6 +97,10 @@ export interface CoreParts {
   outbound: Outbound;
   outbox: OutboxDelivery;
   outboxLoop: DueLoop<OutboxMessage>;
+  /** Which persons have a web chat page open (the web chat's live poll tells; delivery routing reads). */
+  presence: WebPresence;
+  /** The file linker delivery uses (the web app sets it once its signing key is loaded). */
+  fileLinks: { current: FileLinker | null };
   notifier: Notifier;
   sentinel: Sentinel;
   approvals: ApprovalFlow;
@@ -139,10 +145,20 @@ function pick(deps: FamiliarDeps) {
 
 /** The outbox: delivery through the channels, its loop, and the one outbound door that wakes it. */
 function wireOutbox(deps: FamiliarDeps, owner: string, leaseMs: number, channels: ChannelRegistry) {
-  const outbox = new OutboxDelivery({ ...pick(deps), owner, leaseMs, adapters: channels.all, ...(deps.attachments && { attachments: deps.attachments }) });
+  const presence = new WebPresence(deps.clock);
+  const fileLinks: { current: FileLinker | null } = { current: deps.fileLink ?? null };
+  const outbox = new OutboxDelivery({
+    ...pick(deps),
+    owner,
+    leaseMs,
+    adapters: channels.all,
+    presence,
+    fileLink: (personId, artifactId) => fileLinks.current?.(personId, artifactId) ?? null,
+    ...(deps.attachments && { attachments: deps.attachments }),
+  });
   const outboxLoop = new DueLoop(outbox, { name: "outbox", clock: deps.clock, logger: deps.logger, maxInFlight: 8 });
   const outbound = new Outbound({ store: deps.store, clock: deps.clock, wake: () => outboxLoop.poke() });
-  return { outbox, outboxLoop, outbound };
+  return { outbox, outboxLoop, outbound, presence, fileLinks };
 }
 
 /** Sentinel: its own time and sessions, the approval round trip, the gate, and what the person can read of it. */

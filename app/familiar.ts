@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import type { ChannelAdapter, ChannelRegistry, ChannelsStarted, InboundEvent, InboundOutcome } from "../core/channels/index.js";
 import type { AccessControl, CommandRegistry, PressHandler } from "../core/inbound/index.js";
 import type { Notifier } from "../core/notify/index.js";
-import type { Outbound, OutboxDelivery } from "../core/outbox/index.js";
+import type { FileLinker, Outbound, OutboxDelivery, WebPresence } from "../core/outbox/index.js";
 import type { ApprovalFlow, GoalControl, TaskRunner, WakeupFlow, WebhookEvents } from "../core/runtime/index.js";
 import { takeOverLeases, type DueLoop } from "../core/scheduling/index.js";
 import type { SecretDesk } from "../core/secrets/index.js";
@@ -29,6 +29,10 @@ export class Familiar {
   readonly outbound: Outbound;
   readonly outbox: OutboxDelivery;
   readonly outboxLoop: DueLoop<OutboxMessage>;
+  /** Which persons have a web chat page open (the web chat's live poll tells; delivery routing reads). */
+  readonly presence: WebPresence;
+  /** The download-link maker delivery uses for refused files (set by the web app). */
+  readonly fileLinks: { current: FileLinker | null };
   readonly notifier: Notifier;
   readonly sentinel: Sentinel;
   readonly approvals: ApprovalFlow;
@@ -48,7 +52,7 @@ export class Familiar {
   constructor(readonly deps: FamiliarDeps) {
     const parts = wireCore(deps, this.owner);
     this.parts = parts;
-    ({ channels: this.channels, commands: this.commands, outbound: this.outbound, outbox: this.outbox, outboxLoop: this.outboxLoop } = parts);
+    ({ channels: this.channels, commands: this.commands, outbound: this.outbound, outbox: this.outbox, outboxLoop: this.outboxLoop, presence: this.presence, fileLinks: this.fileLinks } = parts);
     ({ notifier: this.notifier, sentinel: this.sentinel, approvals: this.approvals, views: this.views, secrets: this.secrets } = parts);
     ({ access: this.access, wakeups: this.wakeups, goals: this.goals, tasks: this.tasks, taskLoop: this.taskLoop, webhooks: this.webhooks } = parts);
     this.handleInbound = parts.inbound.handle;

@@ -8,7 +8,7 @@ import type { Config } from "../core/config/index.js";
 import type { Clock } from "../core/clock.js";
 import type { Logger, SecretRegistry } from "../core/log/index.js";
 import { asId } from "../core/ids.js";
-import { WebSessions, readReadme, webApp } from "../web/api/index.js";
+import { WebSessions, fileLink, fileLinksRouter, readReadme, webApp } from "../web/api/index.js";
 import { hooksRouter } from "../web/hooks/index.js";
 import { HttpServer } from "../web/http/index.js";
 import { artifactsRouter, dashboardRouter, localChatRouter, pairingQrRouter, secretsRouter } from "../web/local/index.js";
@@ -48,6 +48,9 @@ export async function mountWebApp(
   const { familiar, artifacts } = runtime;
   const { store } = storage;
   const sessions = await WebSessions.open(parts.dataDir, clock);
+  // A file a messenger refuses is sent as a signed download link (7 days).
+  familiar.fileLinks.current = (personId, artifactId) => fileLink(sessions, parts.publicUrl(), personId, artifactId);
+  http.mount(fileLinksRouter({ sessions, source: artifacts }));
   http.mount(
     webApp({
       store,

@@ -9,7 +9,17 @@ interface SettingsJson {
   digestTime: string | null;
   personaName: string | null;
   personaStyle: string | null;
+  reach: Reach;
 }
+
+/** Where Familiar reaches the person with messages it starts itself (server: ReachPreference). */
+type Reach = { mode: "last" } | { mode: "messenger"; channel: string } | { mode: "all" };
+
+const channelWords: Record<string, string> = { local: "the web chat", telegram: "Telegram", slack: "Slack", discord: "Discord", whatsapp: "WhatsApp" };
+
+/** The select's value for a reach preference: `last`, `all` or the channel name. */
+const reachValue = (r: Reach): string => (r.mode === "messenger" ? r.channel : r.mode);
+const reachOf = (value: string): Reach => (value === "last" || value === "all" ? { mode: value } : { mode: "messenger", channel: value });
 
 const zones: string[] = typeof Intl.supportedValuesOf === "function" ? Intl.supportedValuesOf("timeZone") : [];
 
@@ -39,6 +49,7 @@ export function Settings({ onSaved }: { onSaved: (s: { displayName: string; time
         digestTime: s.digestTime || null,
         personaName: s.personaName ?? "",
         personaStyle: s.personaStyle ?? "",
+        reach: s.reach,
       });
       setS(saved);
       onSaved(saved);
@@ -63,6 +74,7 @@ export function Settings({ onSaved }: { onSaved: (s: { displayName: string; time
         <option value="normal">normal</option>
         <option value="high">high</option>
       </select>
+      <ReachChoice reach={s.reach} onChange={(reach) => set({ reach })} />
       <fieldset>
         <legend>Quiet hours</legend>
         <label class="inline">
@@ -89,5 +101,29 @@ export function Settings({ onSaved }: { onSaved: (s: { displayName: string; time
       {notice && <p role="status" class="notice">{notice}</p>}
       {error && <p role="alert" class="error">{error}</p>}
     </form>
+  );
+}
+
+/** "Where Familiar reaches you": the chat last used (default), one linked messenger, or all chats. */
+function ReachChoice({ reach, onChange }: { reach: Reach; onChange: (reach: Reach) => void }) {
+  const [linked, setLinked] = useState<string[]>([]);
+  useEffect(() => {
+    void api<{ items: { channel: string }[] }>("GET", "/api/web/messengers").then((m) => setLinked([...new Set(m.items.map((i) => i.channel))]));
+  }, []);
+  const channels = [...new Set([...linked, ...(reach.mode === "messenger" ? [reach.channel] : [])])];
+  return (
+    <>
+      <label for="s-reach">Where Familiar reaches you (reminders, check-ins and other messages it starts itself)</label>
+      <p class="hint" id="s-reach-hint">Answers always come in the chat you wrote from.</p>
+      <select id="s-reach" aria-describedby="s-reach-hint" value={reachValue(reach)} onChange={(e) => onChange(reachOf(e.currentTarget.value))}>
+        <option value="last">The chat I last used (the web chat only while it is open, else my last messenger)</option>
+        {channels.map((c) => (
+          <option key={c} value={c}>
+            Always {channelWords[c] ?? c}
+          </option>
+        ))}
+        <option value="all">All my chats</option>
+      </select>
+    </>
   );
 }

@@ -16,6 +16,7 @@ import {
   type OutboundAttachment,
   fileOfPart,
   isPhoto,
+  sendsAsDocument,
   AttachmentError,
   formatBytes,
 } from "../../core/channels/index.js";
@@ -206,7 +207,7 @@ export class TelegramChannel implements ChannelAdapter {
    */
   async sendPart(target: ChannelTarget, part: OutboundPart): Promise<string> {
     const file = fileOfPart(part);
-    if (file) return this.sendFile(target, file);
+    if (file) return this.sendFile(target, file, sendsAsDocument(part));
     const body = part.body as TelegramPartBody;
     try {
       const message = await this.bot.api.sendMessage(target.address, body.text, {
@@ -222,11 +223,12 @@ export class TelegramChannel implements ChannelAdapter {
 
   /**
    * One attachment: photos with `sendPhoto` (Bot API: at most 10 MB; png/jpeg/gif/webp), anything
-   * else — and larger images — with `sendDocument` (at most 50 MB from bots).
+   * else — larger images, and an image the outbox asks to send as a document after Telegram refused
+   * the photo — with `sendDocument` (at most 50 MB from bots).
    */
-  private async sendFile(target: ChannelTarget, file: OutboundAttachment): Promise<string> {
+  private async sendFile(target: ChannelTarget, file: OutboundAttachment, asDocument: boolean): Promise<string> {
     const input = new InputFile(file.bytes, file.name);
-    const photo = isPhoto(file) && file.bytes.length <= 10 * 1024 * 1024;
+    const photo = !asDocument && isPhoto(file) && file.bytes.length <= 10 * 1024 * 1024;
     try {
       const message = photo ? await this.bot.api.sendPhoto(target.address, input) : await this.bot.api.sendDocument(target.address, input);
       return String(message.message_id);

@@ -19,6 +19,7 @@ export {
   fileOfPart,
   filePart,
   isPhoto,
+  sendsAsDocument,
   type AttachmentSource,
   type ChannelAdapter,
   type ChannelTarget,

@@ -47,12 +47,23 @@ export function isPhoto(attachment: Pick<OutboundAttachment, "mimeType">): boole
 export interface FilePartBody {
   kind: "file";
   file: OutboundAttachment;
+  /**
+   * Send it as a plain document/file even when it is an image (the outbox asks for this after the
+   * platform refused it as a photo).
+   */
+  asDocument?: boolean;
 }
 
-/** A part carrying `file` (see {@link FilePartBody}). */
-export function filePart(file: OutboundAttachment): OutboundPart {
-  const body: FilePartBody = { kind: "file", file };
+/** A part carrying `file` (see {@link FilePartBody}); `asDocument` asks for a document even for an image. */
+export function filePart(file: OutboundAttachment, options?: { asDocument?: boolean }): OutboundPart {
+  const body: FilePartBody = { kind: "file", file, ...(options?.asDocument && { asDocument: true }) };
   return { body, plain: `📎 ${file.name} (${file.bytes.length} bytes) could not be attached here.`, buttons: false };
+}
+
+/** True when a file part asks to be sent as a document rather than a photo (see {@link FilePartBody.asDocument}). */
+export function sendsAsDocument(part: OutboundPart): boolean {
+  const body = part.body;
+  return typeof body === "object" && body !== null && "asDocument" in body && body.asDocument === true;
 }
 
 /** The file a part carries, or null for an adapter's own text part. */

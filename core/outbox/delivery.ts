@@ -1,57 +1,27 @@
 import {
+  channelInWords,
   DeliveryError,
   fileOfPart,
   filePart,
   type AttachmentSource,
+  type OutboundAttachment,
   type ChannelAdapter,
   type ChannelTarget,
   type OutboundContent,
   type OutboundPart,
-  type RenderOptions,
   parseCardView,
 } from "../channels/index.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log/index.js";
 import type { DueSource } from "../scheduling/index.js";
+import type { Store, ChannelName, DeliveryProgress, NewOutboxMessage, OutboxMessage } from "../storage/index.js";
+import { filePartsAt, stepDownFile, type FileLinker } from "./files.js";
+import { GIVE_UP_AFTER_MS, handOffText, minutesOf, reasonInWords, unsentInWords, unsentOf } from "./handoff.js";
 import { Outbound } from "./outbound.js";
-import type { Store, ChannelName, DeliveryProgress, Identity, OutboxMessage } from "../storage/index.js";
+import { mayRepeat, renderLevels, repeatMark, retryDelayMs, uncertainNotice } from "./policy.js";
+import { chooseLanes, routeFacts, routeRow, type PagePresence } from "./routing.js";
 
-/** Attempts before a transient failure becomes permanent (with the backoff below: about 2.5 hours). */
-const MAX_ATTEMPTS = 20;
-
-/** Backoff before attempt `n` (1-based), ms: 2 s, 4 s, … capped at 10 min. */
-export function retryDelayMs(attempt: number): number {
-  return Math.min(2_000 * 2 ** (attempt - 1), 600_000);
-}
-
-/**
- * Rendering levels, tried in order after the platform rejects a part's payload: the platform's own
- * formatting, then the part's plain text, then its plain text in quarter-size parts.
- */
-export const renderLevels: readonly RenderOptions[] = [
-  { style: "rich", scale: 1 },
-  { style: "plain", scale: 1 },
-  { style: "plain", scale: 0.25 },
-];
-
-/**
- * Told to the person when a part that must not be repeated (a card, a message with buttons) may not
- * have arrived (a crash mid-send on a platform that cannot be checked).
- */
-export const uncertainNotice =
-  "I was restarted while sending you a message with buttons and can't tell whether it arrived. If a card or a question with buttons seems missing, open the dashboard or ask me to show it again.";
-
-/** Heads a part sent again after a crash cut its send short on a platform that cannot be checked. */
-export const repeatMark = "↻ Sent again after a restart — you may already have this part:";
-
-/**
- * Whether a part cut short by a crash may be sent again where the platform cannot say whether it
- * arrived: text and files may (a repeat costs a moment's reading and is marked); a card or a part
- * carrying buttons may not (two live cards for one decision, a second press of a payment).
- */
-export function mayRepeat(message: Pick<OutboxMessage, "card">, part: OutboundPart): boolean {
-  return message.card === null && !part.buttons;
-}
+export { mayRepeat, renderLevels, repeatMark, retryDelayMs, uncertainNotice } from "./policy.js";
 
 /** The slice of the store delivery needs. */
 export type OutboxStore = Pick<Store, "outbox" | "persons" | "audit" | "conversation">;
@@ -69,27 +39,30 @@ export interface OutboxDeliveryDeps {
   onDelivered?: (message: OutboxMessage) => void;
   /** Reads the bytes of a message's attachments (artifacts); without it they are named as gone. */
   attachments?: AttachmentSource;
+  /** Whether a person has a web chat page open (routing counts the web chat only then); without it, never. */
+  presence?: PagePresence;
+  /** Links to a person's files, for an attachment a platform refused as a file. */
+  fileLink?: FileLinker;
 }
 
+/** How many unrouted rows one claim routes first. */
+const ROUTE_BATCH = 50;
+
 /**
- * Delivers outbox rows through the channel adapters — in order per person, each part exactly once
- * where the platform allows it:
- * - a row is claimed with a lease (renewed by the process heartbeat; a dead process's lease ends and
- *   the row is claimable again, in embedded mode at once on restart);
- * - the parts are rendered deterministically and their progress saved before and after each send, so
- *   a restarted process continues with the next part. A part cut short by a crash is settled by the
- *   adapter's {@link ChannelAdapter.resend} mode: sent again (idempotent platforms), looked up, or —
- *   on platforms that offer no way to check — sent again marked as a possible repeat ({@link repeatMark}),
- *   except a card or a part with buttons, which is given up with an honest notice ({@link mayRepeat});
- * - a rejected payload is re-rendered (plain, then smaller parts) and a failed edit becomes a new
- *   message, never a reason to stop talking to the person; a recipient who blocked the bot is marked
- *   unreachable until they write again; rate limits and transient errors are retried with backoff.
- *
- * It is the {@link DueSource} of the outbox's DueLoop: due rows, rows to retry, and rows left
- * "sending" by a dead process are all found by one claim.
+ * Delivers outbox rows through the channel adapters, in order per person and channel (lane), each
+ * part exactly once where the platform allows it: a message for wherever the person is is routed
+ * first (`routeRow`); rows are claimed under a lease; progress is saved around every part and a
+ * part cut short by a crash is settled by the adapter's resend mode (see `mayRepeat`); a rejected
+ * payload is re-rendered, a refused file sent as a document then a link, a blocked recipient marked
+ * unreachable and the message routed elsewhere; failures are retried with backoff for
+ * {@link GIVE_UP_AFTER_MS}, then given up there and handed to another chat. It is the outbox
+ * DueLoop's {@link DueSource}.
  */
 export class OutboxDelivery implements DueSource<OutboxMessage> {
-  /** The delivery's own notices (a part that may not have arrived): this loop looks again after every row, so they need no wake. */
+  /**
+   * The delivery's own messages (a part that may not have arrived, a hand-off to another chat, the
+   * copies of reach `all`): this loop looks again after every row, so they need no wake.
+   */
   private readonly notices: Outbound;
 
   constructor(private readonly deps: OutboxDeliveryDeps) {
@@ -100,33 +73,34 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
     return this.deps.store.outbox.nextDueAt();
   }
 
-  claim(): Promise<OutboxMessage | null> {
+  async claim(): Promise<OutboxMessage | null> {
     const { store, clock, owner, leaseMs } = this.deps;
+    await this.routeWaiting();
     return store.outbox.claimNextOutbound({ owner, now: clock.now(), leaseMs });
   }
 
   keyOf(message: OutboxMessage): string {
-    return message.personId;
+    return `${message.personId}:${message.lane ?? "-"}`;
   }
 
   describe(message: OutboxMessage): Record<string, unknown> {
-    return { outboxId: message.id, personId: message.personId };
+    return { outboxId: message.id, personId: message.personId, lane: message.lane };
   }
 
-  /** Delivers one claimed row (or schedules its retry). */
+  /** Delivers one claimed row (or schedules its retry, or gives it up on its channel). */
   async run(message: OutboxMessage): Promise<void> {
-    const { store, clock, logger } = this.deps;
-    // Once a part went out (or may have), the rest follows it there; before that, pick afresh.
-    const started = Object.keys(message.progress.sent).length > 0 || message.progress.inflight !== null || message.progress.uncertain.length > 0;
-    const target = (started ? message.progress.target : null) ?? (await this.pickTarget(message));
-    if (!target) {
-      await store.outbox.markDeliveryFailed({ id: message.id, owner: this.deps.owner, error: "no reachable identity", retryAt: null, now: clock.now() });
-      logger.warn({ outboxId: message.id, personId: message.personId }, "outbound message dropped: the person has no reachable identity");
-      return;
-    }
-    const adapter = this.deps.adapters().get(target.channel);
-    if (!adapter) return this.retry(message, `channel ${target.channel} is not running`);
-    const progress: DeliveryProgress = { ...message.progress, target };
+    const { store, clock } = this.deps;
+    const lane = message.lane;
+    const progress: DeliveryProgress = { ...message.progress, fallback: { ...message.progress.fallback } };
+    // A row from before lanes (or claimed before it was routed): routed by the next claim.
+    if (!lane) return void (await store.outbox.rerouteOutbound({ id: message.id, owner: this.deps.owner, progress, error: "not routed yet", now: clock.now() }));
+    const started = Object.keys(progress.sent).length > 0 || progress.inflight !== null || progress.uncertain.length > 0;
+    let target = (started ? progress.target : null) ?? (await this.targetOn(message, lane));
+    if (target && !(await this.reachable(message, target))) target = null;
+    if (!target) return this.offLane(message, progress, lane, `no reachable account on ${channelInWords(lane)}`);
+    progress.target = target;
+    const adapter = this.deps.adapters().get(lane);
+    if (!adapter) return this.failed(message, progress, lane, `${channelInWords(lane)} is not running`, { reason: `${channelInWords(lane)} is not running` });
     try {
       const platformIds = await this.sendAll(message, adapter, target, progress);
       const delivered = await store.outbox.markDelivered({ id: message.id, owner: this.deps.owner, channel: target.channel, address: target.address, platformIds, now: clock.now() });
@@ -143,24 +117,17 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
       this.deps.onDelivered?.(delivered);
     } catch (err) {
       if (!(err instanceof DeliveryError)) throw err;
-      if (err.outcome === "recipient_gone") {
-        await store.persons.setIdentityUnreachable(target.channel, target.accountId, err.message, clock.now());
-        // A message for "wherever they are" that nothing of went out yet tries their other accounts.
-        const elsewhere = message.channel === null && Object.keys(progress.sent).length === 0;
-        if (elsewhere) await store.outbox.saveProgress({ id: message.id, owner: this.deps.owner, progress: { ...progress, target: null, inflight: null }, now: clock.now(), leaseMs: this.deps.leaseMs });
-        await store.outbox.markDeliveryFailed({ id: message.id, owner: this.deps.owner, error: err.message, retryAt: elsewhere ? clock.now() : null, now: clock.now() });
-        await store.audit.appendAudit({
-          personId: message.personId,
-          kind: "outbound.failed",
-          summary: `Could not deliver on ${target.channel}: ${err.message.slice(0, 200)}; marked unreachable until they write again`,
-          data: { outboxId: message.id, channel: target.channel, outcome: err.outcome },
-        });
-        logger.warn({ outboxId: message.id, channel: target.channel, err: err.message }, "recipient gone: identity marked unreachable until they write again");
-        return;
-      }
-      // The platform answered (or could not be reached): the part did not go out. Keep what did.
-      await store.outbox.saveProgress({ id: message.id, owner: this.deps.owner, progress: { ...progress, inflight: null }, now: clock.now(), leaseMs: this.deps.leaseMs });
-      await this.retry(message, err.message, err.retryAfterMs);
+      progress.inflight = null;
+      if (err.outcome !== "recipient_gone") return this.failed(message, progress, lane, err.message, { reason: reasonInWords(lane, err), ...(err.retryAfterMs !== undefined && { retryAfterMs: err.retryAfterMs }) });
+      await store.persons.setIdentityUnreachable(target.channel, target.accountId, err.message, clock.now());
+      await store.audit.appendAudit({
+        personId: message.personId,
+        kind: "outbound.failed",
+        summary: `Could not deliver on ${target.channel}: ${err.message.slice(0, 200)}; marked unreachable until they write again`,
+        data: { outboxId: message.id, channel: target.channel, outcome: err.outcome },
+      });
+      this.deps.logger.warn({ outboxId: message.id, channel: target.channel, err: err.message }, "recipient gone: identity marked unreachable until they write again");
+      return this.offLane(message, progress, lane, err.message);
     }
   }
 
@@ -172,12 +139,17 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
       const edited = await this.tryEdit(message, adapter, target, content);
       if (edited) return edited;
     }
-    const parts = [...adapter.render(content, renderLevels[0]!), ...(await this.fileParts(message, adapter))];
+    const textParts = adapter.render(content, renderLevels[0]!);
+    progress.textParts = textParts.length;
+    const files = await this.files(message);
+    const parts: { part: OutboundPart; file: OutboundAttachment | null }[] = [...textParts.map((part) => ({ part, file: null })), ...files.map((f) => this.fileEntry(adapter, f))];
     const ids: string[] = [];
-    for (const [i, part] of parts.entries()) {
+    for (const [i, { part, file }] of parts.entries()) {
       for (;;) {
         const level = progress.fallback[String(i)] ?? 0;
-        const slots = level === 0 ? [[String(i), part] as const] : this.reRender(adapter, part, message, level).map((p, j) => [`${i}-${j}`, p] as const);
+        const pieces = file ? filePartsAt(level, file, adapter, message.personId, this.deps.fileLink, renderLevels[0]!) : level === 0 ? [part] : this.reRender(adapter, part, message, level);
+        const whole = file ? level < 2 : level === 0;
+        const slots = whole ? [[String(i), pieces[0]!] as const] : pieces.map((p: OutboundPart, j: number) => [`${i}-${j}`, p] as const);
         try {
           const sentHere: string[] = [];
           for (const [j, [key, p]] of slots.entries()) {
@@ -187,8 +159,12 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
           ids.push(...sentHere);
           break;
         } catch (err) {
-          if (!(err instanceof DeliveryError) || err.outcome !== "payload_rejected") throw err;
-          if (level + 1 >= renderLevels.length) {
+          if (!(err instanceof DeliveryError)) throw err;
+          const next = file !== null && stepDownFile(progress, i, level, err);
+          if (next) this.deps.logger.info({ outboxId: message.id, part: i, form: level + 1, err: err.message }, "file refused: trying it in the next form");
+          if (next && err.outcome === "payload_rejected") continue;
+          if (err.outcome !== "payload_rejected") throw err;
+          if (file || level + 1 >= renderLevels.length) {
             // Even the smallest plain parts were refused: skip this part, say so in the audit, go on.
             await this.deps.store.audit.appendAudit({
               personId: message.personId,
@@ -206,18 +182,19 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
     return ids;
   }
 
+  /** The message's attachments, in order; null for one that no longer exists. */
+  private async files(message: OutboxMessage): Promise<(OutboundAttachment | null)[]> {
+    const source = this.deps.attachments;
+    return Promise.all(message.attachments.map((id) => (source ? source.loadAttachment(message.personId, id).catch(() => null) : Promise.resolve(null))));
+  }
+
   /**
    * One part per attachment, after the text: the file, or — when it no longer exists — a line
    * saying so (so the parts keep their positions across retries and restarts).
    */
-  private async fileParts(message: OutboxMessage, adapter: ChannelAdapter): Promise<OutboundPart[]> {
-    const parts: OutboundPart[] = [];
-    for (const id of message.attachments) {
-      const file = this.deps.attachments ? await this.deps.attachments.loadAttachment(message.personId, id).catch(() => null) : null;
-      if (file) parts.push(filePart(file));
-      else parts.push(...adapter.render({ text: "(An attached file no longer exists, so it was not sent.)", buttons: [] }, renderLevels[0]!).slice(0, 1));
-    }
-    return parts;
+  private fileEntry(adapter: ChannelAdapter, file: OutboundAttachment | null): { part: OutboundPart; file: OutboundAttachment | null } {
+    if (file) return { part: filePart(file), file };
+    return { part: adapter.render({ text: "(An attached file no longer exists, so it was not sent.)", buttons: [] }, renderLevels[0]!)[0]!, file: null };
   }
 
   private reRender(adapter: ChannelAdapter, part: OutboundPart, message: OutboxMessage, level: number): OutboundPart[] {
@@ -263,6 +240,8 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
       progress.inflight = null;
     }
     progress.sent[key] = id;
+    // A part went out: the give-up clock starts again at the next failure.
+    progress.failingSince = null;
     // The last part needs no save of its own: marking the row delivered records every id.
     if (!last) await this.save(message, progress);
     return id;
@@ -320,31 +299,97 @@ export class OutboxDelivery implements DueSource<OutboxMessage> {
     await store.outbox.saveProgress({ id: message.id, owner, progress, now: clock.now(), leaseMs });
   }
 
-  private async retry(message: OutboxMessage, error: string, retryAfterMs?: number): Promise<void> {
-    const { store, clock, logger } = this.deps;
-    const attempt = message.attempts;
-    if (attempt >= MAX_ATTEMPTS) {
-      await store.outbox.markDeliveryFailed({ id: message.id, owner: this.deps.owner, error, retryAt: null, now: clock.now() });
-      logger.error({ outboxId: message.id, err: error }, "outbound message failed after retries");
-      return;
+  /**
+   * A failed attempt the platform may accept later: retried with backoff until
+   * {@link GIVE_UP_AFTER_MS} after the first failure (the last retry falls on that deadline), then
+   * given up on this channel. The first failure is noted in the person's activity.
+   */
+  private async failed(message: OutboxMessage, progress: DeliveryProgress, lane: ChannelName, error: string, how: { reason: string; retryAfterMs?: number }): Promise<void> {
+    const { store, clock, logger, owner } = this.deps;
+    const now = clock.now();
+    const first = !progress.failingSince;
+    const since = progress.failingSince ? new Date(progress.failingSince) : now;
+    const deadline = since.getTime() + GIVE_UP_AFTER_MS;
+    if (now.getTime() >= deadline) return this.giveUp(message, progress, lane, error, how.reason);
+    progress.failingSince = since.toISOString();
+    await this.save(message, progress);
+    const retryAt = new Date(Math.min(now.getTime() + Math.max(how.retryAfterMs ?? 0, retryDelayMs(message.attempts)), deadline));
+    if (first) {
+      const what = await this.unsentWords(message, progress);
+      await store.audit.appendAudit({
+        personId: message.personId,
+        kind: "outbound.delayed",
+        summary: `Couldn't send you ${what} on ${channelInWords(lane)} yet (${how.reason}); trying again for up to ${minutesOf(GIVE_UP_AFTER_MS)} minutes, then in another of your chats`,
+        data: { outboxId: message.id, channel: lane, error: error.slice(0, 300), reason: how.reason, giveUpAt: new Date(deadline).toISOString() },
+      });
     }
-    const retryAt = new Date(clock.now().getTime() + Math.max(retryAfterMs ?? 0, retryDelayMs(attempt)));
-    await store.outbox.markDeliveryFailed({ id: message.id, owner: this.deps.owner, error, retryAt, now: clock.now() });
-    logger.info({ outboxId: message.id, attempt, retryAt }, "outbound message will be retried");
+    await store.outbox.markDeliveryFailed({ id: message.id, owner, error, retryAt, now });
+    logger.info({ outboxId: message.id, attempt: message.attempts, retryAt, lane }, "outbound message will be retried");
   }
 
-  /** The message's channel, else the channel the person last wrote from, else any reachable identity. */
-  private async pickTarget(message: OutboxMessage): Promise<Target | null> {
-    const { store } = this.deps;
-    const identities = (await store.persons.listIdentities(message.personId)).filter((i) => !i.unreachable);
-    if (identities.length === 0) return null;
-    let channel = message.channel;
-    if (!channel) {
-      const recent = await store.conversation.listRecentMessages(message.personId, 20);
-      channel = [...recent].reverse().find((m) => m.role === "user")?.channel ?? null;
+  /**
+   * The message leaves its channel (the account there is gone or unreachable): nothing of it went
+   * out yet — it is routed afresh; some did — the rest is handed to another chat.
+   */
+  private async offLane(message: OutboxMessage, progress: DeliveryProgress, lane: ChannelName, error: string): Promise<void> {
+    const started = Object.keys(progress.sent).length > 0 || progress.uncertain.length > 0;
+    if (started) return this.giveUp(message, progress, lane, error, `your account there is ${error.startsWith("no reachable") ? "no longer linked" : "blocked or gone"}`);
+    const { store, clock, owner } = this.deps;
+    await store.outbox.rerouteOutbound({ id: message.id, owner, progress: { ...progress, target: null, inflight: null, failingSince: null }, error, now: clock.now() });
+    this.deps.logger.info({ outboxId: message.id, lane, err: error }, "outbound message taken off its channel: routed afresh");
+  }
+
+  /**
+   * Gives the message up on `lane` and hands what did not arrive to another of the person's chats
+   * with a plain line ("I couldn't send you the photo on Telegram — here it is."). The hand-off row
+   * has a key of its own, so a restart in between sends it once.
+   */
+  private async giveUp(message: OutboxMessage, progress: DeliveryProgress, lane: ChannelName, error: string, reason: string): Promise<void> {
+    const { store, clock, owner, logger } = this.deps;
+    const unsent = unsentOf(message, progress);
+    const what = await this.unsentWords(message, progress);
+    const facts = await routeFacts(store, this.deps.presence, message.personId);
+    const [other] = chooseLanes(null, { ...facts, reach: { mode: "last" } }, lane);
+    const anything = unsent.text || unsent.attachments.length > 0;
+    if (other && anything) {
+      const text = handOffText(message, unsent, what, lane);
+      await this.notices.queue({ personId: message.personId, channel: other, deliveryKey: `${message.deliveryKey}:handoff`, text, attachments: unsent.attachments });
     }
-    const identity: Identity | undefined = identities.find((i) => i.channel === channel) ?? (message.channel ? undefined : identities[0]);
+    const where = !anything ? "" : other ? ` and sent it ${other === "local" ? "in" : "on"} ${channelInWords(other)} instead` : "; there is no other chat to reach you on";
+    await store.audit.appendAudit({
+      personId: message.personId,
+      kind: "outbound.given_up",
+      summary: `Gave up sending you ${what} on ${channelInWords(lane)} (${reason})${where}`,
+      data: { outboxId: message.id, channel: lane, error: error.slice(0, 300), reason, handedTo: other ?? null, what },
+    });
+    await store.outbox.saveProgress({ id: message.id, owner, progress, now: clock.now(), leaseMs: this.deps.leaseMs });
+    await store.outbox.markDeliveryFailed({ id: message.id, owner, error, retryAt: null, now: clock.now() });
+    logger.warn({ outboxId: message.id, lane, handedTo: other ?? null, err: error }, "outbound message given up on its channel");
+  }
+
+  /** What of the message has not arrived, in words ("the photo", "a message"). */
+  private async unsentWords(message: OutboxMessage, progress: DeliveryProgress): Promise<string> {
+    const files = (await this.files(message)).filter((f): f is OutboundAttachment => f !== null);
+    return unsentInWords(unsentOf(message, progress), files);
+  }
+
+  /** Routes the messages meant for wherever the person is that have no channel yet. */
+  private async routeWaiting(): Promise<void> {
+    const { store, clock, logger, presence } = this.deps;
+    const routing = { store, clock, logger, ...(presence && { presence }), queue: (m: NewOutboxMessage) => this.notices.queue(m) };
+    for (const row of await store.outbox.listUnroutedOutbound(ROUTE_BATCH)) await routeRow(routing, row);
+  }
+
+  /** The person's reachable account on `lane`. */
+  private async targetOn(message: OutboxMessage, lane: ChannelName): Promise<Target | null> {
+    const identity = (await this.deps.store.persons.listIdentities(message.personId)).find((i) => i.channel === lane && !i.unreachable);
     return identity ? { channel: identity.channel, address: identity.address, accountId: identity.accountId } : null;
+  }
+
+  /** Whether the account a message started on is still linked to the person and reachable. */
+  private async reachable(message: OutboxMessage, target: Target): Promise<boolean> {
+    const identities = await this.deps.store.persons.listIdentities(message.personId);
+    return identities.some((i) => i.channel === target.channel && i.accountId === target.accountId && !i.unreachable);
   }
 }
 

@@ -28,6 +28,7 @@ export type {
   TaskRepository,
 } from "./ports.js";
 export { scrubbingStore } from "./scrubbing.js";
+export { parseReach, reachText, type ReachPreference } from "./reach.js";
 export type {
   ChangeRepository,
   Connection,

@@ -5,6 +5,7 @@
  * leases, `IllegalTransitionError` for task state changes the state machine forbids,
  * `StoreUnavailableError` when the store cannot be reached.
  */
+import type { OutboxRouting } from "./outbox-routing.js";
 import type {
   ApprovalId,
   GoalId,
@@ -294,14 +295,11 @@ export interface AuditRepository {
   listAudit(personId: PersonId, page?: PageRequest & { kinds?: string[] }): Promise<Page<AuditEvent>>;
 }
 
-export interface OutboxRepository {
+export interface OutboxRepository extends OutboxRouting {
   /** Enqueues a message; if `deliveryKey` exists already, returns the existing row unchanged. */
   enqueueOutbound(input: NewOutboxMessage, now: Date): Promise<OutboxMessage>;
   getOutbound(id: OutboxId): Promise<OutboxMessage | null>;
-  /**
-   * Atomically claims the next deliverable message: queued (or sending with an expired lease), due
-   * (`nextAttemptAt <= now`), and the oldest undelivered message of its person (order per person).
-   */
+  /** Atomically claims the next deliverable message: queued (or sending, lease ended), due, the oldest undelivered of its person and lane. */
   claimNextOutbound(input: { owner: string; now: Date; leaseMs: number; personId?: PersonId }): Promise<OutboxMessage | null>;
   /** Requires the lease (and extends it): saves how far the delivery got, before and after each part. */
   saveProgress(input: { id: OutboxId; owner: string; progress: DeliveryProgress; now: Date; leaseMs: number }): Promise<OutboxMessage>;

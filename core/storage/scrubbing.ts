@@ -3,7 +3,8 @@
  * pass through a scrubber first (core/log/redaction.ts `SecretRegistry.scrubDeep`: configured bot tokens and API
  * keys, every vault value in every encoding, token shapes). Covered: `audit.appendAudit` (summary and
  * data), `journal.recordIntent` and `journal.recordOutcome` (arguments, results and errors),
- * `tasks.transitionTask` (a failed task's error), `outbox.markDeliveryFailed` (the platform's error)
+ * `tasks.transitionTask` (a failed task's error), `outbox.markDeliveryFailed`, `outbox.routeOutbound` and
+ * `outbox.rerouteOutbound` (the platform's error),
  * `persons.setIdentityUnreachable` (the reason) and `connections.setConnectionStatus` (the last error). Everything else passes through unchanged.
  */
 import type { Store } from "./ports.js";
@@ -19,7 +20,11 @@ export function scrubbingStore(store: Store, scrub: Scrub): Store {
       recordOutcome: (f) => ((key: never, outcome: never, now: never) => f(key, scrub<never>(outcome), now)),
     },
     tasks: { transitionTask: (f) => (input: never) => f(scrub<never>(input)) },
-    outbox: { markDeliveryFailed: (f) => (input: never) => f(scrub<never>(input)) },
+    outbox: {
+      markDeliveryFailed: (f) => (input: never) => f(scrub<never>(input)),
+      routeOutbound: (f) => (input: never) => f(scrub<never>(input)),
+      rerouteOutbound: (f) => (input: never) => f(scrub<never>(input)),
+    },
     connections: { setConnectionStatus: (f) => ((id: never, status: never) => f(id, scrub<never>(status))) },
     persons: { setIdentityUnreachable: (f) => ((channel: never, account: never, reason: never, now: never) => f(channel, account, scrub<never>(reason), now)) },
   };

@@ -72,6 +72,7 @@ export interface Person {
   personaName: string | null;
   /** How Familiar should write to this person, in their words (null: the default style). */
   personaStyle: string | null;
+  reach: { mode: "last" } | { mode: "messenger"; channel: ChannelName } | { mode: "all" };
   createdAt: Date;
   updatedAt: Date;
 }
@@ -80,7 +81,7 @@ export type NewPerson = Pick<Person, "displayName"> &
   Partial<Pick<Person, "timeZone" | "locale" | "proactivity" | "quietHours" | "digestTime">>;
 
 export type PersonSettingsPatch = Partial<
-  Pick<Person, "displayName" | "timeZone" | "locale" | "proactivity" | "quietHours" | "digestTime" | "paused" | "personaName" | "personaStyle">
+  Pick<Person, "displayName" | "timeZone" | "locale" | "proactivity" | "quietHours" | "digestTime" | "paused" | "personaName" | "personaStyle" | "reach">
 >;
 
 /** One account of a person on one channel. (channel, accountId) is unique across all persons. */
@@ -283,9 +284,8 @@ export interface ClaimedTask {
 }
 
 /**
- * Which waiting task `resumeWaitingTask` may resume: the wait it must still be in. `time`: a
- * recurring job between occurrences, resumed early because the call it parked (a decided approval
- * card) can go on (issue 18 item 9).
+ * Which waiting task `resumeWaitingTask` may resume: the wait it must still be in. `time`: a recurring
+ * job between occurrences, resumed early because its parked call (a decided card) can go on (issue 18 item 9).
  */
 export type WaitMatch =
   | { kind: "event"; hookId: HookId }
@@ -368,10 +368,7 @@ export interface Grant {
   capability: string;
   /** Legacy origin-level constraints (grants from before action patterns); not used for matching. */
   constraints: GrantConstraints;
-  /**
-   * What the grant covers: Sentinel's `GrantPattern` (tool, method, targets, payload digest) as
-   * JSON. Null for legacy grants, which cover nothing.
-   */
+  /** What the grant covers: Sentinel's `GrantPattern` (tool, method, targets, payload digest) as JSON; null for legacy grants (cover nothing). */
   pattern: Json | null;
   scope: GrantScope;
   grantedBy: Actor;
@@ -498,8 +495,9 @@ export interface OutboxMessage {
   personId: PersonId;
   /** Unique; enqueueing the same key twice returns the first row. */
   deliveryKey: string;
-  /** Target channel, or null for the person's most recently used reachable identity. */
+  /** Target channel, or null for wherever the person is (their `ReachPreference`). */
   channel: ChannelName | null;
+  lane: ChannelName | null; // the channel it is queued on (routed; null until then): order is per person and lane
   text: string;
   buttons: Button[];
   /** Set when this message edits an earlier one (an approval card showing its decision). */
@@ -525,12 +523,11 @@ export interface OutboxMessage {
 
 /**
  * How far the delivery of one outbox row got, saved before and after each part so a restarted
- * process neither repeats a part nor loses one:
- * - `target`: where the first attempt went (later parts follow it);
- * - `sent`: part key (`"0"`, `"1"`, `"2-1"` for a re-rendered part) → platform message id;
- * - `inflight`: the part being sent when the row was last saved (a crash leaves it set: outcome unknown);
- * - `fallback`: part index → rendering level after the platform rejected the payload (1 plain, 2 smaller);
- * - `uncertain`: parts that may or may not have arrived (the platform offers no way to check).
+ * process neither repeats a part nor loses one: `target` (where the first attempt went; later parts
+ * follow it); `sent` (part key `"0"`, `"2-1"` for a re-rendered part → platform id); `inflight` (the
+ * part being sent at the last save: a crash leaves it set, outcome unknown); `fallback` (part index →
+ * rendering level or file form after a refusal); `uncertain` (parts that may or may not have
+ * arrived); `failingSince`, `refusals`, `textParts` (the give-up clock: core/outbox/handoff.ts, files.ts).
  */
 export interface DeliveryProgress {
   target: { channel: ChannelName; address: string; accountId: string } | null;
@@ -538,6 +535,7 @@ export interface DeliveryProgress {
   inflight: string | null;
   fallback: Record<string, number>;
   uncertain: string[];
+  failingSince?: string | null; refusals?: Record<string, number>; textParts?: number;
 }
 
 export const emptyProgress = (): DeliveryProgress => ({ target: null, sent: {}, inflight: null, fallback: {}, uncertain: [] });

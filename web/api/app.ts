@@ -86,7 +86,7 @@ export function webApp(deps: WebAppDeps): Router {
   router.use(access.router);
   router.use("/api/web", access.requireSession);
   router.use(dashboardApi({ store: deps.store, familiar: deps.familiar, clock: deps.clock, channelStatus: deps.channelStatus }));
-  router.use(chatApi({ store: deps.store, log: deps.chatLog, clock: deps.clock, deliver: deps.deliver, typing: deps.typing }));
+  router.use(chatApi({ store: deps.store, log: deps.chatLog, clock: deps.clock, deliver: deps.deliver, typing: deps.typing, presence: deps.familiar.presence }));
   router.use(setupApi({ ...deps.setupApi, setup: deps.setup, logger: deps.logger }));
   if (deps.artifacts) {
     const requirePage: RequestHandler = (req, res, next) =>

@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { Router, type Response } from "express";
+import { Router, type Request, type Response } from "express";
 import { z } from "zod";
 import { type InboundEvent, type InboundOutcome, parseCardView } from "../../core/channels/index.js";
 import type { Clock } from "../../core/clock.js";
+import type { PersonId } from "../../core/ids.js";
 import type { Store, LocalMessage } from "../../core/storage/index.js";
 import { MESSAGE_TEXT_MAX, tooLongMessage } from "../shared/index.js";
 import { localAccountOf, webContext } from "./auth.js";
@@ -46,12 +47,21 @@ export interface ChatApiDeps {
   deliver: (event: InboundEvent) => Promise<InboundOutcome>;
   /** Whether Familiar is typing to this local account now. */
   typing: (account: string) => boolean;
+  /** Told each time a page polls for news: while one polls, the person counts as reachable here. */
+  presence?: { seen(personId: PersonId): void };
 }
 
 /** The text's length when a body's `text` is a string over {@link MESSAGE_TEXT_MAX}, else null. */
 export function overLimit(body: unknown): number | null {
   const text = z.object({ text: z.string() }).safeParse(body);
   return text.success && text.data.text.length > MESSAGE_TEXT_MAX ? text.data.text.length : null;
+}
+
+/** The signed-in person of a live poll, noted as having a page open. */
+function present(deps: ChatApiDeps, req: Request) {
+  const { person } = webContext(req);
+  deps.presence?.seen(person.id);
+  return person;
 }
 
 function bad(res: Response, error: z.ZodError): void {
@@ -90,7 +100,7 @@ export function chatApi(deps: ChatApiDeps): Router {
   router.get("/api/web/chat/live", async (req, res) => {
     const q = liveQuery.safeParse(req.query);
     if (!q.success) return bad(res, q.error);
-    const { person } = webContext(req);
+    const person = present(deps, req);
     const account = await localAccountOf(deps.store, person);
     const wait = log.waitForActivity(person.id);
     const abort = new AbortController();

@@ -6,16 +6,19 @@ import type { Clock } from "../../core/clock.js";
 import type { AccessControl, CommandRegistry } from "../../core/inbound/index.js";
 import type { ApprovalFlow, GoalControl } from "../../core/runtime/index.js";
 import type { SentinelViews } from "../../core/sentinel/index.js";
-import { asId } from "../../core/ids.js";
+import { asId, type PersonId } from "../../core/ids.js";
 import {
   type Store,
   channelNames,
   type AuditEvent,
   type Goal,
+  type ChannelName,
   type MemoryItem,
+  type Person,
   type Task,
 } from "../../core/storage/index.js";
 import { resolveTimeZone } from "../../core/time/index.js";
+import { deliveriesOf } from "./deliveries.js";
 import { plainErrors } from "./plain-errors.js";
 import { activityInWords } from "./activity-words.js";
 import { hostPath, methodPhrase, parseGrantPattern, type GrantPattern } from "../../core/policy/index.js";
@@ -43,6 +46,14 @@ const settingsPatch = z
     digestTime: hhmm.nullable().optional(),
     personaName: z.string().trim().max(40, "Familiar's name can be at most 40 characters.").nullable().optional(),
     personaStyle: z.string().trim().max(500, "How Familiar should write can be at most 500 characters.").nullable().optional(),
+    // Where Familiar reaches the person with messages it starts itself (see ReachPreference).
+    reach: z
+      .discriminatedUnion("mode", [
+        z.object({ mode: z.literal("last") }).strict(),
+        z.object({ mode: z.literal("messenger"), channel: z.enum(channelNames, { message: "Please choose one of your messengers." }) }).strict(),
+        z.object({ mode: z.literal("all") }).strict(),
+      ])
+      .optional(),
   })
   .strict();
 
@@ -97,6 +108,10 @@ export interface WebCore {
   approvals: Pick<ApprovalFlow, "deliveredCard" | "decide">;
   access: Pick<AccessControl, "offerLink">;
   commands: Pick<CommandRegistry, "register">;
+  /** The outbox's loop, woken when messages waiting for an unlinked channel must be re-routed. */
+  outboxLoop: { poke(): void };
+  /** Which persons have a web chat page open (told by the chat's live poll). */
+  presence: { seen(personId: PersonId): void };
 }
 
 /** Dependencies of the dashboard API. */
@@ -122,7 +137,7 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
   router.get("/api/web/now", async (req, res) => {
     const { person } = webContext(req);
     const pending = (await store.approvals.listPendingApprovals(person.id)).filter((a) => a.expiresAt > clock.now()).length;
-    res.json({ status: await familiar.views.currentStatus(person.id), pendingApprovals: pending, paused: person.paused });
+    res.json({ status: await familiar.views.currentStatus(person.id), pendingApprovals: pending, paused: person.paused, deliveries: await deliveriesOf(store, person, clock.now()) });
   });
 
   router.get("/api/web/goals", async (req, res) => {
@@ -279,7 +294,7 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
     const identities = await store.persons.listIdentities(person.id);
     if (!identities.some((i) => i.channel === channel.data && i.accountId === accountId)) return void res.status(404).json({ error: "No such linked account of yours." });
     if (identities.length === 1) return void res.status(409).json({ error: "This is your only linked account; Familiar could not reach you without it." });
-    await store.persons.removeIdentity(person.id, channel.data, accountId);
+    await unlink(deps, person.id, channel.data, accountId);
     await store.audit.appendAudit({ personId: person.id, kind: "identity.unlinked", summary: `Unlinked ${channel.data} account ${accountId}`, data: { channel: channel.data, accountId }, at: clock.now() });
     res.json({ notice: `Unlinked your ${channel.data} account ${accountId}. Messages from it now count as a stranger's.` });
   });
@@ -292,8 +307,15 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
   return router;
 }
 
-function settingsJson(p: { displayName: string; timeZone: string; locale: string; proactivity: string; quietHours: { from: string; to: string } | null; digestTime: string | null; paused: boolean; personaName: string | null; personaStyle: string | null }) {
-  return { displayName: p.displayName, timeZone: p.timeZone, locale: p.locale, proactivity: p.proactivity, quietHours: p.quietHours, digestTime: p.digestTime, paused: p.paused, personaName: p.personaName, personaStyle: p.personaStyle };
+function settingsJson(p: Pick<Person, "displayName" | "timeZone" | "locale" | "proactivity" | "quietHours" | "digestTime" | "paused" | "personaName" | "personaStyle" | "reach">) {
+  return { displayName: p.displayName, timeZone: p.timeZone, locale: p.locale, proactivity: p.proactivity, quietHours: p.quietHours, digestTime: p.digestTime, paused: p.paused, personaName: p.personaName, personaStyle: p.personaStyle, reach: p.reach };
+}
+
+/** Unlinks an account; what waits for it in the outbox is re-routed now (see OutboxDelivery), not when its retry is due. */
+async function unlink(deps: DashboardApiDeps, personId: PersonId, channel: ChannelName, accountId: string): Promise<void> {
+  await deps.store.persons.removeIdentity(personId, channel, accountId);
+  await deps.store.outbox.wakeLane({ personId, lane: channel, now: deps.clock.now() });
+  deps.familiar.outboxLoop.poke();
 }
 
 function taskOf(e: AuditEvent): string | null {

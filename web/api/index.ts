@@ -7,6 +7,7 @@ export { webApp } from "./app.js";
 export { ChatLog, recordingAdapter } from "./chat-log.js";
 export { MessengerSetupError, messengerBodies, pageMessengers, restartNotes, type MessengerSettings, type PageMessenger } from "./messenger-settings.js";
 export { MessengerStatus, readReadme } from "./messenger-status.js";
+export { fileLink, fileLinksRouter } from "./file-links.js";
 export { WebSessions } from "./sessions.js";
 export { clientFor, type ComputerStatus } from "./setup-api.js";
 export { SetupStore } from "./setup-store.js";

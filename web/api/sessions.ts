@@ -29,6 +29,11 @@ export interface WebSession {
   expiresAt: number;
 }
 
+/** How long a file download link is valid (ms): 7 days. */
+export const FILE_LINK_TTL_MS = 7 * 86_400_000;
+
+const fileTokenSchema = z.object({ p: z.string().min(1).max(100), a: z.string().min(1).max(100), e: z.number().int() });
+
 const payloadSchema = z.object({ p: z.string().min(1).max(100), r: z.enum(["owner", "person"]), e: z.number().int(), n: z.string() });
 
 /**
@@ -120,6 +125,30 @@ export class WebSessions {
     if (!link) return null;
     this.links.delete(token);
     return link.personId;
+  }
+
+  /**
+   * A signed, stateless token for a download link to one of `personId`'s files, valid for
+   * {@link FILE_LINK_TTL_MS} (sent when a messenger refused the file itself; see web/api/file-links.ts).
+   */
+  fileToken(personId: string, artifactId: string): string {
+    const payload = Buffer.from(JSON.stringify({ p: personId, a: artifactId, e: this.clock.now().getTime() + FILE_LINK_TTL_MS })).toString("base64url");
+    return `${payload}.${this.sign(`file:${payload}`)}`;
+  }
+
+  /** The person and file of a download token, or null when it is forged, malformed or expired. */
+  readFileToken(token: string): { personId: string; artifactId: string } | null {
+    const [payload, signature] = token.split(".");
+    if (!payload || !signature || !safeEqual(signature, this.sign(`file:${payload}`))) return null;
+    let json: unknown = null;
+    try {
+      json = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
+    } catch {
+      return null;
+    }
+    const parsed = fileTokenSchema.safeParse(json);
+    if (!parsed.success || parsed.data.e <= this.clock.now().getTime()) return null;
+    return { personId: parsed.data.p, artifactId: parsed.data.a };
   }
 
   private sweep(): void {

@@ -20,6 +20,8 @@ export const KIND_WORDS: Record<string, string> = {
   "outbound.sent": "Message sent",
   "outbound.failed": "Message not delivered",
   "outbound.part_rejected": "Part of a message refused",
+  "outbound.delayed": "Message waiting to go out",
+  "outbound.given_up": "Message sent in another chat",
   "notification.decision": "Notification decision",
   "notification.cap": "Notification limit reached",
   "inbound.refused": "Message refused",

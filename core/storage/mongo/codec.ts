@@ -5,6 +5,7 @@
 import { asId } from "../../ids.js";
 import {
   emptyProgress,
+  parseReach,
   readAttachments,
   type ApprovalRequest,
   type AuditEvent,
@@ -67,6 +68,7 @@ export function toPerson(d: PersonDoc): Person {
     paused: d.paused,
     personaName: d.personaName ?? null,
     personaStyle: d.personaStyle ?? null,
+    reach: parseReach(d.reach),
     createdAt: d.createdAt,
     updatedAt: d.updatedAt,
   };
@@ -262,6 +264,7 @@ export function toOutbox(d: OutboxDoc): OutboxMessage {
     personId: asId("person", d.personId),
     deliveryKey: d.deliveryKey,
     channel: d.channel,
+    lane: d.lane ?? null,
     text: d.text,
     buttons: d.buttons.map((b) => ({ id: b.id, label: b.label })),
     editOf: optionalId("outbox", d.editOf),

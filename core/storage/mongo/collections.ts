@@ -90,7 +90,7 @@ export interface PersonDoc {
   paused: boolean;
   /** Absent on documents written before the web app. */
   personaName?: string | null;
-  personaStyle?: string | null;
+  personaStyle?: string | null; reach?: string; // reach: `last`, `all` or `messenger:<channel>` (absent: `last`)
   createdAt: Date;
   updatedAt: Date;
 }
@@ -290,7 +290,7 @@ export interface OutboxDoc {
   _id: string;
   personId: string;
   deliveryKey: string;
-  channel: ChannelName | null;
+  channel: ChannelName | null; lane?: ChannelName | null; // lane: where it is queued (OutboxMessage.lane); absent/null: not routed
   text: string;
   buttons: Button[];
   editOf: string | null;

@@ -19,8 +19,9 @@ export function claimableOutboxFilter(now: Date): Document {
 }
 
 /**
- * Aggregation picking claim candidates: the oldest undelivered message of each person (optionally
- * one person), kept only if claimable at `now`, oldest first. Returns `{ _id }` documents.
+ * Aggregation picking claim candidates: the oldest undelivered message of each person and lane
+ * (optionally one person), kept only if claimable at `now`, oldest first. Returns `{ _id }` documents.
+ * Unrouted messages (no lane) are a lane of their own.
  */
 export function outboxHeadsPipeline(now: Date, personId: string | undefined, limit: number): Document[] {
   const match: Document = { status: { $in: [...undeliveredStatuses] } };
@@ -28,7 +29,7 @@ export function outboxHeadsPipeline(now: Date, personId: string | undefined, lim
   return [
     { $match: match },
     { $sort: { personId: 1, _id: 1 } },
-    { $group: { _id: "$personId", head: { $first: "$$ROOT" } } },
+    { $group: { _id: { person: "$personId", lane: { $ifNull: ["$lane", null] } }, head: { $first: "$$ROOT" } } },
     { $replaceRoot: { newRoot: "$head" } },
     { $match: claimableOutboxFilter(now) },
     { $sort: { _id: 1 } },
@@ -81,6 +82,24 @@ export function deliveryFailedUpdate(error: string, retryAt: Date | null): Docum
 export function enqueueOutbox(doc: OutboxDoc): { filter: Document; update: Document } {
   const { deliveryKey, ...rest } = doc;
   return { filter: { deliveryKey }, update: { $setOnInsert: rest } };
+}
+
+/** Queued messages no channel was chosen for yet (absent lane: a document from before lanes). */
+export const unroutedOutboxFilter: Document = { status: "queued", lane: null };
+
+/** Filter and update of `routeOutbound`: onto `lane`, or failed when there is nowhere to go. */
+export function routeOutboxUpdate(id: string, lane: ChannelName | null, error: string): { filter: Document; update: Document } {
+  return { filter: { _id: id, ...unroutedOutboxFilter }, update: lane === null ? { $set: { status: "failed", lastError: error } } : { $set: { lane } } };
+}
+
+/** Update of `rerouteOutbound`: off its channel, queued and due at `now`. */
+export function rerouteOutboxUpdate(progress: unknown, error: string, now: Date): Document {
+  return { $set: { status: "queued", lane: null, channel: null, progress, lastError: error, nextAttemptAt: now, lease: null } };
+}
+
+/** Filter of `wakeLane`: the person's queued messages on `lane` not due yet. */
+export function wakeLaneFilter(personId: string, lane: ChannelName, now: Date): Document {
+  return { personId, lane, status: "queued", nextAttemptAt: { $gt: now } };
 }
 
 /** Filter of `listOutbound`. */

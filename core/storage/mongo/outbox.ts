@@ -29,6 +29,10 @@ import {
   listOutboundFilter,
   outboxHeadsPipeline,
   outboxLeaseFilter,
+  rerouteOutboxUpdate,
+  routeOutboxUpdate,
+  unroutedOutboxFilter,
+  wakeLaneFilter,
 } from "./outbox-filters.js";
 import { idAfter, pageLimit, toPage } from "./paging.js";
 import { openColl } from "./session.js";
@@ -53,6 +57,7 @@ export class MongoOutboxRepository implements OutboxRepository {
       personId: input.personId,
       deliveryKey: input.deliveryKey,
       channel: input.channel ?? null,
+      lane: input.channel ?? null,
       text: input.text,
       buttons: (input.buttons ?? []).map((b) => ({ id: b.id, label: b.label })),
       editOf: input.editOf ?? null,
@@ -123,6 +128,25 @@ export class MongoOutboxRepository implements OutboxRepository {
     const [sending] = await this.outbox.find({ status: "sending" }, { sort: { "lease.until": 1 }, limit: 1, projection: { lease: 1, nextAttemptAt: 1 } });
     const times = [queued?.nextAttemptAt, sending ? (sending.lease?.until ?? sending.nextAttemptAt) : undefined].filter((t): t is Date => t instanceof Date);
     return times.length ? new Date(Math.min(...times.map((t) => t.getTime()))) : null;
+  }
+
+  async listUnroutedOutbound(limit: number): Promise<OutboxMessage[]> {
+    return (await this.outbox.find(unroutedOutboxFilter, { sort: { _id: 1 }, limit })).map(toOutbox);
+  }
+
+  async routeOutbound(input: { id: OutboxId; lane: ChannelName | null; error?: string; now: Date }): Promise<boolean> {
+    const { filter, update } = routeOutboxUpdate(input.id, input.lane, input.error ?? "nowhere to reach the person");
+    return (await this.outbox.updateOne(filter, update)).matchedCount === 1;
+  }
+
+  async rerouteOutbound(input: { id: OutboxId; owner: string; progress: DeliveryProgress; error: string; now: Date }): Promise<OutboxMessage> {
+    const doc = await this.outbox.findOneAndUpdate(outboxLeaseFilter(input.id, input.owner), rerouteOutboxUpdate(input.progress, input.error, input.now));
+    if (doc !== null) return toOutbox(doc);
+    throw await this.whyNoLease(input.id, input.owner, "rerouteOutbound");
+  }
+
+  async wakeLane(input: { personId: PersonId; lane: ChannelName; now: Date }): Promise<number> {
+    return (await this.outbox.updateMany(wakeLaneFilter(input.personId, input.lane, input.now), { $set: { nextAttemptAt: input.now } })).modifiedCount;
   }
 
   async markDelivered(input: {

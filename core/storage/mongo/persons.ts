@@ -16,6 +16,7 @@ import { creationKey, type IdentityDoc, type PersonDoc } from "./collections.js"
 import { toIdentity, toPerson } from "./codec.js";
 import type { DbLike } from "./driver.js";
 import { setPatch } from "./filters.js";
+import { reachText } from "../index.js";
 import { idAfter, pageLimit, toPage } from "./paging.js";
 import { openColl } from "./session.js";
 
@@ -58,7 +59,7 @@ export class MongoPersonRepository implements PersonRepository {
   }
 
   async updatePerson(id: PersonId, patch: PersonSettingsPatch): Promise<Person> {
-    const doc = await this.persons.findOneAndUpdate({ _id: id }, setPatch({ ...patch }, this.clock.now()));
+    const doc = await this.persons.findOneAndUpdate({ _id: id }, setPatch({ ...patch, ...(patch.reach && { reach: reachText(patch.reach) }) }, this.clock.now()));
     if (doc === null) throw new NotFoundError("person", id);
     return toPerson(doc);
   }

@@ -230,6 +230,20 @@ export const migrations: readonly Migration[] = [
       db.exec("CREATE INDEX approvals_denied_by_person ON approvals (person_id, decided_at, id) WHERE status = 'denied'");
     },
   },
+  {
+    version: 95,
+    name: "outbox lanes (order per person and channel) and where Familiar reaches a person (issue 19)",
+    up(db) {
+      // lane: the channel a row is queued on (its own channel, or where it was routed); NULL: not
+      // routed yet. Undelivered rows of before keep their channel as their lane. reach: 'last',
+      // 'all' or 'messenger:<channel>' (see ReachPreference).
+      db.exec(`ALTER TABLE outbox ADD COLUMN lane TEXT;
+      UPDATE outbox SET lane = coalesce(channel, json_extract(progress, '$.target.channel')) WHERE status IN ('queued', 'sending');
+      CREATE INDEX outbox_lanes ON outbox (person_id, lane, created_at, id) WHERE status IN ('queued', 'sending');
+      CREATE INDEX outbox_unrouted ON outbox (created_at, id) WHERE status = 'queued' AND lane IS NULL;
+      ALTER TABLE persons ADD COLUMN reach TEXT NOT NULL DEFAULT 'last';`);
+    },
+  },
 ];
 
 /** What `migrate` did. */

@@ -24,6 +24,7 @@ function toMessage(row: Row): OutboxMessage {
     personId: asId("person", row.person_id as string),
     deliveryKey: row.delivery_key as string,
     channel: row.channel as ChannelName | null,
+    lane: (row.lane as ChannelName | null | undefined) ?? null,
     text: row.text as string,
     buttons: parseJson<Button[]>(row.buttons),
     editOf: row.edit_of === null ? null : asId("outbox", row.edit_of as string),
@@ -42,8 +43,9 @@ function toMessage(row: Row): OutboxMessage {
 
 /**
  * The durable outbox. A message is claimable when it is due, queued (or sending under an expired
- * lease), and the oldest undelivered message of its person — so each person's messages go out in
- * order, one at a time, while different persons proceed in parallel. `attempts` counts claims.
+ * lease), and the oldest undelivered message of its person on its lane — so each person's messages
+ * go out in order per channel, one at a time, while other channels and persons proceed in parallel
+ * (a message stuck on Telegram never holds up the web chat). `attempts` counts claims.
  */
 export class SqliteOutboxRepository implements OutboxRepository {
   constructor(private readonly ctx: SqliteContext) {}
@@ -54,10 +56,10 @@ export class SqliteOutboxRepository implements OutboxRepository {
       () => {
         const inserted = this.ctx
           .stmt(
-            `INSERT INTO outbox (id, person_id, delivery_key, channel, text, buttons, edit_of, card, attachments, status, attempts, next_attempt_at, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?) ON CONFLICT (delivery_key) DO NOTHING RETURNING *`,
+            `INSERT INTO outbox (id, person_id, delivery_key, channel, lane, text, buttons, edit_of, card, attachments, status, attempts, next_attempt_at, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?) ON CONFLICT (delivery_key) DO NOTHING RETURNING *`,
           )
-          .get(newId("outbox"), input.personId, input.deliveryKey, input.channel ?? null, input.text, jsonText(input.buttons ?? []), input.editOf ?? null, input.card === undefined || input.card === null ? null : jsonText(input.card), jsonText(input.attachments ?? []), at, at) as
+          .get(newId("outbox"), input.personId, input.deliveryKey, input.channel ?? null, input.channel ?? null, input.text, jsonText(input.buttons ?? []), input.editOf ?? null, input.card === undefined || input.card === null ? null : jsonText(input.card), jsonText(input.attachments ?? []), at, at) as
           | Row
           | undefined;
         return toMessage(inserted ?? (this.ctx.stmt("SELECT * FROM outbox WHERE delivery_key = ?").get(input.deliveryKey) as Row));
@@ -86,7 +88,7 @@ export class SqliteOutboxRepository implements OutboxRepository {
                AND (@person IS NULL OR o.person_id = @person)
                AND NOT EXISTS (
                  SELECT 1 FROM outbox p
-                 WHERE p.person_id = o.person_id AND p.status IN ('queued', 'sending')
+                 WHERE p.person_id = o.person_id AND p.lane IS o.lane AND p.status IN ('queued', 'sending')
                    AND (p.created_at < o.created_at OR (p.created_at = o.created_at AND p.id < o.id)))
              ORDER BY o.next_attempt_at, o.created_at, o.id LIMIT 1)
            RETURNING *`,
@@ -159,6 +161,43 @@ export class SqliteOutboxRepository implements OutboxRepository {
       if (row) return toMessage(row);
       throw this.lostLease(input.id, input.owner);
     });
+  }
+
+  listUnroutedOutbound(limit: number): Promise<OutboxMessage[]> {
+    return this.ctx.run(() =>
+      (this.ctx.stmt("SELECT * FROM outbox WHERE status = 'queued' AND lane IS NULL ORDER BY created_at, id LIMIT ?").all(limit) as Row[]).map(toMessage),
+    );
+  }
+
+  routeOutbound(input: { id: OutboxId; lane: ChannelName | null; error?: string; now: Date }): Promise<boolean> {
+    return this.ctx.run(() => {
+      const sql =
+        input.lane === null
+          ? "UPDATE outbox SET status = 'failed', last_error = ? WHERE id = ? AND status = 'queued' AND lane IS NULL"
+          : "UPDATE outbox SET lane = ? WHERE id = ? AND status = 'queued' AND lane IS NULL";
+      return this.ctx.stmt(sql).run(input.lane ?? input.error ?? "nowhere to reach the person", input.id).changes === 1;
+    });
+  }
+
+  rerouteOutbound(input: { id: OutboxId; owner: string; progress: DeliveryProgress; error: string; now: Date }): Promise<OutboxMessage> {
+    return this.ctx.run(() => {
+      const row = this.ctx
+        .stmt(
+          `UPDATE outbox SET status = 'queued', lane = NULL, channel = NULL, progress = ?, last_error = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL
+           WHERE id = ? AND status = 'sending' AND lease_owner = ? RETURNING *`,
+        )
+        .get(jsonText(input.progress), input.error, ms(input.now), input.id, input.owner) as Row | undefined;
+      if (row) return toMessage(row);
+      throw this.lostLease(input.id, input.owner);
+    });
+  }
+
+  wakeLane(input: { personId: PersonId; lane: ChannelName; now: Date }): Promise<number> {
+    return this.ctx.run(
+      () =>
+        this.ctx.stmt("UPDATE outbox SET next_attempt_at = min(next_attempt_at, ?) WHERE person_id = ? AND lane = ? AND status = 'queued'").run(ms(input.now), input.personId, input.lane)
+          .changes,
+    );
   }
 
   listOutbound(personId: PersonId, page?: PageRequest & { status?: OutboxMessage["status"][] }): Promise<Page<OutboxMessage>> {

@@ -10,6 +10,7 @@ import type {
   Person,
   PersonSettingsPatch,
 } from "../index.js";
+import { parseReach, reachText } from "../index.js";
 import { type Row, type SqliteContext, ms, toDate, toDateOrNull } from "./context.js";
 import { keyset, toPage } from "./pagination.js";
 
@@ -26,6 +27,7 @@ function toPerson(row: Row): Person {
     paused: row.paused === 1,
     personaName: (row.persona_name as string | null) ?? null,
     personaStyle: (row.persona_style as string | null) ?? null,
+    reach: parseReach(row.reach as string | null | undefined),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   };
@@ -101,6 +103,7 @@ export class SqlitePersonRepository implements PersonRepository {
     if (patch.paused !== undefined) set("paused", patch.paused ? 1 : 0);
     if (patch.personaName !== undefined) set("persona_name", patch.personaName);
     if (patch.personaStyle !== undefined) set("persona_style", patch.personaStyle);
+    if (patch.reach !== undefined) set("reach", reachText(patch.reach));
     set("updated_at", this.ctx.nowMs());
     return this.ctx.run(() => {
       const row = this.ctx.stmt(`UPDATE persons SET ${sets.join(", ")} WHERE id = ? RETURNING *`).get(...params, id) as Row | undefined;

@@ -27,6 +27,7 @@ describe("MediaIntake", () => {
     paused: false,
     personaName: null,
     personaStyle: null,
+    reach: { mode: "last" },
     createdAt: new Date(0),
     updatedAt: new Date(0),
   };

@@ -14,6 +14,7 @@ export function outboxContract(ctx: ContractContext): void {
         personId: person.id,
         deliveryKey: "task1:step3",
         channel: null,
+        lane: null,
         text: "Done ✅",
         buttons: [],
         editOf: null,
@@ -130,6 +131,56 @@ export function outboxContract(ctx: ContractContext): void {
       expect(reclaimed?.progress).toEqual(progress);
       await store.outbox.markDelivered({ id: m.id, owner: "W2", channel: "telegram", address: "42", platformIds: ["11", "12"], now: at(2200) });
       expect(await store.outbox.nextDueAt()).toBeNull();
+    });
+
+    it("keeps order per person and channel: a message retrying on one channel holds up only that channel", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      const photo = await store.outbox.enqueueOutbound({ personId: person.id, deliveryKey: "tg-photo", text: "photo", channel: "telegram" }, at(0));
+      const tgLater = await store.outbox.enqueueOutbound({ personId: person.id, deliveryKey: "tg-later", text: "later", channel: "telegram" }, at(1));
+      const web = await store.outbox.enqueueOutbound({ personId: person.id, deliveryKey: "web", text: "answer", channel: "local" }, at(2));
+      expect(photo.lane).toBe("telegram");
+      expect((await store.outbox.claimNextOutbound({ owner: "W", now: at(10), leaseMs: 1000 }))?.id).toBe(photo.id);
+      await store.outbox.markDeliveryFailed({ id: photo.id, owner: "W", error: "500", retryAt: at(60_000), now: at(11) });
+      // The Telegram lane waits for the photo; the web chat's answer goes at once.
+      expect((await store.outbox.claimNextOutbound({ owner: "W", now: at(12), leaseMs: 1000 }))?.id).toBe(web.id);
+      expect(await store.outbox.claimNextOutbound({ owner: "W", now: at(13), leaseMs: 1000 })).toBeNull();
+      await store.outbox.markDelivered({ id: web.id, owner: "W", channel: "local", address: "u", platformIds: ["1"], now: at(14) });
+      expect((await store.outbox.claimNextOutbound({ owner: "W", now: at(60_000), leaseMs: 1000 }))?.id).toBe(photo.id);
+      expect(tgLater.lane).toBe("telegram");
+    });
+
+    it("routes a message for wherever the person is, fails one with nowhere to go, and takes a claimed one off its channel", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      const anywhere = await store.outbox.enqueueOutbound({ personId: person.id, deliveryKey: "any", text: "reminder" }, at(0));
+      const nowhere = await store.outbox.enqueueOutbound({ personId: person.id, deliveryKey: "none", text: "x" }, at(1));
+      expect(anywhere.lane).toBeNull();
+      expect((await store.outbox.listUnroutedOutbound(10)).map((m) => m.id)).toEqual([anywhere.id, nowhere.id]);
+      expect(await store.outbox.routeOutbound({ id: anywhere.id, lane: "telegram", now: at(2) })).toBe(true);
+      expect(await store.outbox.routeOutbound({ id: anywhere.id, lane: "local", now: at(2) })).toBe(false);
+      expect(await store.outbox.routeOutbound({ id: nowhere.id, lane: null, error: "no reachable identity", now: at(2) })).toBe(true);
+      expect(await store.outbox.getOutbound(nowhere.id)).toMatchObject({ status: "failed", lastError: "no reachable identity" });
+      expect(await store.outbox.listUnroutedOutbound(10)).toEqual([]);
+
+      const claimed = await store.outbox.claimNextOutbound({ owner: "W", now: at(3), leaseMs: 1000 });
+      expect(claimed).toMatchObject({ id: anywhere.id, lane: "telegram" });
+      const progress = { target: null, sent: {}, inflight: null, fallback: {}, uncertain: [] };
+      await expectCode(store.outbox.rerouteOutbound({ id: anywhere.id, owner: "other", progress, error: "unlinked", now: at(4) }), "CONFLICT");
+      const rerouted = await store.outbox.rerouteOutbound({ id: anywhere.id, owner: "W", progress, error: "unlinked", now: at(4) });
+      expect(rerouted).toMatchObject({ status: "queued", lane: null, channel: null, lease: null, lastError: "unlinked", nextAttemptAt: at(4) });
+      expect((await store.outbox.listUnroutedOutbound(10)).map((m) => m.id)).toEqual([anywhere.id]);
+    });
+
+    it("wakes the queued messages of one channel (a channel was unlinked)", async () => {
+      const store = ctx.store();
+      const person = await makePerson(store);
+      const m = await store.outbox.enqueueOutbound({ personId: person.id, deliveryKey: "tg", text: "x", channel: "telegram" }, at(0));
+      await store.outbox.claimNextOutbound({ owner: "W", now: at(0), leaseMs: 1000 });
+      await store.outbox.markDeliveryFailed({ id: m.id, owner: "W", error: "500", retryAt: at(600_000), now: at(1) });
+      expect(await store.outbox.wakeLane({ personId: person.id, lane: "local", now: at(2) })).toBe(0);
+      expect(await store.outbox.wakeLane({ personId: person.id, lane: "telegram", now: at(2) })).toBe(1);
+      expect((await store.outbox.getOutbound(m.id))?.nextAttemptAt).toEqual(at(2));
     });
 
     it("hands one message to exactly one of two racing workers", async () => {
