@@ -15,7 +15,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { buildWebUi } from "../../webui/build.mjs";
 import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type RecordedRequest } from "../fakes/openai-server.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
-import { launchChromium, newContext, screenshot } from "../helpers/browser.js";
+import { launchChromium, newContext, screenshot, signInAsNew } from "../helpers/browser.js";
 import { lastTool } from "../helpers/e2e.js";
 
 /** An expense tracker that works offline, and tries every way out to `target` (host:port). */
@@ -69,8 +69,7 @@ function artifactModel(target: () => string) {
 
 async function signIn(page: Page, url: string, name: string): Promise<void> {
   await page.goto(url);
-  await page.fill("#name", name);
-  await page.click("button[type=submit]");
+  await signInAsNew(page, name);
   await page.waitForURL(/\/(chat|setup)$/);
 }
 
