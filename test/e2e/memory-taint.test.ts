@@ -31,7 +31,7 @@ describe("memory made from outside content is marked everywhere the person reads
   it("in GET /api/web/memory (list and search), GET /api/persons/:id/memory, a PATCH answer and the Memory tab", async () => {
     model = await startFakeOpenAI({ fallback: () => text("ok") });
     app = await startTestApp({ OPENAI_BASE_URL: model.url });
-    const signIn = await fetch(`${app.url}/api/web/session/local`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "ana" }) });
+    const signIn = await fetch(`${app.url}/api/web/session/local`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "ana", create: true }) });
     expect(signIn.status).toBe(200);
     const cookie = /familiar_session=[^;]+/.exec(signIn.headers.get("set-cookie") ?? "")![0];
     const csrf = String(((await signIn.json()) as { csrf: string }).csrf);
