@@ -65,7 +65,7 @@ function input(task: Task, over: Partial<ActivationInput> = {}): ActivationInput
   };
 }
 
-const toolNames = (i = 0) => (f.model.requests[i]!.tools ?? []).map((t) => t.function.name);
+const toolNames = (i = 0) => (f.model.requests[i]!.tools ?? []).map((t) => ("function" in t ? t.function.name : t.custom.name));
 
 describe("runActivation", () => {
   it("shows a turn its own messages up to its horizon, without background-only tools or wait_for_event", async () => {

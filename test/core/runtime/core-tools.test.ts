@@ -41,7 +41,7 @@ async function run(name: string, args: Record<string, unknown>, over: Partial<To
 
 const data = <T>(r: ToolResult): T => {
   expect(r, JSON.stringify(r)).toMatchObject({ ok: true });
-  return (r as { data: T }).data;
+  return (r as unknown as { data: T }).data;
 };
 const checkins = async (goalId: string): Promise<Task[]> => (await f.store.tasks.listTasks({ goalId: goalId as GoalId, kind: ["checkin"] })).items;
 
