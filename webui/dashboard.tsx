@@ -44,10 +44,26 @@ export function Dashboard({ session, tab, onPerson }: { session: Session; tab: s
   );
 }
 
+/** The person's model use today (GET /api/web/now `modelUse`). */
+interface ModelUse {
+  used: number;
+  limit: number | null;
+  exhausted: boolean;
+}
+
+type NowState = { status: string; pendingApprovals: number; paused: boolean; modelUse?: ModelUse };
+
+function modelUseText(use: ModelUse): string {
+  const used = use.used.toLocaleString("en-US");
+  if (use.limit === null) return `Model use today: ${used} tokens (no daily budget set).`;
+  const of = `Model use today: ${used} of ${use.limit.toLocaleString("en-US")} tokens`;
+  return use.exhausted ? `${of} — today's budget is used; I go on at 00:00 your time.` : `${of}.`;
+}
+
 function Now() {
-  const [now, setNow] = useState<{ status: string; pendingApprovals: number; paused: boolean } | null>(null);
+  const [now, setNow] = useState<NowState | null>(null);
   useEffect(() => {
-    const load = () => void api<{ status: string; pendingApprovals: number; paused: boolean }>("GET", "/api/web/now").then(setNow, () => undefined);
+    const load = () => void api<NowState>("GET", "/api/web/now").then(setNow, () => undefined);
     load();
     const timer = setInterval(load, 5_000);
     return () => clearInterval(timer);
@@ -58,6 +74,7 @@ function Now() {
       <h2>Now</h2>
       <p class="status-line" role="status">{now.status}</p>
       {now.paused && <p class="warn">Background work is paused (send /resume to continue).</p>}
+      {now.modelUse && <p class={now.modelUse.exhausted ? "warn model-use" : "meta model-use"}>{modelUseText(now.modelUse)}</p>}
       {now.pendingApprovals > 0 && (
         <p>
           <a href="/dashboard/approvals" onClick={(e) => (e.preventDefault(), navigate("/dashboard/approvals"))}>
