@@ -2,7 +2,9 @@ import { sendDirect, type ChannelAdapter, type InboundEvent } from "../channels/
 import type { Clock } from "../clock.js";
 import { DuplicateKeyError } from "../errors.js";
 import type { Logger } from "../log/index.js";
-import type { Store, ChannelName, Person } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { ChannelName } from "../channels/records.js";
+import type { Person } from "../persons/records.js";
 import type { CommandRegistry } from "./commands.js";
 import type { Door } from "./door.js";
 import { LinkCodes, randomCode } from "./links.js";

@@ -11,7 +11,7 @@ import express, { Router } from "express";
 import { z } from "zod";
 import type { ConnectDesk, ConnectionKind, Connections } from "../../core/connections/index.js";
 import { asId } from "../../core/ids.js";
-import type { Connection } from "../../core/storage/index.js";
+import type { Connection } from "../../core/connections/index.js";
 import { webContext } from "./auth.js";
 import { page, sameOrigin } from "./secret-form.js";
 
