@@ -221,8 +221,9 @@ function wireInbound(
   const owners = deps.owners?.length ? deps.owners : (deps.allowFrom ?? []).slice(0, 1);
   const door = new Door({ store, clock, owners, localIsOwner: deps.localChatIsOwner ?? true });
   door.registerCommands(parts.commands);
-  const access = new AccessControl({ store, clock, logger, allowFrom: deps.allowFrom ?? [], channel: parts.channels.get, door });
+  const access = new AccessControl({ store, clock, logger, allowFrom: deps.allowFrom ?? [], channel: parts.channels.get, door, outbound: parts.outbound });
   access.registerCommands(parts.commands);
+  parts.presses.push(access.press);
   const inbound = new InboundHandler({
     store,
     clock,
