@@ -26,6 +26,7 @@ export function formatResult(result: ExecResult): string {
   const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
   const lines = [`${status(result)} — ${seconds(result.durationMs)}, CPU ${seconds(result.cpuMs)}, memory ${formatBytes(result.peakMemoryBytes)}`];
   if (result.limit) lines.push(`Limit: ${result.limit.limit.replace(/_/g, " ")} — ${result.limit.message}${result.limit.by === "killed" ? "; the whole process tree was killed" : ""}.`);
+  for (const wall of result.boundaries) lines.push(`Refused by the sandbox (${wall.boundary.replace(/_/g, " ")}): ${wall.message}.`);
   if (result.unlinked.length > 0) lines.push(`Before the run, removed from the workspace (hardlinks to files outside it): ${result.unlinked.join(", ")}`);
   for (const [name, output] of [["stdout", result.stdout], ["stderr", result.stderr]] as const) {
     if (output.bytes === 0) continue;

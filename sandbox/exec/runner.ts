@@ -22,7 +22,7 @@ import { DEFAULT_LIMITS, MAX_WALL_SECONDS, cpuSecondsOf, formatBytes, type ExecL
 import { OutputBudget, type CapturedOutput } from "./output.js";
 import { diff, handOver, neutraliseOutsideLinks, unlinkInside, walk, type Snapshot, type WorkspaceChanges } from "./scan.js";
 import { buildSeccompFilter } from "./seccomp.js";
-import { refusedLimit } from "./refusals.js";
+import { boundariesMet, refusedLimit, type BoundaryHit } from "./refusals.js";
 import { Supervisor, quotaHit, type Peaks } from "./supervisor.js";
 
 /** What to run. */
@@ -53,6 +53,8 @@ export interface ExecResult {
   /** Signal that ended the program (`SIGSEGV`), when it did not exit. */
   signal: string | null;
   limit: LimitHit | null;
+  /** The sandbox's walls the error output shows the run met (no network, read-only system, outside the workspace). */
+  boundaries: BoundaryHit[];
   stdout: CapturedOutput;
   stderr: CapturedOutput;
   files: WorkspaceChanges;
@@ -188,6 +190,7 @@ export class SandboxRunner {
       outcome: aborted ? "aborted" : hit?.by === "killed" ? "limit" : "exited",
       ...exitStatus(status.exitCode),
       limit: hit,
+      boundaries: hit === null && !aborted ? boundariesMet(status.exitCode ?? null, stderr.text) : [],
       stdout,
       stderr,
       files: diff(before, after),

@@ -49,6 +49,13 @@ async function inputTaint(context: ToolContext, taints: FileTaints): Promise<Fil
   return first ? { source: first[0] === "*" ? first[1].source : `workspace file ${first[0]} (${first[1].source})` } : null;
 }
 
+const PROGRAM_OVER = "a program run over untrusted content (";
+
+/** The untrusted source of a run's result: said once, however many runs in a row carried the taint on. */
+function programSource(source: string): string {
+  return source.startsWith(PROGRAM_OVER) ? source : `${PROGRAM_OVER}${source})`;
+}
+
 async function run(deps: ComputerToolsDeps, context: ToolContext, program: ExecProgram, timeoutSeconds?: number): Promise<ToolResult> {
   const status = await deps.status();
   if (!status.available) return { ok: false, code: "computer_unavailable", error: `Familiar's computer is off on this host: ${status.reason}. Nothing was run.` };
@@ -74,8 +81,8 @@ async function run(deps: ComputerToolsDeps, context: ToolContext, program: ExecP
   return {
     ok: true,
     content: formatResult(result),
-    data: { outcome: result.outcome, exitCode: result.exitCode, signal: result.signal, limit: result.limit?.limit ?? null },
-    ...(taint && { untrusted: { source: `a program run over untrusted content (${taint.source})` } }),
+    data: { outcome: result.outcome, exitCode: result.exitCode, signal: result.signal, limit: result.limit?.limit ?? null, refused: result.boundaries.map((b) => b.boundary) },
+    ...(taint && { untrusted: { source: programSource(taint.source) } }),
   };
 }
 

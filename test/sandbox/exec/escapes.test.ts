@@ -12,6 +12,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { formatResult } from "../../../sandbox/exec/format.js";
 import { SECRETS, leaks, liveSandboxProcesses, sandboxWorld, shown, type SandboxWorld } from "./helpers.js";
 
 let world: SandboxWorld;
@@ -159,6 +160,33 @@ except Exception as e:
       expect(node.stdout.text).not.toContain("CONNECTED");
       expect(node.stdout.text).toContain("REFUSED net");
       expect(hits).toBe(0);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("names the sandbox's wall a failed program met: no network, the read-only system, a path outside the workspace", async () => {
+    let hits = 0;
+    const server = http.createServer((_req, res) => res.end("hello"));
+    server.on("connection", () => hits++);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const walls = async (program: Parameters<SandboxWorld["run"]>[0], language?: "python" | "javascript" | "shell") => (await world.run(program, language && { language })).boundaries.map((b) => b.boundary);
+      expect(await walls({ kind: "command", command: "curl", args: ["-sS", "-m", "5", `http://127.0.0.1:${port}/exfil`] })).toEqual(["network"]);
+      expect(await walls({ kind: "command", command: "wget", args: ["-O-", `http://localhost:${port}/exfil`] })).toEqual(["network"]);
+      expect(await walls(`import urllib.request\nurllib.request.urlopen("http://127.0.0.1:${port}/")`, "python")).toEqual(["network"]);
+      expect(await walls(`await fetch("http://127.0.0.1:${port}/")`, "javascript")).toEqual(["network"]);
+      expect(await walls("echo x > /etc/pwned; echo x > ../../../pwned", "shell")).toEqual(["read_only"]);
+      expect(await walls({ kind: "command", command: "cat", args: ["../../per_two/workspace/diary.txt"] })).toEqual(["outside_workspace"]);
+      expect(await walls("open('../../../vault.json').read()", "python")).toEqual(["outside_workspace"]);
+      // A program's own failures inside the workspace are not the sandbox's walls.
+      expect(await walls("open('missing.txt').read()", "python")).toEqual([]);
+      expect(await walls("cat nothing-here; exit 1", "shell")).toEqual([]);
+      expect(await walls("echo fine", "shell")).toEqual([]);
+      expect(hits).toBe(0);
+      const text = formatResult(await world.run({ kind: "command", command: "curl", args: ["-sS", `http://127.0.0.1:${port}/`] }));
+      expect(text).toContain("Refused by the sandbox (network): the sandbox has no network at all");
     } finally {
       server.close();
     }
