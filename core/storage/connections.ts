@@ -32,6 +32,8 @@ export interface ChangeRepository {
    * repeats the sync pass instead of losing its changes. Returns the changes actually recorded.
    */
   commitChanges(input: { connectionId: ConnectionId; personId: PersonId; source: string; cursor: Json; changes: readonly NewConnectionChange[]; now: Date }): Promise<ConnectionChange[]>;
+  /** The change recorded under `key` for (connection, source), or null (never recorded, or pruned). */
+  findChange(input: { connectionId: ConnectionId; source: string; key: string }): Promise<ConnectionChange | null>;
   /** Changes not yet dispatched, oldest first, at most `limit`. */
   listUndispatched(limit: number): Promise<ConnectionChange[]>;
   /** The person's changes of `kind` with a seq above `afterSeq`, oldest first, at most `limit`. */

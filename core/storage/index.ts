@@ -34,3 +34,4 @@ export { parseReach, reachText } from "./reach.js";
 export type { ChangeRepository, ConnectionRepository } from "./connections.js";
 export { type Page, type PageRequest } from "./page.js";
 export { parseStoredDemotion, parseStoredMonitor, parseStoredOrigin, parseStoredUrgency } from "./stored-notifications.js";
+export type { ModelUsageDay, ModelUsageRepository } from "./usage.js";

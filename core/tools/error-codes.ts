@@ -65,9 +65,11 @@ export type CalendarToolErrorCode = "calendar_unavailable" | "calendar_conflict"
  * Codes of the email tools (connectors/email): `no_mailbox` (none connected with that capability),
  * `mail_error` (the server failed, said in words), `unreadable` (the message could not be read),
  * `never_answer` (a mail Familiar never answers: its own, a machine's, a list's), `send_limit` (the
- * thread's automatic sends for the day are used up).
+ * thread's automatic sends for the day are used up), `already_sent` (this exact message already went
+ * out: not sent again), `send_uncertain` (an earlier send of it was cut short mid-transfer: it may
+ * have been delivered, so it is not sent again).
  */
-export type MailErrorCode = "no_mailbox" | "mail_error" | "unreadable" | "never_answer" | "send_limit";
+export type MailErrorCode = "no_mailbox" | "mail_error" | "unreadable" | "never_answer" | "send_limit" | "already_sent" | "send_uncertain";
 
 /**
  * The closed set of error codes a tool result (`{ ok: false, code }`) may carry — what the model
@@ -98,7 +100,7 @@ const ALL: Record<ToolErrorCode, true> = {
   computer_unavailable: true, computer_failed: true, limit_reached: true, artifact_invalid: true, pdf_failed: true,
   invalid_schedule: true, in_the_past: true,
   calendar_unavailable: true, calendar_conflict: true, calendar_read_only: true, calendar_changed: true,
-  no_mailbox: true, mail_error: true, unreadable: true, never_answer: true, send_limit: true,
+  no_mailbox: true, mail_error: true, unreadable: true, never_answer: true, send_limit: true, already_sent: true, send_uncertain: true,
 };
 
 /** Whether a string read back (journal row, older data) is one of the codes. */

@@ -12,12 +12,12 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { PersonId } from "../../../core/ids.js";
 import { ActionUnavailableError, actionDigest, defineTool, type ActionDescription, type ToolContext, type ToolDefinition, type ToolResult } from "../../../core/tools/index.js";
-import { SENT, SENT_AUTOMATIC } from "../arrivals.js";
+import { SENT_AUTOMATIC } from "../arrivals.js";
 import { composeMail, replySubject, type OutgoingAttachment, type OutgoingMail } from "../compose.js";
-import { mintMessageId, neverAnswerReason, replyThreadHeaders, threadKey, verifySender } from "../safety.js";
+import { neverAnswerReason, replyThreadHeaders, threadKey, verifySender } from "../safety.js";
 import { trustedAuthservIds } from "../settings.js";
-import { sendComposed } from "../smtp.js";
 import type { Account } from "../service.js";
+import { deliverOnce, messageIdOf, refuseRepeat } from "./deliver.js";
 import { accountFor, bytesInWords, fail, isResult, mailFailure, messageFor, ok, type EmailToolDeps } from "./support.js";
 
 /** Longest text a card shows whole (and so the longest a send may have), characters. */
@@ -107,34 +107,67 @@ function describePrepared(p: Prepared, verb: "SEND" | "DRAFT", summary: string):
   };
 }
 
-/** The Message-ID of this call: derived from its idempotency key, so a repeated call is recognisable. */
-function messageIdFor(p: Prepared, ctx: ToolContext): string {
-  const seed = createHash("sha256").update(`${p.account.connection.id}\u0000${ctx.idempotencyKey}`).digest();
-  return mintMessageId(p.account.settings.address.split("@")[1] ?? "localhost", seed.subarray(0, 15));
+/** The message a SEND card describes, under its Message-ID (see deliver.ts: one per task and digest). */
+function messageIdFor(p: Prepared, ctx: ToolContext, verb: "SEND" | "DRAFT"): string {
+  return messageIdOf(p.account, ctx, describePrepared(p, verb, "").digest);
 }
 
-/** Sends a prepared message after checking the approval still covers it; records it; copies it to Sent. */
+/** Sends a prepared message after checking the approval still covers it (deliver.ts sends it once). */
 async function sendPrepared(deps: EmailToolDeps, p: Prepared, ctx: ToolContext, described: ActionDescription): Promise<ToolResult> {
   if (ctx.action && ctx.action.digest !== described.digest) return fail("denied", "The message changed after it was approved; nothing was sent. Ask again with the new text.");
   await checkBudget(deps, p, ctx.now);
-  const composed = await composeMail({ ...p.mail, automatic: p.automatic }, { now: ctx.now, messageId: messageIdFor(p, ctx) });
-  const client = deps.service.client(p.account);
-  const sent = await client.specialFolder("\\Sent").catch(() => null);
-  if (sent && (await client.hasMessageId(sent, composed.messageId).catch(() => false))) return ok(`Already sent (${composed.messageId}); not sent again.`);
-  const receipt = await sendComposed(p.account.settings, { password: p.account.password }, composed);
-  const thread = p.thread ?? composed.messageId.toLowerCase();
-  await deps.store.changes.commitChanges({
-    connectionId: p.account.connection.id,
-    personId: p.account.connection.personId,
-    source: "sent",
-    cursor: {},
-    changes: [{ key: composed.messageId, kind: p.automatic ? SENT_AUTOMATIC : SENT, topic: thread, occurredAt: ctx.now, data: { to: p.mail.to, cc: p.mail.cc, bcc: p.mail.bcc.length }, dispatched: true }],
-    now: ctx.now,
+  return deliverOnce(deps, p, messageIdOf(p.account, ctx, described.digest), ctx.now);
+}
+
+/** What differs between `email_send` and `email_reply`; everything else (the policy, the card, sending once) is shared. */
+interface SendingSpec<S extends z.ZodType> {
+  name: string;
+  description: string;
+  parameters: S;
+  /** Arguments naming where the mail goes (Sentinel's destination check), and carrying data out. */
+  destinationArgs: string[];
+  exfiltrationArgs: string[];
+  prepare(deps: EmailToolDeps, args: z.infer<S>, ctx: ToolContext): Promise<Prepared>;
+  /** The card's one-line summary. */
+  summary(p: Prepared): string;
+}
+
+/**
+ * A tool that sends mail: Sentinel judges the exact message (`describe`: the card's fields and digest;
+ * a message already sent, or cut short mid-send, is refused before any card), and `execute` sends
+ * it only if the approval still covers it.
+ */
+function sendingTool<S extends z.ZodType>(deps: EmailToolDeps, spec: SendingSpec<S>): ToolDefinition {
+  return defineTool({
+    name: spec.name,
+    description: spec.description,
+    parameters: spec.parameters,
+    sideEffect: true,
+    capability: "email.send",
+    offered: (pid: PersonId) => deps.connections.granted(pid, "email", "send"),
+    policy: {
+      capability: "email.send",
+      access: "write",
+      hardToUndo: true,
+      method: { fixed: "SEND" },
+      destinationArgs: spec.destinationArgs,
+      exfiltrationArgs: spec.exfiltrationArgs,
+      describe: async (args, ctx) => {
+        const p = await spec.prepare(deps, spec.parameters.parse(args), ctx);
+        await refuseRepeat(deps, p, messageIdFor(p, ctx, "SEND"));
+        return describePrepared(p, "SEND", spec.summary(p));
+      },
+    },
+    async execute(args, ctx) {
+      try {
+        const p = await spec.prepare(deps, args, ctx);
+        return await sendPrepared(deps, p, ctx, describePrepared(p, "SEND", ""));
+      } catch (err) {
+        if (err instanceof ActionUnavailableError) return fail(err.code, err.message);
+        return mailFailure(err);
+      }
+    },
   });
-  const gmail = /(^|\.)(gmail|googlemail)\.com$/i.test(p.account.settings.imap.host);
-  if (sent && !gmail) await client.append(sent, composed.raw, ["\\Seen"]).catch(() => null);
-  const refused = receipt.rejected.length ? ` The server refused: ${receipt.rejected.join(", ")}.` : "";
-  return ok(`Sent to ${receipt.accepted.join(", ") || "nobody"} (Message-ID ${composed.messageId}).${refused}`, { data: { messageId: composed.messageId, accepted: receipt.accepted, rejected: receipt.rejected } });
 }
 
 const sendArgs = z.object({
@@ -156,34 +189,14 @@ async function prepareSend(deps: EmailToolDeps, args: z.infer<typeof sendArgs>, 
 }
 
 function sendTool(deps: EmailToolDeps): ToolDefinition {
-  return defineTool({
+  return sendingTool(deps, {
     name: "email_send",
     description: "Send an email. The person sees the whole message on a card and it goes out only when they approve.",
     parameters: sendArgs,
-    sideEffect: true,
-    capability: "email.send",
-    offered: (pid: PersonId) => deps.connections.granted(pid, "email", "send"),
-    policy: {
-      capability: "email.send",
-      access: "write",
-      hardToUndo: true,
-      method: { fixed: "SEND" },
-      destinationArgs: ["to[]", "cc[]", "bcc[]"],
-      exfiltrationArgs: ["subject", "body"],
-      describe: async (args, ctx) => {
-        const p = await prepareSend(deps, sendArgs.parse(args), ctx);
-        return describePrepared(p, "SEND", `Send an email from ${p.mail.from.address} to ${[...p.mail.to, ...p.mail.cc, ...p.mail.bcc].join(", ")}`);
-      },
-    },
-    async execute(args, ctx) {
-      try {
-        const p = await prepareSend(deps, args, ctx);
-        return await sendPrepared(deps, p, ctx, describePrepared(p, "SEND", ""));
-      } catch (err) {
-        if (err instanceof ActionUnavailableError) return fail(err.code, err.message);
-        return mailFailure(err);
-      }
-    },
+    destinationArgs: ["to[]", "cc[]", "bcc[]"],
+    exfiltrationArgs: ["subject", "body"],
+    prepare: prepareSend,
+    summary: (p) => `Send an email from ${p.mail.from.address} to ${[...p.mail.to, ...p.mail.cc, ...p.mail.bcc].join(", ")}`,
   });
 }
 
@@ -228,34 +241,14 @@ async function prepareReply(deps: EmailToolDeps, args: z.infer<typeof replyArgs>
 }
 
 function replyTool(deps: EmailToolDeps): ToolDefinition {
-  return defineTool({
+  return sendingTool(deps, {
     name: "email_reply",
     description: "Answer a mail by its id (to its sender; reply_all adds the other recipients). The person sees the whole reply on a card and it goes out only when they approve. Automatic mail, lists and Familiar's own mail are never answered.",
     parameters: replyArgs,
-    sideEffect: true,
-    capability: "email.send",
-    offered: (pid: PersonId) => deps.connections.granted(pid, "email", "send"),
-    policy: {
-      capability: "email.send",
-      access: "write",
-      hardToUndo: true,
-      method: { fixed: "SEND" },
-      destinationArgs: [],
-      exfiltrationArgs: ["body"],
-      describe: async (args, ctx) => {
-        const p = await prepareReply(deps, replyArgs.parse(args), ctx);
-        return describePrepared(p, "SEND", `Reply from ${p.mail.from.address} to ${[...p.mail.to, ...p.mail.cc].join(", ")}`);
-      },
-    },
-    async execute(args, ctx) {
-      try {
-        const p = await prepareReply(deps, args, ctx);
-        return await sendPrepared(deps, p, ctx, describePrepared(p, "SEND", ""));
-      } catch (err) {
-        if (err instanceof ActionUnavailableError) return fail(err.code, err.message);
-        return mailFailure(err);
-      }
-    },
+    destinationArgs: [],
+    exfiltrationArgs: ["body"],
+    prepare: prepareReply,
+    summary: (p) => `Reply from ${p.mail.from.address} to ${[...p.mail.to, ...p.mail.cc].join(", ")}`,
   });
 }
 
@@ -287,7 +280,10 @@ function draftTool(deps: EmailToolDeps): ToolDefinition {
         if (ctx.action && ctx.action.digest !== described.digest) return fail("denied", "The draft changed after it was approved; nothing was saved.");
         const client = deps.service.client(p.account);
         const drafts = (await client.specialFolder("\\Drafts")) ?? "Drafts";
-        const composed = await composeMail(p.mail, { now: ctx.now, messageId: messageIdFor(p, ctx), keepBcc: true });
+        const messageId = messageIdFor({ ...p, automatic: false }, ctx, "DRAFT");
+        // The same draft asked for again in this task (a retry after a crash) is not saved twice.
+        if (await client.hasMessageId(drafts, messageId).catch(() => false)) return ok(`The draft is already in ${drafts} of ${p.account.connection.label}.`);
+        const composed = await composeMail(p.mail, { now: ctx.now, messageId, keepBcc: true });
         await client.append(drafts, composed.raw, ["\\Draft"]);
         return ok(`Saved the draft in ${drafts} of ${p.account.connection.label}.`);
       } catch (err) {

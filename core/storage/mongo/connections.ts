@@ -178,6 +178,11 @@ export class MongoChangeRepository implements ChangeRepository {
     });
   }
 
+  async findChange(input: { connectionId: ConnectionId; source: string; key: string }): Promise<ConnectionChange | null> {
+    const doc = await this.changes.findOne({ connectionId: input.connectionId, source: input.source, key: input.key });
+    return doc === null ? null : toChange(doc);
+  }
+
   async listUndispatched(limit: number): Promise<ConnectionChange[]> {
     return (await this.changes.find({ dispatchedAt: null }, { sort: { seq: 1 }, limit })).map(toChange);
   }

@@ -174,6 +174,13 @@ export class SqliteChangeRepository implements ChangeRepository {
     );
   }
 
+  findChange(input: { connectionId: ConnectionId; source: string; key: string }): Promise<ConnectionChange | null> {
+    return this.ctx.run(() => {
+      const row = this.ctx.stmt("SELECT * FROM connection_changes WHERE connection_id = ? AND source = ? AND key = ?").get(input.connectionId, input.source, input.key) as Row | undefined;
+      return row ? toChange(row) : null;
+    });
+  }
+
   listUndispatched(limit: number): Promise<ConnectionChange[]> {
     return this.ctx.run(() => (this.ctx.stmt("SELECT * FROM connection_changes WHERE dispatched_at IS NULL ORDER BY seq LIMIT ?").all(limit) as Row[]).map(toChange));
   }

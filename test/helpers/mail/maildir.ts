@@ -1,9 +1,10 @@
 /**
- * Fills a test account's Maildir directly (for the bench's 10,000-message mailbox: delivering that
- * many by LMTP would take minutes). Dovecot indexes the files on the next SELECT. Run with Dovecot
- * stopped, or at least before the account's first session; files are owned by Dovecot's user.
+ * Fills a test account's Maildir directly (for the bench's 10,000-message mailbox and the crash
+ * tests' bursts: delivering that many by LMTP would take minutes). Each file is written in tmp/ and
+ * renamed into new/, as a delivery agent does, so a running Dovecot never sees half a message; it
+ * indexes them on its next look at the folder (IDLE notices them). Files are owned by Dovecot's user.
  */
-import { chown, mkdir, writeFile } from "node:fs/promises";
+import { chown, mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Dovecot, TestAccount } from "./dovecot.js";
 import { dovecotIdentity } from "./dovecot.js";
@@ -28,8 +29,8 @@ export function sampleMessage(i: number, at: Date): string {
   }
 }
 
-/** Writes `count` messages into `account`'s INBOX (new/), dated one minute apart ending now. */
-export async function fillMaildir(dovecot: Dovecot, account: TestAccount, count: number, first = 0): Promise<void> {
+/** Writes `count` messages (`make(i, date)`, default {@link sampleMessage}) into `account`'s INBOX, dated one minute apart ending now. */
+export async function fillMaildir(dovecot: Dovecot, account: TestAccount, count: number, first = 0, make: (i: number, at: Date) => string = sampleMessage): Promise<void> {
   const base = join(dovecot.options.dir, "mail", account.address);
   const who = dovecotIdentity();
   for (const sub of ["", "new", "cur", "tmp"]) {
@@ -39,8 +40,9 @@ export async function fillMaildir(dovecot: Dovecot, account: TestAccount, count:
   const now = Date.now();
   for (let i = first; i < first + count; i++) {
     const at = new Date(now - (first + count - i) * 60_000);
-    const file = join(base, "new", `${Math.floor(at.getTime() / 1000)}.M${i}P${process.pid}.bench`);
-    await writeFile(file, sampleMessage(i, at));
-    if (who.drop) await chown(file, who.uid, who.gid);
+    const name = `${Math.floor(at.getTime() / 1000)}.M${i}P${process.pid}.bench`;
+    await writeFile(join(base, "tmp", name), make(i, at));
+    if (who.drop) await chown(join(base, "tmp", name), who.uid, who.gid);
+    await rename(join(base, "tmp", name), join(base, "new", name));
   }
 }

@@ -92,6 +92,10 @@ export function connectionsContract(ctx: ContractContext): void {
       expect(await store.changes.countChanges({ connectionId: conn.id, kind: "email.sent", topic: "thread-1", since: at(0) })).toBe(2);
       expect(await store.changes.countChanges({ connectionId: conn.id, kind: "email.sent", topic: "thread-1", since: at(1) })).toBe(1);
       expect(await store.changes.countChanges({ connectionId: conn.id, kind: "email.arrived", topic: "thread-1", since: at(0) })).toBe(0);
+      // A record is found by its key within (connection, source) only.
+      expect(await store.changes.findChange({ connectionId: conn.id, source: "sent", key: "s2" })).toMatchObject({ key: "s2", kind: "email.sent", topic: "thread-1", occurredAt: at(50_000), seq: recorded[1]!.seq });
+      expect(await store.changes.findChange({ connectionId: conn.id, source: "INBOX", key: "s2" })).toBeNull();
+      expect(await store.changes.findChange({ connectionId: conn.id, source: "sent", key: "s9" })).toBeNull();
       await store.changes.commitChanges({ connectionId: conn.id, personId: ana.id, source: "INBOX", cursor: {}, changes: [change("new", { occurredAt: at(0) })], now: at(1) });
       expect(await store.changes.pruneChanges(at(55_000))).toBe(2);
       expect(await store.changes.countChanges({ connectionId: conn.id, kind: "email.sent", topic: "thread-1", since: at(0) })).toBe(0);
