@@ -24,8 +24,8 @@ export const limitedFiles = {
 export const overLimit = {
   /** file → its line count when listed */
   files: {
-    "bots/slack/channel.ts": 412,
-    "bots/whatsapp/channel.ts": 454,
+    "bots/slack/channel.ts": 408,
+    "bots/whatsapp/channel.ts": 437,
     "core/sentinel/gate.ts": 453,
     "core/storage/mongo/collections.ts": 508,
     "core/storage/ports.ts": 444,

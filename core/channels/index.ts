@@ -21,6 +21,7 @@ export {
   isPhoto,
   sendsAsDocument,
   type AttachmentSource,
+  type BotAccount,
   type ChannelAdapter,
   type ChannelTarget,
   type InboundAttachment,

@@ -57,6 +57,23 @@ export class Door {
     return identities.some((i) => this.owners.has(`${i.channel}:${i.accountId}`) || (i.channel === "local" && this.deps.localIsOwner && !isPersonId(i.accountId)));
   }
 
+  /**
+   * The persons who are the owner (OWNER identities, and local chat names when the local chat is the
+   * owner's), in creation order. Scans at most the first 5,000 persons: asked only when someone
+   * new asks to be paired.
+   */
+  async ownerPersons(): Promise<PersonId[]> {
+    const out: PersonId[] = [];
+    let after: string | undefined;
+    for (let pages = 0; pages < 10; pages++) {
+      const page = await this.deps.store.persons.listPersons({ limit: 500, ...(after !== undefined && { after }) });
+      for (const person of page.items) if (await this.isOwner(person.id)) out.push(person.id);
+      if (!page.next) break;
+      after = page.next;
+    }
+    return out;
+  }
+
   /** True for the owner and admins. */
   async isOwnerOrAdmin(personId: PersonId): Promise<boolean> {
     if (await this.isOwner(personId)) return true;

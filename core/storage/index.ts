@@ -29,6 +29,7 @@ export type {
 } from "./ports.js";
 export { scrubbingStore } from "./scrubbing.js";
 export { parseReach, reachText, type ReachPreference } from "./reach.js";
+export type { ModelUsageDay, ModelUsageRepository } from "./usage.js";
 export type {
   ChangeRepository,
   Connection,

@@ -73,6 +73,7 @@ import type {
 } from "./types.js";
 import type { ArtifactRepository } from "./artifacts.js";
 import type { ChangeRepository, ConnectionRepository } from "./connections.js";
+import type { ModelUsageRepository } from "./usage.js";
 
 export interface PersonRepository {
   /** Creates a person with defaults (UTC, en-US, proactivity normal, digest 18:00). */
@@ -426,6 +427,8 @@ export interface Store {
   readonly artifacts: ArtifactRepository;
   readonly connections: ConnectionRepository;
   readonly changes: ChangeRepository;
+  /** Model tokens per person and local day (the daily model budget). */
+  readonly usage: ModelUsageRepository;
   transaction<T>(fn: () => Promise<T>): Promise<T>;
   health(): Promise<StoreHealth>;
   close(): Promise<void>;

@@ -129,7 +129,7 @@ function loggedText(event: InboundMessage): string {
  * inbound messages the core accepted or handled (commands too), outbound messages once the platform
  * took their first part (logged whole, as markdown with buttons, under that part's platform id), and
  * edits. Presses are not logged (the card's edit shows the outcome). The wrapper keeps the adapter's
- * optional capabilities (`findSent`, `edit`, `typing`) exactly as they are.
+ * optional capabilities (`findSent`, `edit`, `typing`, `account`) exactly as they are.
  *
  * The outbox renders a message once and sends its parts with keys `<deliveryKey>#<slot>`; the
  * content is remembered at render time by delivery key and logged at the first part that goes out.
@@ -187,6 +187,8 @@ export function recordingAdapter(adapter: ChannelAdapter, log: ChatLog): Channel
   }
   const typing = adapter.typing?.bind(adapter);
   if (typing) wrapped.typing = typing;
+  const account = adapter.account?.bind(adapter);
+  if (account) wrapped.account = account;
   return wrapped;
 }
 

@@ -67,6 +67,7 @@ export const collectionNames = {
   connections: "connections",
   syncCursors: "sync_cursors",
   connectionChanges: "connection_changes",
+  modelUsage: "model_usage",
 } as const;
 
 export type CollectionKey = keyof typeof collectionNames;
@@ -497,4 +498,5 @@ export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
     { key: { personId: 1, seq: -1 }, name: "person_seq" },
     { key: { connectionId: 1, kind: 1, topic: 1, occurredAt: 1 }, name: "topic_at" },
   ],
+  modelUsage: [],
 };
