@@ -151,6 +151,51 @@ describe.skipIf(noPostfix !== null)("email end to end", () => {
     expect(app!.logs.join("\n")).not.toContain(ana().password);
   }, 150_000);
 
+  it("a goal watching the inbox: a matching mail wakes the goal's work once and the person is told once; mail that does not match wakes nothing", async () => {
+    await start(["read"]);
+    const personId = await personOf("ana");
+    await synced(personId);
+    script = (r) => {
+      const last = lastTool(r);
+      if (last === null && r.lastUserText?.includes("inbox")) return toolCall("create_goal", { title: "School tryouts for Mia", description: "Keep an eye on the inbox for the school's tryouts" });
+      const goal = last ? /created goal (goal_\w+)/.exec(last)?.[1] : undefined;
+      if (goal) return toolCall("email_watch", { note: "Tell Ana when the school writes about tryouts", goal_id: goal, filter: { from: ["school.example"], subjectContains: ["tryouts"] } });
+      return text("I'm keeping an eye on your inbox for that.");
+    };
+    await app!.say("ana", "Keep an eye on my inbox for the school's tryouts for Mia");
+    await app!.repliesUntil("ana", (ms) => ms.some((m) => m.text.startsWith("I'm keeping an eye")), 20_000);
+    const [goal] = (await app!.store.goals.listGoals(personId)).items;
+    expect(goal?.title).toBe("School tryouts for Mia");
+    const [watch] = await app!.store.tasks.findWaitingTasks({ kind: "change", personId });
+    expect(watch?.goalId).toBe(goal!.id);
+
+    const wakes: RecordedRequest[] = [];
+    script = (r) => {
+      if (!r.messages.some((m) => typeof m.content === "string" && m.content.includes("A new mail matched"))) return text("ok");
+      if (lastTool(r) === null) wakes.push(r);
+      return text(`School mail for the goal: ${/Subject: (.*)/.exec(r.promptText)?.[1] ?? "?"}`);
+    };
+    const seen = model.requests.length;
+    // Mail that does not match — another sender, the right words; the school, other words — wakes nothing.
+    await servers.deliver(ana().address, testMail("Tryouts for the chess club", { from: "Club <club@elsewhere.example>" }));
+    await servers.deliver(ana().address, testMail("Lunch menu for next week", { from: "School <office@school.example>" }));
+    await arrivals(personId, 2);
+    await sleep(2_000); // two sync sessions and dispatches: still no model call
+    expect(model.requests.length).toBe(seen);
+    await servers.deliver(ana().address, testMail("Tryouts on Friday", { from: "Coach <coach@school.example>", body: "Tryouts are on Friday at 4 pm." }));
+    await arrivals(personId, 3);
+    const told = await app!.repliesUntil("ana", (ms) => ms.some((m) => m.text.startsWith("School mail for the goal:")), 30_000);
+    await sleep(3_000); // later sessions announce nothing again
+    const again = await app!.repliesUntil("ana", () => true);
+    expect(again.filter((m) => m.text.startsWith("School mail for the goal:")).map((m) => m.text)).toEqual(["School mail for the goal: Tryouts on Friday"]);
+    expect(told.filter((m) => m.text.startsWith("School mail for the goal:"))).toHaveLength(1);
+    expect(wakes).toHaveLength(1);
+    // The wake is the goal's work: it carries the goal, and the mail only as untrusted content.
+    expect(wakes[0]!.promptText).toContain("School tryouts for Mia");
+    expect(wakes[0]!.promptText).not.toMatch(/Lunch menu|chess club/);
+    expect(model.requests.slice(seen).some((r) => /Lunch menu|chess club/.test(r.promptText))).toBe(false);
+  }, 90_000);
+
   it("replies only after the person approves a card that shows the recipients and the whole text; Postfix delivers it; automatic mail is never answered", async () => {
     await start(["read", "send"]);
     const personId = await personOf("ana");
