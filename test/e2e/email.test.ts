@@ -4,14 +4,13 @@
  * LMTP) and Postfix (submission, delivering into Dovecot), with a scripted model on the fake OpenAI
  * server that calls the email tools — and obeys instructions planted in mail.
  */
-import { writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { PersonId } from "../../core/ids.js";
 import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type RecordedRequest } from "../fakes/openai-server.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { lastTool, sleep } from "../helpers/e2e.js";
+import { arrivals as arrivalsApp, personOf as personOfApp, startMailApp, synced as syncedApp } from "../helpers/mail/app.js";
 import { postfixUnavailable, settingsFor, startMailServers, testMail, type MailServers } from "../helpers/mail/servers.js";
 
 const noPostfix = postfixUnavailable();
@@ -38,51 +37,10 @@ afterAll(async () => {
 const ana = () => servers.accounts[0];
 const ben = () => servers.accounts[1];
 
-/** The FAMILIAR_CONFIG file: ana's mailbox with `capabilities`, its password read from the environment. */
-function configFile(capabilities: string[]): string {
-  const s = settingsFor(servers, ana());
-  const file = join(tmpdir(), `familiar-email-${process.pid}-${Date.now()}.json`);
-  writeFileSync(file, JSON.stringify({ connections: [{ person: "local:ana", kind: "email", password: "env:ANA_MAIL_PASSWORD", capabilities, address: s.address, name: "Ana", imap: s.imap, smtp: s.smtp }] }));
-  return file;
-}
-
-async function start(capabilities: string[], dataDir?: string): Promise<TestApp> {
-  process.env.ANA_MAIL_PASSWORD = ana().password;
-  app = await startTestApp({
-    FAMILIAR_CONFIG: configFile(capabilities),
-    OPENAI_BASE_URL: model.url,
-    NOTIFY_MODEL_JUDGEMENT: "false",
-    EMAIL_SYNC_SESSION_MS: "3000",
-    EMAIL_WATCHDOG_MS: "1000",
-    EMAIL_POLL_MS: "500",
-    ...(dataDir && { DATA_DIR: dataDir }),
-  });
-  return app;
-}
-
-async function personOf(user: string): Promise<PersonId> {
-  return (await app!.store.persons.findIdentity("local", user))!.personId;
-}
-
-/** Waits until the mailbox's sync has run (its status shows a sync). */
-async function synced(personId: PersonId): Promise<void> {
-  const end = Date.now() + 30_000;
-  for (;;) {
-    const [c] = await app!.store.connections.listConnections({ personId });
-    if (c?.status.lastSyncAt) return;
-    if (Date.now() > end) throw new Error(`the mailbox did not sync: ${JSON.stringify(c?.status)}`);
-    await sleep(100);
-  }
-}
-
-/** Waits for the mail arrivals recorded for the person to reach `count`. */
-async function arrivals(personId: PersonId, count: number): Promise<void> {
-  const end = Date.now() + 30_000;
-  while ((await app!.store.changes.listChangesAfter({ personId, kind: "email.arrived", afterSeq: 0, limit: 100 })).length < count) {
-    if (Date.now() > end) throw new Error(`fewer than ${count} arrivals were recorded`);
-    await sleep(100);
-  }
-}
+const start = async (capabilities: string[], dataDir?: string): Promise<TestApp> => (app = await startMailApp(servers, model.url, capabilities, dataDir));
+const personOf = (user: string) => personOfApp(app!, user);
+const synced = (personId: PersonId) => syncedApp(app!, personId);
+const arrivals = (personId: PersonId, count: number) => arrivalsApp(app!, personId, count);
 
 const allPrompts = () => model.requests.map((r) => r.promptText).join("\n");
 
