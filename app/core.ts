@@ -28,11 +28,13 @@ import type { ModelClient } from "../core/model/index.js";
 import { Notifier, notifyTools } from "../core/notify/index.js";
 import { Outbound, OutboxDelivery, WebPresence, type FileLinker } from "../core/outbox/index.js";
 import { SentinelClock, SessionTracker, type Policy } from "../core/policy/index.js";
-import { ApprovalFlow, GoalControl, ProactiveFlow, TaskRunner, WakeupFlow, WebhookEvents, coreTools } from "../core/runtime/index.js";
+import { ApprovalFlow, GoalControl, ModelBudget, ProactiveFlow, TaskRunner, WakeupFlow, WebhookEvents, coreTools } from "../core/runtime/index.js";
 import { DueLoop, Heartbeat, type Scheduler } from "../core/scheduling/index.js";
 import { SecretDesk, secretTools, type SecretVault } from "../core/secrets/index.js";
 import { InertLinks, Sentinel, SentinelViews } from "../core/sentinel/index.js";
-import type { ClaimedTask, OutboxMessage, Store } from "../core/storage/index.js";
+import type { ClaimedTask } from "../core/tasks/index.js";
+import type { OutboxMessage } from "../core/outbox/index.js";
+import type { Store } from "../core/storage/index.js";
 import { ToolRegistry } from "../core/tools/index.js";
 
 export interface FamiliarDeps {
@@ -55,6 +57,8 @@ export interface FamiliarDeps {
   singleProcess: boolean;
   /** Lease on a running task or an outbox row being sent, ms (default 30 s; renewed by the heartbeat every third of it). */
   leaseMs?: number;
+  /** MODEL_BUDGET_TOKENS_PER_DAY: model tokens per person and local day (0 or absent: unlimited; use is counted all the same). */
+  modelBudgetTokensPerDay?: number;
   /** INBOUND_LIMIT_*: per sender, per chat and global inbound message limits (none when absent). */
   inboundLimits?: InboundLimits;
   /** Most activations running at once across all persons (default 16). */
@@ -115,6 +119,8 @@ export interface CoreParts {
   heartbeat: Heartbeat;
   inbound: InboundHandler;
   presses: PressHandler[];
+  /** The per-person daily model budget (what each person used today, and the limit). */
+  budget: ModelBudget;
 }
 
 /** Wires the whole core for one process (`owner` is its lease owner id). */
@@ -128,15 +134,16 @@ export function wireCore(deps: FamiliarDeps, owner: string): CoreParts {
   // The task loop is made with the runner below; what comes first only needs to wake it.
   const tasks = { poke: () => runtime.taskLoop.poke() };
   const sentinel = wireSentinel(deps, outbox.outbound, tasks);
-  const notifier = new Notifier({ ...pick(deps), outbound: outbox.outbound, scheduler: deps.scheduler, judge: deps.notificationJudgement ? model : null, ...(deps.askedForPerHour !== undefined && { askedForPerHour: deps.askedForPerHour }) });
+  const budget = new ModelBudget({ usage: deps.store.usage, clock: deps.clock, tokensPerDay: deps.modelBudgetTokensPerDay ?? 0, outbound: outbox.outbound });
+  const notifier = new Notifier({ ...pick(deps), outbound: outbox.outbound, scheduler: deps.scheduler, judge: deps.notificationJudgement ? model : null, meter: budget.metered, ...(deps.askedForPerHour !== undefined && { askedForPerHour: deps.askedForPerHour }) });
   const secrets = deps.sentinel.vault ? new SecretDesk({ vault: deps.sentinel.vault, store: deps.store, clock: deps.clock, publicUrl: deps.publicUrl, outbound: outbox.outbound }) : null;
-  const runtime = wireRuntime(deps, { owner, leaseMs, model, channels, tools, notifier, sentinel: sentinel.sentinel, outbound: outbox.outbound, tasks });
+  const runtime = wireRuntime(deps, { owner, leaseMs, model, channels, tools, notifier, sentinel: sentinel.sentinel, outbound: outbox.outbound, tasks, budget });
   tools.add(...coreTools({ store: deps.store, clock: deps.clock, poke: tasks.poke, releaseHeld: (personId, goalId) => runtime.wakeups.releaseHeld(personId, goalId) }), ...notifyTools({ store: deps.store }));
   if (secrets) tools.add(...secretTools({ desk: secrets, outbound: outbox.outbound }));
   const presses: PressHandler[] = [sentinel.approvals.press];
   wireCommands(deps, { commands, views: sentinel.views, goals: runtime.goals, secrets });
-  const inbound = wireInbound(deps, { commands, channels, outbound: outbox.outbound, taskLoop: runtime.taskLoop, presses, secrets });
-  return { channels, tools, commands, ...outbox, notifier, ...sentinel, secrets, ...runtime, ...inbound, presses };
+  const inbound = wireInbound(deps, { commands, channels, outbound: outbox.outbound, taskLoop: runtime.taskLoop, presses, secrets, budget });
+  return { channels, tools, commands, ...outbox, notifier, ...sentinel, secrets, ...runtime, ...inbound, presses, budget };
 }
 
 function pick(deps: FamiliarDeps) {
@@ -186,6 +193,7 @@ function wireRuntime(
     sentinel: Sentinel;
     outbound: Outbound;
     tasks: { poke: () => void };
+    budget: ModelBudget;
   },
 ) {
   const { store, clock, logger } = deps;
@@ -194,7 +202,7 @@ function wireRuntime(
   const goals = new GoalControl({ store, clock, wakeups, tasks: parts.tasks });
   const webhooks = new WebhookEvents({ store, clock, publicUrl: deps.publicUrl, tasks: parts.tasks, outbound });
   const inertLinks = new InertLinks({ store, clock });
-  const summaries = new RollingSummaries({ store, model, tokens: deps.tokens, logger });
+  const summaries = new RollingSummaries({ store, model, tokens: deps.tokens, logger, meter: parts.budget.metered });
   const typing = new TypingIndicators({ channel: parts.channels.get, store, logger });
   const activation = {
     tokens: deps.tokens,
@@ -206,7 +214,7 @@ function wireRuntime(
   };
   const proactive = new ProactiveFlow({ store, notifier: parts.notifier, inertLinks: inertLinks.apply });
   const setupUrl = () => `${deps.publicUrl().replace(/\/$/, "")}/setup`;
-  const tasks = new TaskRunner({ store, clock, logger, owner, leaseMs, model, activation, tools: parts.tools.all, wakeups, proactive, outbound, poke: parts.tasks.poke, typing: typing.start, summarize: summaries.summarize, inertLinks: inertLinks.apply, setupUrl, ...(deps.watchArmed && { watchArmed: deps.watchArmed }) });
+  const tasks = new TaskRunner({ store, clock, logger, owner, leaseMs, model, activation, tools: parts.tools.all, wakeups, proactive, outbound, poke: parts.tasks.poke, typing: typing.start, summarize: summaries.summarize, inertLinks: inertLinks.apply, setupUrl, budget: parts.budget, ...(deps.watchArmed && { watchArmed: deps.watchArmed }) });
   const taskLoop = new DueLoop(tasks, { name: "tasks", clock, logger, maxInFlight: deps.maxConcurrentActivations ?? 16 });
   const heartbeat = new Heartbeat({ store, clock, logger, owner, leaseMs });
   return { wakeups, goals, webhooks, tasks, taskLoop, heartbeat };
@@ -215,14 +223,15 @@ function wireRuntime(
 /** The inbound side: who may act at the door, access control (pairing, links, local users) and the inbound handler. */
 function wireInbound(
   deps: FamiliarDeps,
-  parts: { commands: CommandRegistry; channels: ChannelRegistry; outbound: Outbound; taskLoop: { poke(): void }; presses: PressHandler[]; secrets: SecretDesk | null },
+  parts: { commands: CommandRegistry; channels: ChannelRegistry; outbound: Outbound; taskLoop: { poke(): void }; presses: PressHandler[]; secrets: SecretDesk | null; budget: ModelBudget },
 ) {
   const { store, clock, logger } = deps;
   const owners = deps.owners?.length ? deps.owners : (deps.allowFrom ?? []).slice(0, 1);
   const door = new Door({ store, clock, owners, localIsOwner: deps.localChatIsOwner ?? true });
   door.registerCommands(parts.commands);
-  const access = new AccessControl({ store, clock, logger, allowFrom: deps.allowFrom ?? [], channel: parts.channels.get, door });
+  const access = new AccessControl({ store, clock, logger, allowFrom: deps.allowFrom ?? [], channel: parts.channels.get, door, outbound: parts.outbound });
   access.registerCommands(parts.commands);
+  parts.presses.push(access.press);
   const inbound = new InboundHandler({
     store,
     clock,
@@ -235,6 +244,7 @@ function wireInbound(
     door,
     links: access.links,
     ...(parts.secrets && { secrets: parts.secrets }),
+    ...(parts.budget.limited && { budget: parts.budget }),
     ...(deps.media && { media: deps.media.intake }),
     ...(deps.inboundLimits && { rateLimit: new InboundRateLimit(deps.inboundLimits, clock) }),
   });

@@ -11,11 +11,13 @@ import type { ChannelAdapter, ChannelRegistry, ChannelsStarted, InboundEvent, In
 import type { AccessControl, CommandRegistry, PressHandler } from "../core/inbound/index.js";
 import type { Notifier } from "../core/notify/index.js";
 import type { FileLinker, Outbound, OutboxDelivery, WebPresence } from "../core/outbox/index.js";
-import type { ApprovalFlow, GoalControl, TaskRunner, WakeupFlow, WebhookEvents } from "../core/runtime/index.js";
+import type { ApprovalFlow, GoalControl, ModelBudget, TaskRunner, WakeupFlow, WebhookEvents } from "../core/runtime/index.js";
 import { takeOverLeases, type DueLoop } from "../core/scheduling/index.js";
 import type { SecretDesk } from "../core/secrets/index.js";
 import type { Sentinel, SentinelViews } from "../core/sentinel/index.js";
-import type { ChannelName, ClaimedTask, OutboxMessage } from "../core/storage/index.js";
+import type { ChannelName } from "../core/channels/index.js";
+import type { ClaimedTask } from "../core/tasks/index.js";
+import type { OutboxMessage } from "../core/outbox/index.js";
 import type { ToolDefinition } from "../core/tools/index.js";
 import { retiredJobNames } from "../jobs/index.js";
 import { wireCore, type CoreParts, type FamiliarDeps } from "./core.js";
@@ -45,6 +47,8 @@ export class Familiar {
   readonly tasks: TaskRunner;
   readonly taskLoop: DueLoop<ClaimedTask>;
   readonly webhooks: WebhookEvents;
+  /** The per-person daily model budget: what each person used today and the limit (MODEL_BUDGET_TOKENS_PER_DAY). */
+  readonly budget: ModelBudget;
   /** The inbound sink every channel adapter is started with (`InboundHandler.handle`). */
   readonly handleInbound: (event: InboundEvent) => Promise<InboundOutcome>;
   private readonly parts: CoreParts;
@@ -55,6 +59,7 @@ export class Familiar {
     ({ channels: this.channels, commands: this.commands, outbound: this.outbound, outbox: this.outbox, outboxLoop: this.outboxLoop, presence: this.presence, fileLinks: this.fileLinks } = parts);
     ({ notifier: this.notifier, sentinel: this.sentinel, approvals: this.approvals, views: this.views, secrets: this.secrets } = parts);
     ({ access: this.access, wakeups: this.wakeups, goals: this.goals, tasks: this.tasks, taskLoop: this.taskLoop, webhooks: this.webhooks } = parts);
+    this.budget = parts.budget;
     this.handleInbound = parts.inbound.handle;
   }
 

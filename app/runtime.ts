@@ -62,6 +62,7 @@ export async function createRuntime(
       windowSeconds: config.INBOUND_LIMIT_WINDOW_SECONDS,
     },
     wakeupGraceMs: config.WAKEUP_GRACE_MS,
+    modelBudgetTokensPerDay: config.MODEL_BUDGET_TOKENS_PER_DAY,
     publicUrl: parts.publicUrl,
     singleProcess: store.kind === "sqlite",
     notificationJudgement: config.NOTIFY_MODEL_JUDGEMENT,

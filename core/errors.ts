@@ -100,7 +100,9 @@ export type ModelFailureReason =
   | "rejected"
   | "connection"
   | "aborted"
-  | "invalid_response";
+  | "invalid_response"
+  /** The person's daily model budget is used up (core/runtime/model-budget.ts): no request was made. */
+  | "budget";
 
 /**
  * A model request failed for good: retries (429, 5xx, connection errors, timeouts) are exhausted, or

@@ -3,6 +3,7 @@ import { useEffect, useState, useRef } from "preact/hooks";
 import { ApiError, api, channelLabel, localTime, navigate, newClientId, onChannel, type Session } from "./api.js";
 import { renderMarkdown } from "./markdown.js";
 import { Artifacts } from "./artifacts.js";
+import { Connections } from "./connections.js";
 import { Empty, Pager, usePaged } from "./paged.js";
 import { Settings } from "./settings.js";
 
@@ -14,6 +15,7 @@ const tabs = [
   ["permissions", "Permissions"],
   ["memory", "Memory"],
   ["artifacts", "Artifacts"],
+  ["connections", "Connections"],
   ["settings", "Settings"],
   ["messengers", "Messengers"],
 ] as const;
@@ -36,16 +38,32 @@ export function Dashboard({ session, tab, onPerson }: { session: Session; tab: s
         ))}
       </nav>
       <section class="panel" aria-label={tabs.find(([id]) => id === tab)?.[1] ?? "Now"}>
-        {tab === "goals" ? <Goals tz={tz} /> : tab === "approvals" ? <Approvals tz={tz} /> : tab === "activity" ? <Activity tz={tz} /> : tab === "permissions" ? <Permissions tz={tz} /> : tab === "memory" ? <Memory tz={tz} /> : tab === "artifacts" ? <Artifacts tz={tz} /> : tab === "settings" ? <Settings onSaved={onPerson} /> : tab === "messengers" ? <Messengers tz={tz} /> : <Now />}
+        {tab === "goals" ? <Goals tz={tz} /> : tab === "approvals" ? <Approvals tz={tz} /> : tab === "activity" ? <Activity tz={tz} /> : tab === "permissions" ? <Permissions tz={tz} /> : tab === "memory" ? <Memory tz={tz} /> : tab === "artifacts" ? <Artifacts tz={tz} /> : tab === "connections" ? <Connections tz={tz} /> : tab === "settings" ? <Settings onSaved={onPerson} /> : tab === "messengers" ? <Messengers tz={tz} /> : <Now />}
       </section>
     </main>
   );
 }
 
+/** The person's model use today (GET /api/web/now `modelUse`). */
+interface ModelUse {
+  used: number;
+  limit: number | null;
+  exhausted: boolean;
+}
+
+type NowState = { status: string; pendingApprovals: number; paused: boolean; modelUse?: ModelUse };
+
+function modelUseText(use: ModelUse): string {
+  const used = use.used.toLocaleString("en-US");
+  if (use.limit === null) return `Model use today: ${used} tokens (no daily budget set).`;
+  const of = `Model use today: ${used} of ${use.limit.toLocaleString("en-US")} tokens`;
+  return use.exhausted ? `${of} — today's budget is used; I go on at 00:00 your time.` : `${of}.`;
+}
+
 function Now() {
-  const [now, setNow] = useState<{ status: string; pendingApprovals: number; paused: boolean } | null>(null);
+  const [now, setNow] = useState<NowState | null>(null);
   useEffect(() => {
-    const load = () => void api<{ status: string; pendingApprovals: number; paused: boolean }>("GET", "/api/web/now").then(setNow, () => undefined);
+    const load = () => void api<NowState>("GET", "/api/web/now").then(setNow, () => undefined);
     load();
     const timer = setInterval(load, 5_000);
     return () => clearInterval(timer);
@@ -56,6 +74,7 @@ function Now() {
       <h2>Now</h2>
       <p class="status-line" role="status">{now.status}</p>
       {now.paused && <p class="warn">Background work is paused (send /resume to continue).</p>}
+      {now.modelUse && <p class={now.modelUse.exhausted ? "warn model-use" : "meta model-use"}>{modelUseText(now.modelUse)}</p>}
       {now.pendingApprovals > 0 && (
         <p>
           <a href="/dashboard/approvals" onClick={(e) => (e.preventDefault(), navigate("/dashboard/approvals"))}>

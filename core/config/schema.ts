@@ -91,6 +91,11 @@ export const configSchema = z
     INBOUND_LIMIT_GLOBAL: int(100, 1, 1_000_000),
     /** The inbound rate limit's window, seconds. */
     INBOUND_LIMIT_WINDOW_SECONDS: int(60, 1, 86_400),
+    /**
+     * The per-person daily model budget (core/runtime/model-budget.ts): tokens (prompt + completion,
+     * as the endpoint reports them) per person and local day; 0: unlimited.
+     */
+    MODEL_BUDGET_TOKENS_PER_DAY: int(0, 0, 1_000_000_000),
     /** Steps (model calls) an activation may take before it stops. */
     MAX_STEPS_PER_ACTIVATION: int(8, 1, 100),
     /** Timeout of one model request, ms. */
@@ -222,6 +227,7 @@ export const settingDocs: Record<keyof Config, { expected: string; secret?: bool
   INBOUND_LIMIT_PER_CHAT: { expected: "an integer 1–100000 (messages per window)" },
   INBOUND_LIMIT_GLOBAL: { expected: "an integer 1–1000000 (messages per window)" },
   INBOUND_LIMIT_WINDOW_SECONDS: { expected: "an integer 1–86400 (seconds)" },
+  MODEL_BUDGET_TOKENS_PER_DAY: { expected: "an integer 0–1000000000 (tokens per person and day; 0: unlimited)" },
   MAX_STEPS_PER_ACTIVATION: { expected: "an integer 1–100" },
   MODEL_TIMEOUT_MS: { expected: "an integer 1000–600000 (milliseconds)" },
   LOCAL_CHAT_ALLOW_REMOTE: { expected: "true or false" },

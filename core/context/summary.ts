@@ -1,6 +1,8 @@
 import type { Logger } from "../log/index.js";
 import type { ModelClient } from "../model/index.js";
-import type { Store, ConversationMessage, Person } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { ConversationMessage } from "../conversation/records.js";
+import type { Person } from "../persons/records.js";
 import { messageText } from "./attachments.js";
 import type { TokenCounter } from "./tokens.js";
 
@@ -81,6 +83,8 @@ function clip(text: string, max: number): string {
 /** What `RollingSummaries` needs. */
 export interface RollingSummariesDeps {
   store: Store;
+  /** Counts the summary's calls against the person's daily model budget (a refused call only leaves the summary as it was). */
+  meter?: (person: Person, model: ModelClient) => ModelClient;
   /** The model in use now, or null while none is configured. */
   model: () => ModelClient | null;
   tokens: TokenCounter;
@@ -96,7 +100,7 @@ export class RollingSummaries {
     const model = this.deps.model();
     if (!model) return;
     try {
-      await updateRollingSummary({ store: this.deps.store, model, tokens: this.deps.tokens, person, keepFromSeq });
+      await updateRollingSummary({ store: this.deps.store, model: this.deps.meter ? this.deps.meter(person, model) : model, tokens: this.deps.tokens, person, keepFromSeq });
     } catch (err) {
       this.deps.logger.warn({ err, personId: person.id }, "rolling summary not updated");
     }

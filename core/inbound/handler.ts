@@ -3,7 +3,8 @@ import type { Clock } from "../clock.js";
 import type { Logger } from "../log/index.js";
 import type { Outbound } from "../outbox/index.js";
 import { screenInbound, type SecretDesk } from "../secrets/index.js";
-import type { Store, Identity, Person } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { Identity, Person } from "../persons/records.js";
 import type { CommandRegistry } from "./commands.js";
 import type { Door } from "./door.js";
 import type { LinkCodes } from "./links.js";
@@ -45,6 +46,11 @@ export interface InboundDeps {
   media?: Pick<MediaIntake, "prepare">;
   /** Per sender, per chat and global message limits: a message over one is kept and its turn waits for the window. */
   rateLimit?: Pick<InboundRateLimit, "check">;
+  /**
+   * The person's daily model budget (core/runtime/model-budget.ts): while it is used up, a message
+   * is kept and the turn it starts waits for the reset (later messages join it); the person is told once that day.
+   */
+  budget?: { exhaustedUntil(person: Person): Promise<Date | null>; tell(person: Person): Promise<void> };
 }
 
 /**
@@ -128,7 +134,8 @@ export class InboundHandler {
     // unrecorded, so the platform's redelivery brings it (and its files) back.
     const media = files.length === 0 ? null : this.deps.media ? await this.deps.media.prepare(person, event) : describedOnly(event);
     const verdict = this.deps.rateLimit ? await this.deps.rateLimit.check(event, person.id) : { allowed: true as const };
-    const notBefore = verdict.allowed ? null : verdict.retryAt;
+    const budgetUntil = (await this.deps.budget?.exhaustedUntil(person)) ?? null;
+    const notBefore = latest(verdict.allowed ? null : verdict.retryAt, budgetUntil);
     const messageId = await this.record(event, person, media, notBefore);
     if (!messageId) {
       logger.debug({ channel: event.channel, updateId: event.updateId }, "duplicate update dropped");
@@ -138,6 +145,7 @@ export class InboundHandler {
       logger.info({ channel: event.channel, personId: person.id }, "inbound rate limit reached: the turn waits for the window");
       await this.deps.outbound.queue({ personId: person.id, deliveryKey: `slow-down:${event.channel}:${event.updateId}`, text: slowDownText(verdict.retryAt, clock.now()), channel: event.channel });
     }
+    if (budgetUntil) await this.deps.budget?.tell(person);
     // The notice was queued with the message; delivery is woken now that it is committed.
     if (media?.notice) this.deps.outbound.wake();
     if (media && !media.needsTurn) return { status: "handled" };
@@ -216,4 +224,11 @@ export class InboundHandler {
     const created = await store.persons.findIdentity(event.channel, event.accountId);
     return created ? { person, identity: created } : null;
   }
+}
+
+/** The later of two optional times. */
+function latest(a: Date | null, b: Date | null): Date | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return a > b ? a : b;
 }

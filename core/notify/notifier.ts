@@ -5,7 +5,10 @@ import type { Logger } from "../log/index.js";
 import type { ModelClient } from "../model/index.js";
 import type { Outbound } from "../outbox/index.js";
 import type { Scheduler } from "../scheduling/index.js";
-import type { Store, Button, MonitorState, NotificationDecision, NotificationRecord, Person } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { Button } from "../channels/records.js";
+import type { MonitorState, NotificationDecision, NotificationRecord } from "./records.js";
+import type { Person } from "../persons/records.js";
 import type { Candidate } from "./candidate.js";
 import { releaseAt, startOfLocalDay } from "./digest-timing.js";
 import { applyRules, stricter, type FilterVerdict, type RuleId } from "./filter.js";
@@ -44,6 +47,8 @@ export interface NotifierDeps {
   judge: ModelClient | null | (() => ModelClient | null);
   /** Asked-for notifications per person and rolling hour before the cap trips (default 10). */
   askedForPerHour?: number;
+  /** Counts the judge's calls against the person's daily model budget (core/runtime/model-budget.ts); a refused call holds, like any judge failure. */
+  meter?: (person: Person, model: ModelClient) => ModelClient;
 }
 
 /**
@@ -160,7 +165,7 @@ export class Notifier {
   private async judged(c: Candidate, person: Person, now: Date, past: { said: SaidItem[]; sentToday: number }, rules: FilterVerdict, reasons: string[]): Promise<{ decision: NotificationDecision; rule: RuleId | "judge" }> {
     const judge = typeof this.deps.judge === "function" ? this.deps.judge() : this.deps.judge;
     if (!judge || rules.decision === "drop" || rules.rule === "critical" || rules.rule === "asked-for" || c.origin === "approval") return { decision: rules.decision, rule: rules.rule };
-    const verdict = await judgeCandidate(judge, { candidate: c, person, now, said: past.said, sentToday: past.sentToday, rules });
+    const verdict = await judgeCandidate(this.deps.meter ? this.deps.meter(person, judge) : judge, { candidate: c, person, now, said: past.said, sentToday: past.sentToday, rules });
     const bounded = stricter(rules.decision, verdict.ok ? verdict.decision : "hold");
     reasons.push(verdict.ok ? `model: ${verdict.decision} — ${verdict.reason}` : `${verdict.reason}: held`);
     if (!verdict.ok) this.deps.logger.warn({ personId: person.id, reason: verdict.reason }, "notification judgement failed; holding");

@@ -8,7 +8,10 @@ import type { Clock } from "../clock.js";
 import type { Logger } from "../log/index.js";
 import type { ModelClient } from "../model/index.js";
 import { asId } from "../ids.js";
-import type { Store, ClaimedTask, ConversationMessage, Person, Task, TaskState } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { ClaimedTask, Task, TaskState } from "../tasks/records.js";
+import type { ConversationMessage } from "../conversation/records.js";
+import type { Person } from "../persons/records.js";
 import type { ToolDefinition } from "../tools/index.js";
 import { failureText, nextChangeWait, nextOccurrence, nextState, pausedState } from "./after-activation.js";
 import { newSessionId, runActivation, type ActivationDeps, type ActivationOutcome } from "./activation.js";
@@ -24,6 +27,7 @@ import {
 import type { Outbound } from "../outbox/index.js";
 import type { DueSource } from "../scheduling/index.js";
 import { resumeDecidedApproval } from "./approval-resume.js";
+import type { ModelBudget } from "./model-budget.js";
 import { highestActivation, settleRuntime, unpark } from "./parking.js";
 import type { ProactiveFlow } from "./proactive.js";
 import { answeredMessage, answerRange, handOverToWaitingTask, unansweredFrom } from "./turn.js";
@@ -59,6 +63,8 @@ export interface TaskRunnerDeps {
   summarize?: (person: Person, keepFromSeq: number) => Promise<void>;
   /** A watch re-armed (waits for the next connection change): changes that came meanwhile are dispatched. */
   watchArmed?: (personId: Person["id"]) => void;
+  /** The per-person daily model budget: counts every call; once used up, activations wait for the person's next midnight. */
+  budget?: Pick<ModelBudget, "meter" | "exhaustedUntil" | "tell">;
 }
 
 /** Messages between the summary and the verbatim window before a summary update is worth a call (context/summary.ts folds at this size). */
@@ -126,9 +132,10 @@ export class TaskRunner implements DueSource<ClaimedTask> {
   private async activate(task: Task, checkpoint: TaskCheckpoint, previous: RuntimeState, trigger: Trigger, person: Person, model: ModelClient): Promise<void> {
     const { store, clock, owner, leaseMs } = this.deps;
     const resumedByInput = previous.open && checkpoint.input != null;
+    const { budgetWait, ...resumed } = previous;
     const runtime: RuntimeState & { sessionId: string } = previous.open
       ? // Every resumption gets fresh idempotency keys (r<resumes>); a decided approval also starts a new round of output.
-        { ...previous, trigger, resumes: previous.resumes + 1, sessionId: previous.sessionId ?? newSessionId(), ...(resumedByInput && { round: previous.round + 1, approvalId: null }) }
+        { ...resumed, trigger, resumes: previous.resumes + 1, sessionId: previous.sessionId ?? newSessionId(), ...(resumedByInput && { round: previous.round + 1, approvalId: null }) }
       : {
           activation: highestActivation(previous) + 1,
           resumes: 0,
@@ -142,27 +149,31 @@ export class TaskRunner implements DueSource<ClaimedTask> {
           ...(previous.pausedAt !== undefined && { pausedAt: previous.pausedAt }),
           ...(previous.parked !== undefined && { parked: previous.parked }),
         };
+    // The person's model budget is used up today: the activation waits, open, for their next midnight.
+    const budgetUntil = await this.deps.budget?.exhaustedUntil(person);
+    if (budgetUntil) return this.waitForBudget(task, checkpoint, runtime, budgetUntil, person);
     const saved = await store.tasks.saveCheckpoint({ taskId: task.id, owner, cursor: task.cursor, checkpoint: toStored(checkpoint, { runtime, input: null }), now: clock.now(), leaseMs });
     const origin = runtime.origin ?? trigger;
     const answer = answerRange(checkpoint, origin);
     const answered = answer ? await answeredMessage(store, person, answer) : null;
     const goal = task.goalId ? await store.goals.getGoal(task.goalId) : null;
     // A crash resume tells background work what it was doing and that it was interrupted.
-    const crashResume = previous.open && !resumedByInput;
+    const crashResume = previous.open && !resumedByInput && budgetWait === undefined;
     const told = triggerText(trigger, task, checkpoint, person);
+    const note = crashResume ? " — resumed after a restart interrupted it" : budgetWait !== undefined ? " — it waited for today's model budget to reset" : "";
     const observations = [origin, trigger].flatMap((t) => (t.kind === "event" || t.kind === "change" ? t.observations : []));
     const stopTyping = answered ? this.deps.typing?.(person, answered.channel) : undefined;
     let outcome: ActivationOutcome;
     try {
       outcome = await runActivation(
-        { ...this.deps.activation, store, clock, model, tools: this.deps.tools() },
+        { ...this.deps.activation, store, clock, model: this.deps.budget ? this.deps.budget.meter(person, model) : model, tools: this.deps.tools() },
         {
           task: saved,
           person,
           goal,
           runtime,
           trigger,
-          triggerText: told && crashResume ? `${told} — resumed after a restart interrupted it` : told,
+          triggerText: told && `${told}${note}`,
           observations,
           view: { horizonSeq: runtime.horizonSeq ?? Number.MAX_SAFE_INTEGER, answer, hideUserFrom: runtime.hideUserFrom ?? null },
           originMessageId: answered?.id ?? null,
@@ -176,6 +187,11 @@ export class TaskRunner implements DueSource<ClaimedTask> {
     }
     // Shutting down: the lease ends with the process and the activation resumes from its journal.
     if (outcome.result.kind === "aborted") return;
+    // The budget ran out between two of its model calls: it goes on from its journal after midnight.
+    if (stoppedByBudget(outcome)) {
+      const until = (await this.deps.budget?.exhaustedUntil(person)) ?? new Date(clock.now().getTime() + 60_000);
+      return this.waitForBudget(task, checkpoint, runtime, until, person);
+    }
     await this.finish(task, checkpoint, runtime, outcome, person, answered);
     // Fold older turns into the rolling summary once enough of them fell out of the verbatim window.
     const { firstVerbatimSeq, summaryUpToSeq } = outcome.context;
@@ -256,6 +272,22 @@ export class TaskRunner implements DueSource<ClaimedTask> {
     await this.auditPause(task, why);
   }
 
+  /**
+   * The person's model budget is used up today: the activation is kept open (its journal holds what
+   * it did) and the task waits until `until`, their next midnight, when it goes on where it stopped
+   * — a wake-up is not skipped as late then. The person is told once that day.
+   */
+  private async waitForBudget(task: Task, checkpoint: TaskCheckpoint, runtime: RuntimeState, until: Date, person: Person): Promise<void> {
+    const { store, clock, owner, leaseMs } = this.deps;
+    const waiting: RuntimeState = { ...runtime, open: true, budgetWait: until.toISOString() };
+    await store.transaction(async () => {
+      await store.tasks.saveCheckpoint({ taskId: task.id, owner, cursor: task.cursor, checkpoint: toStored(checkpoint, { runtime: waiting, input: null }), now: clock.now(), leaseMs });
+      await store.tasks.transitionTask({ taskId: task.id, owner, to: { status: "waiting", wait: { kind: "time", until } }, now: clock.now() });
+    });
+    this.deps.logger.info({ taskId: task.id, personId: person.id, until: until.toISOString() }, "daily model budget used up: the task waits for its reset");
+    await this.deps.budget?.tell(person);
+  }
+
   private async auditPause(task: Task, why: "task" | "person"): Promise<void> {
     await this.deps.store.audit.appendAudit({
       personId: task.personId,
@@ -306,4 +338,10 @@ export class TaskRunner implements DueSource<ClaimedTask> {
   private async release(task: Task, to: TaskState): Promise<void> {
     await this.deps.store.tasks.transitionTask({ taskId: task.id, owner: this.deps.owner, to, now: this.deps.clock.now() });
   }
+}
+
+/** The activation stopped because the person's model budget ran out between two calls (and it asked for no card). */
+function stoppedByBudget(outcome: ActivationOutcome): boolean {
+  const { result, requests } = outcome;
+  return result.kind === "error" && result.error.reason === "budget" && requests.approvalId === null;
 }

@@ -27,7 +27,8 @@ import { MailboxClient, type MailQuery } from "../../connectors/email/mailbox-cl
 import { createParsePool } from "../../connectors/email/parse-pool.js";
 import { syncMailbox, type MailboxMark, type MailboxSyncStore } from "../../connectors/email/sync.js";
 import { openSqliteStore } from "../../core/storage/sqlite/index.js";
-import type { Json, NewConnectionChange } from "../../core/storage/index.js";
+import type { NewConnectionChange } from "../../core/connections/index.js";
+import type { Json } from "../../core/json.js";
 import { fillMaildir } from "../helpers/mail/maildir.js";
 import { settingsFor, startMailServers, testMail } from "../helpers/mail/servers.js";
 import { measureFilterThroughput } from "./mail-filter.js";

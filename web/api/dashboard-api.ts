@@ -4,19 +4,16 @@ import { z } from "zod";
 import { channelInWords } from "../../core/channels/index.js";
 import type { Clock } from "../../core/clock.js";
 import type { AccessControl, CommandRegistry } from "../../core/inbound/index.js";
-import type { ApprovalFlow, GoalControl } from "../../core/runtime/index.js";
+import type { ApprovalFlow, GoalControl, ModelBudget } from "../../core/runtime/index.js";
 import type { SentinelViews } from "../../core/sentinel/index.js";
 import { asId, type PersonId } from "../../core/ids.js";
-import {
-  type Store,
-  channelNames,
-  type AuditEvent,
-  type Goal,
-  type ChannelName,
-  type MemoryItem,
-  type Person,
-  type Task,
-} from "../../core/storage/index.js";
+import { type Store } from "../../core/storage/index.js";
+import { channelNames, type ChannelName } from "../../core/channels/index.js";
+import { type AuditEvent } from "../../core/audit/index.js";
+import { type Goal } from "../../core/goals/index.js";
+import { type MemoryItem } from "../../core/memory/index.js";
+import { type Person } from "../../core/persons/index.js";
+import { type Task } from "../../core/tasks/index.js";
 import { resolveTimeZone } from "../../core/time/index.js";
 import { deliveriesOf } from "./deliveries.js";
 import { plainErrors } from "./plain-errors.js";
@@ -112,6 +109,8 @@ export interface WebCore {
   outboxLoop: { poke(): void };
   /** Which persons have a web chat page open (told by the chat's live poll). */
   presence: { seen(personId: PersonId): void };
+  /** The person's model use today and the daily budget (the Now tab shows it). */
+  budget: Pick<ModelBudget, "state">;
 }
 
 /** Dependencies of the dashboard API. */
@@ -137,7 +136,7 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
   router.get("/api/web/now", async (req, res) => {
     const { person } = webContext(req);
     const pending = (await store.approvals.listPendingApprovals(person.id)).filter((a) => a.expiresAt > clock.now()).length;
-    res.json({ status: await familiar.views.currentStatus(person.id), pendingApprovals: pending, paused: person.paused, deliveries: await deliveriesOf(store, person, clock.now()) });
+    res.json({ status: await familiar.views.currentStatus(person.id), pendingApprovals: pending, paused: person.paused, deliveries: await deliveriesOf(store, person, clock.now()), modelUse: await familiar.budget.state(person) });
   });
 
   router.get("/api/web/goals", async (req, res) => {

@@ -14,6 +14,7 @@ import type { DbLike } from "./driver.js";
 import { MongoGoalRepository } from "./goals.js";
 import { MongoGrantRepository } from "./grants.js";
 import { MongoHookRepository } from "./hooks.js";
+import { MongoModelUsageRepository } from "./usage.js";
 import { MongoChangeRepository, MongoConnectionRepository } from "./connections.js";
 import { MongoArtifactRepository } from "./artifacts.js";
 import { MongoInboundRepository } from "./inbound.js";
@@ -70,6 +71,7 @@ export class MongoStore implements Store {
   readonly artifacts: MongoArtifactRepository;
   readonly connections: MongoConnectionRepository;
   readonly changes: MongoChangeRepository;
+  readonly usage: MongoModelUsageRepository;
 
   constructor(db: DbLike, options: MongoStoreOptions = {}) {
     this.db = db;
@@ -96,6 +98,7 @@ export class MongoStore implements Store {
     this.artifacts = new MongoArtifactRepository(db, atomically);
     this.connections = new MongoConnectionRepository(db, clock);
     this.changes = new MongoChangeRepository(db, atomically);
+    this.usage = new MongoModelUsageRepository(db);
   }
 
   /** Creates the declared indexes (collections.ts). Idempotent; call once before use. */

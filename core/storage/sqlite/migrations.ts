@@ -244,6 +244,21 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE persons ADD COLUMN reach TEXT NOT NULL DEFAULT 'last';`);
     },
   },
+  {
+    version: 98,
+    name: "model tokens per person and local day (issue 18 item 7: the daily model budget)",
+    up(db) {
+      db.exec(`CREATE TABLE model_usage (
+        person_id TEXT NOT NULL REFERENCES persons (id),
+        day TEXT NOT NULL,
+        prompt_tokens INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL,
+        calls INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (person_id, day)
+      ) WITHOUT ROWID;`);
+    },
+  },
 ];
 
 /** What `migrate` did. */

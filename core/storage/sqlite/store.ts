@@ -25,6 +25,7 @@ import { SqliteOutboxRepository } from "./outbox.js";
 import { SqlitePersonRepository } from "./persons.js";
 import { SqliteSentinelStateRepository } from "./sentinel-state.js";
 import { SqliteTaskRepository } from "./tasks.js";
+import { SqliteModelUsageRepository } from "./usage.js";
 
 /** Where the store lives: a file path (created with its parent directory) or a connection you opened. */
 export type SqliteStoreOptions = ({ path: string } | { db: Database.Database }) & {
@@ -58,6 +59,7 @@ export class SqliteStore implements Store {
   readonly hooks: SqliteHookRepository;
   readonly connections: SqliteConnectionRepository;
   readonly changes: SqliteChangeRepository;
+  readonly usage: SqliteModelUsageRepository;
   readonly artifacts: SqliteArtifactRepository;
   private readonly ctx: SqliteContext;
 
@@ -88,6 +90,7 @@ export class SqliteStore implements Store {
     this.hooks = new SqliteHookRepository(this.ctx);
     this.connections = new SqliteConnectionRepository(this.ctx);
     this.changes = new SqliteChangeRepository(this.ctx);
+    this.usage = new SqliteModelUsageRepository(this.ctx);
     this.artifacts = new SqliteArtifactRepository(this.ctx);
   }
 

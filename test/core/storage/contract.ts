@@ -38,6 +38,7 @@ import { personsContract } from "./contract/persons.js";
 import type { StoreFactory } from "./contract/support.js";
 import { tasksContract } from "./contract/tasks.js";
 import { turnsContract } from "./contract/turns.js";
+import { usageContract } from "./contract/usage.js";
 
 export type { StoreFactory } from "./contract/support.js";
 
@@ -71,5 +72,6 @@ export function describeStoreContract(name: string, factory: () => Promise<{ sto
     hooksContract(ctx);
     artifactsContract(ctx);
     connectionsContract(ctx);
+    usageContract(ctx);
   });
 }

@@ -25,7 +25,7 @@ import {
   transitionFilter,
   transitionUpdate,
 } from "../../../core/storage/mongo/task-filters.js";
-import { legalTransitions, type TaskState, type TaskStatus } from "../../../core/storage/types.js";
+import { legalTransitions, type TaskState, type TaskStatus } from "../../../core/tasks/index.js";
 import { FakeDuplicateKeyError, MingoDb } from "../../fakes/mingo-db.js";
 import { FakeShapeError, applyUpdate } from "../../fakes/mingo-shapes.js";
 
@@ -291,5 +291,16 @@ describe("adapter rules beyond the shared contract (on the fake)", () => {
     expect(doc).toMatchObject({ _id: task.id, personId: person.id, status: "pending", notBefore: at(5), dueAt: at(5), checkpoint: '{"$where":"x","a.b":1}' });
     expect((await store.tasks.getTask(task.id))?.checkpoint).toEqual({ $where: "x", "a.b": 1 });
     expect((await store.memory.addMemory({ personId: person.id, kind: "fact", text: "x" })).confidence).toBe(0.7);
+  });
+
+  it("model usage is one document per person and local day, raised with $inc in an upsert", async () => {
+    const db = new MingoDb();
+    const store = new MongoStore(db);
+    await store.ensureIndexes();
+    const person = await store.persons.createPerson({ displayName: "A" });
+    await store.usage.addModelUsage({ personId: person.id, day: "2030-01-01", promptTokens: 10, completionTokens: 2, now: at(1) });
+    await store.usage.addModelUsage({ personId: person.id, day: "2030-01-01", promptTokens: 5, completionTokens: 1, now: at(2) });
+    const docs = db.collection(collectionNames.modelUsage).snapshot();
+    expect(docs).toEqual([{ _id: `${person.id}|2030-01-01`, personId: person.id, day: "2030-01-01", promptTokens: 15, completionTokens: 3, calls: 2, updatedAt: at(2) }]);
   });
 });
