@@ -162,7 +162,7 @@ describe("the computer end to end", () => {
     expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
   }, 180_000);
 
-  it("with the computer off, the tools are not offered and /healthz says why", async () => {
+  it("with the computer off, the tools are not offered and /healthz and the setup page say why", async () => {
     model = await startFakeOpenAI({ fallback: () => text("ok") });
     app = await startTestApp({ OPENAI_BASE_URL: model.url, COMPUTER: "false" });
     await app.say("ana", "hi");
@@ -171,6 +171,11 @@ describe("the computer end to end", () => {
     expect(model.requests[0]!.toolNames).toContain("artifact_create");
     const health = (await (await fetch(`${app.url}/healthz`)).json()) as { computer: { ok: boolean; state: string; reason: string } };
     expect(health.computer).toEqual({ ok: true, state: "off", reason: expect.stringContaining("turned off"), languages: [] });
+    // The setup page says it too (its API, as the page reads it after a local sign-in).
+    const signIn = await fetch(`${app.url}/api/web/session/local`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "ana", create: true }) });
+    const cookie = (signIn.headers.get("set-cookie") ?? "").split(";")[0]!;
+    const setup = (await (await fetch(`${app.url}/api/web/setup`, { headers: { cookie } })).json()) as { computer: { state: string; reason: string } };
+    expect(setup.computer).toMatchObject({ state: "off", reason: expect.stringContaining("turned off") });
   }, 60_000);
 
   it("where the sandbox works the tools are offered, and /healthz names the languages", async () => {

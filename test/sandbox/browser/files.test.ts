@@ -2,7 +2,8 @@
  * Downloads and uploads through Sentinel in real Chromium: a download asks, then lands in the
  * workspace's downloads/ as an artifact; a download the page starts by itself (or a click on a
  * download link) is cancelled; an upload asks with the file's name and size, and the file is sent
- * only with the approved form submission.
+ * only with the approved form submission. browser_pdf prints the open page into a pdf artifact
+ * that carries the page's URL as its taint.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -45,6 +46,7 @@ describe("browser downloads and uploads", () => {
       )
       .route("/ticket.pdf", (_req, _body, res) => res.writeHead(200, { "content-type": "application/pdf", "content-disposition": 'attachment; filename="ticket.pdf"' }).end("%PDF-1.4 ticket"))
       .page("/upload", "<p>Uploaded</p>", { method: "POST" })
+      .page("/receipt", `<title>Receipt 42</title><h1>Receipt</h1><p>Total 12.50</p><input id="pw" type="password" value="pw-in-the-page">`)
       .page("/auto", `<h1>Auto</h1><script>location.href = "/ticket.pdf";</script>`);
     rig = await browserRig({ allowed: [site.hostPort] });
     sentinel = new Sentinel({ store: rig.store, egress: rig.egress });
@@ -97,5 +99,18 @@ describe("browser downloads and uploads", () => {
     const upload = site.hits.find((h) => h.url === "/upload")!;
     expect(upload.body).toContain("JPEGDATA-passport");
     expect(readdirSync(join(rig.dataDir, "persons", rig.personId, "workspace", "docs"))).toEqual(["passport.jpg"]);
+  });
+
+  it("browser_pdf prints the open page as a pdf artifact with the page's URL as its taint", async () => {
+    expect((await call("browser_open", { url: `${site.origin}/receipt` })).ok).toBe(true);
+    const done = await call("browser_pdf", {});
+    expect(done).toMatchObject({ ok: true, content: expect.stringMatching(/^“Receipt 42” printed to PDF and kept as artifact art_[0-9a-f]{28} \(\d+ bytes\)/) });
+    const artifact = (await rig.store.artifacts.getArtifact((done.ok ? (done.data as { artifactId: string }).artifactId : "") as never))!;
+    expect(artifact).toMatchObject({ kind: "pdf", title: "Receipt 42", mimeType: "application/pdf", version: 1, taint: { source: `${site.origin}/receipt` } });
+    const bytes = readFileSync(join(rig.dataDir, "persons", rig.personId, "workspace", artifact.path));
+    expect(bytes.subarray(0, 5).toString()).toBe("%PDF-");
+    expect(bytes.toString("latin1")).toContain("/Title (Receipt 42)");
+    const named = await call("browser_pdf", { title: "My receipt" });
+    expect(named).toMatchObject({ ok: true, content: expect.stringContaining("“My receipt” printed to PDF") });
   });
 });
