@@ -3,7 +3,7 @@
  * for turns that produced no answer.
  */
 import { asId } from "../ids.js";
-import type { TaskState } from "../storage/index.js";
+import type { TaskState } from "../tasks/records.js";
 import { nextCronTime } from "../time/index.js";
 import type { ActivationOutcome } from "./activation.js";
 import type { TaskCheckpoint, Trigger } from "../tasks/index.js";

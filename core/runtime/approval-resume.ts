@@ -5,7 +5,11 @@ import type { Outbound } from "../outbox/index.js";
 import type { Scheduler } from "../scheduling/index.js";
 import { ApprovalDesk, isApprovalButtonId, statusOf, ApprovalCards, type Presser } from "../approvals/index.js";
 import type { SentinelClock, SessionTracker } from "../policy/index.js";
-import type { Store, ApprovalRequest, ChannelName, Identity, Person, Task } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { ApprovalRequest } from "../approvals/records.js";
+import type { ChannelName } from "../channels/records.js";
+import type { Identity, Person } from "../persons/records.js";
+import type { Task } from "../tasks/records.js";
 import type { ApprovalId, TaskId } from "../ids.js";
 import { parseCheckpoint, runtimeOf, type Trigger } from "../tasks/index.js";
 

@@ -4,7 +4,8 @@
  * round-1 checkpoints (`type: "turn" | "wakeup" | "checkin"`, turns bound to a `messageId`) are read too.
  */
 import { z } from "zod";
-import type { Json, Task, TaskKind } from "../storage/index.js";
+import type { Json } from "../json.js";
+import type { Task, TaskKind } from "./records.js";
 import { isValidTimeZone } from "../time/index.js";
 
 const isoDate = z.iso.datetime({ offset: true });

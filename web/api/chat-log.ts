@@ -17,7 +17,9 @@ import type { Clock } from "../../core/clock.js";
 import { DuplicateKeyError } from "../../core/errors.js";
 import type { PersonId } from "../../core/ids.js";
 import type { Logger } from "../../core/log/index.js";
-import type { Store, Button, ChannelName, Json, LocalMessage } from "../../core/storage/index.js";
+import type { Store } from "../../core/storage/index.js";
+import type { Button, ChannelName, LocalMessage } from "../../core/channels/index.js";
+import type { Json } from "../../core/json.js";
 
 /** The mailbox key of a person's chat log; `:` keeps it apart from every local user name. */
 export function chatLogKey(personId: PersonId): string {
