@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { statusOf } from "../../../connectors/email/service.js";
-import type { ConnectionStatus } from "../../../core/storage/index.js";
+import type { ConnectionStatus } from "../../../core/connections/index.js";
 import type { WatchStatus } from "../../../connectors/email/watcher.js";
 
 const t0 = new Date("2026-12-02T07:00:00Z");
