@@ -137,6 +137,7 @@ describe("schedule by (name, key)", () => {
     await s.start();
     await s.schedule({ name: "task.wake", key: "self", data: { step: 1 }, timing: { kind: "now" } });
     await waitFor(() => runs === 1, "the first run");
+    // A fixed wait on purpose: Agenda saves the job after its handler returns, and that save must NOT overwrite the new schedule.
     await sleep(200);
     expect(await s.nextRunAt("task.wake", "self")).toEqual(later);
     const rows = await row(s, "task.wake", "self");
