@@ -106,7 +106,7 @@ describe("webhooks at the door (running app)", () => {
     const deep = await fetch(url, { method: "POST", headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": secret }, body: `{"update_id":1,"x":${"[".repeat(200)}${"]".repeat(200)}}` });
     expect(deep.status).toBe(400);
     const telegramRefusals = ["telegram:bad_signature", "telegram:too_large", "telegram:too_deep"];
-    await waitFor(() => telegramRefusals.every((r) => auditedRefusals(app).includes(r)), "the refusals to be audited");
+    await waitFor(() => telegramRefusals.every((r) => auditedRefusals(app!).includes(r)), "the refusals to be audited");
   }, 30_000);
 
   it("Slack: an oversized body is refused before its signature is checked; a bad or stale signature is refused; all audited", async () => {
@@ -125,7 +125,7 @@ describe("webhooks at the door (running app)", () => {
     const deep = `{"type":"event_callback","x":${"[".repeat(200)}${"]".repeat(200)}}`;
     expect((await postSigned(url, deep, "application/json", { signingSecret })).status).toBe(400);
     const slackRefusals = ["slack:too_large", "slack:bad_signature", "slack:stale", "slack:too_deep"];
-    await waitFor(() => slackRefusals.every((r) => auditedRefusals(app).includes(r)), "the refusals to be audited");
+    await waitFor(() => slackRefusals.every((r) => auditedRefusals(app!).includes(r)), "the refusals to be audited");
   }, 30_000);
 });
 
