@@ -24,12 +24,9 @@ export const limitedFiles = {
 export const overLimit = {
   /** file → its line count when listed */
   files: {
-    "bots/slack/channel.ts": 412,
-    "bots/whatsapp/channel.ts": 454,
-    "core/sentinel/gate.ts": 453,
+    "bots/slack/channel.ts": 408,
+    "bots/whatsapp/channel.ts": 437,
     "core/storage/mongo/collections.ts": 508,
-    "core/storage/ports.ts": 444,
-    "core/storage/types.ts": 681,
     "sandbox/browser/runtime.ts": 429,
     "sandbox/browser/tools.ts": 522,
     "test/core/sentinel/sentinel.test.ts": 404,

@@ -68,6 +68,7 @@ export function createChannels(
     onWhatsAppInvalid: whatsappInvalid,
   };
   const status = new MessengerStatus();
+  status.watchAccounts((channel) => familiar.channel(channel)?.account?.() ?? null);
   // Messenger settings from the setup page: the environment wins; applied live, without a restart.
   const setup = new MessengerSetup({
     config,

@@ -32,7 +32,9 @@ import { ApprovalFlow, GoalControl, ModelBudget, ProactiveFlow, TaskRunner, Wake
 import { DueLoop, Heartbeat, type Scheduler } from "../core/scheduling/index.js";
 import { SecretDesk, secretTools, type SecretVault } from "../core/secrets/index.js";
 import { InertLinks, Sentinel, SentinelViews } from "../core/sentinel/index.js";
-import type { ClaimedTask, OutboxMessage, Store } from "../core/storage/index.js";
+import type { ClaimedTask } from "../core/tasks/index.js";
+import type { OutboxMessage } from "../core/outbox/index.js";
+import type { Store } from "../core/storage/index.js";
 import { ToolRegistry } from "../core/tools/index.js";
 
 export interface FamiliarDeps {
@@ -227,8 +229,9 @@ function wireInbound(
   const owners = deps.owners?.length ? deps.owners : (deps.allowFrom ?? []).slice(0, 1);
   const door = new Door({ store, clock, owners, localIsOwner: deps.localChatIsOwner ?? true });
   door.registerCommands(parts.commands);
-  const access = new AccessControl({ store, clock, logger, allowFrom: deps.allowFrom ?? [], channel: parts.channels.get, door });
+  const access = new AccessControl({ store, clock, logger, allowFrom: deps.allowFrom ?? [], channel: parts.channels.get, door, outbound: parts.outbound });
   access.registerCommands(parts.commands);
+  parts.presses.push(access.press);
   const inbound = new InboundHandler({
     store,
     clock,

@@ -75,6 +75,10 @@ export async function mountWebApp(
         messengers: channels.status.messengers,
         whatsappQr: channels.status.whatsappQr,
         messengerSetup: channels.setup,
+        ownAccounts: {
+          linked: async (personId) => (await store.persons.listIdentities(personId)).map((i) => ({ channel: i.channel, accountId: i.accountId })),
+          issueCode: (personId) => familiar.access.links.issue(personId),
+        },
         computer: runtime.computer.view,
         devices: () => {
           const where = parts.devices();

@@ -67,7 +67,9 @@ export function registerJobs(scheduler: Scheduler, handlers: JobHandlers, option
   });
   const syncCalendar = handlers.syncCalendar;
   if (syncCalendar) {
-    // One sync of a connection at a time in this process; a sync takes seconds, its interval minutes.
+    // A sync takes seconds, its interval minutes. Two syncs of one connection never overlap: the
+    // calendar service serializes them in a process and holds a lease in the calendar store across
+    // processes (the repeating job and a `:now` one are separate Agenda jobs, locked separately).
     scheduler.define(
       jobs.calendarSync.name,
       async (job) => {

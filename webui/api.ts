@@ -14,18 +14,19 @@ export function setCsrf(token: string): void {
   csrf = token;
 }
 
-/** An API answer that was not 2xx: `message` is the server's words for the person. */
+/** An API answer that was not 2xx: `message` is the server's words for the person; `problems` each of them, when the server listed them. */
 export class ApiError extends Error {
   constructor(
     message: string,
     readonly status: number,
+    readonly problems: string[] = [],
   ) {
     super(message);
   }
 }
 
 /** Calls the API; throws ApiError (status 0 when the server could not be reached). */
-export async function api<T>(method: "GET" | "POST" | "PATCH" | "DELETE", path: string, body?: unknown): Promise<T> {
+export async function api<T>(method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE", path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = {};
   if (body !== undefined) headers["content-type"] = "application/json";
   if (method !== "GET") headers["x-familiar-csrf"] = csrf;
@@ -38,7 +39,8 @@ export async function api<T>(method: "GET" | "POST" | "PATCH" | "DELETE", path: 
   const data: unknown = await res.json().catch(() => ({}));
   if (!res.ok) {
     const error = typeof data === "object" && data !== null && "error" in data && typeof data.error === "string" ? data.error : `HTTP ${res.status}`;
-    throw new ApiError(error, res.status);
+    const problems = typeof data === "object" && data !== null && "problems" in data && Array.isArray(data.problems) ? data.problems.filter((p): p is string => typeof p === "string") : [];
+    throw new ApiError(error, res.status, problems);
   }
   return data as T;
 }

@@ -3,6 +3,7 @@ import { useEffect, useState, useRef } from "preact/hooks";
 import { ApiError, api, channelLabel, localTime, navigate, newClientId, onChannel, type Session } from "./api.js";
 import { renderMarkdown } from "./markdown.js";
 import { Artifacts } from "./artifacts.js";
+import { Connections } from "./connections.js";
 import { Empty, Pager, usePaged } from "./paged.js";
 import { Settings } from "./settings.js";
 
@@ -14,6 +15,7 @@ const tabs = [
   ["permissions", "Permissions"],
   ["memory", "Memory"],
   ["artifacts", "Artifacts"],
+  ["connections", "Connections"],
   ["settings", "Settings"],
   ["messengers", "Messengers"],
 ] as const;
@@ -36,7 +38,7 @@ export function Dashboard({ session, tab, onPerson }: { session: Session; tab: s
         ))}
       </nav>
       <section class="panel" aria-label={tabs.find(([id]) => id === tab)?.[1] ?? "Now"}>
-        {tab === "goals" ? <Goals tz={tz} /> : tab === "approvals" ? <Approvals tz={tz} /> : tab === "activity" ? <Activity tz={tz} /> : tab === "permissions" ? <Permissions tz={tz} /> : tab === "memory" ? <Memory tz={tz} /> : tab === "artifacts" ? <Artifacts tz={tz} /> : tab === "settings" ? <Settings onSaved={onPerson} /> : tab === "messengers" ? <Messengers tz={tz} /> : <Now />}
+        {tab === "goals" ? <Goals tz={tz} /> : tab === "approvals" ? <Approvals tz={tz} /> : tab === "activity" ? <Activity tz={tz} /> : tab === "permissions" ? <Permissions tz={tz} /> : tab === "memory" ? <Memory tz={tz} /> : tab === "artifacts" ? <Artifacts tz={tz} /> : tab === "connections" ? <Connections tz={tz} /> : tab === "settings" ? <Settings onSaved={onPerson} /> : tab === "messengers" ? <Messengers tz={tz} /> : <Now />}
       </section>
     </main>
   );

@@ -7,11 +7,20 @@ interface SetupJson {
   /** The model also judges proactive messages (NOTIFY_MODEL_JUDGEMENT). */
   notificationJudgement: boolean;
   passwordSet: boolean;
-  messengers: { channel: string; needs: string[]; readme: string; state: string; fromEnvironment: boolean; restartNote: string }[];
+  messengers: { channel: string; needs: string[]; readme: string; state: string; fromEnvironment: boolean; restartNote: string; bot: BotAccount | null; yourAccounts: string[] }[];
   whatsapp: { state: string; qr: string | null } | null;
   computer: { state: "checking" | "on" | "off"; reason: string | null; languages: string[] };
   devices: { allowRemote: boolean; listensBeyondLoopback: boolean; network: string | null; publicUrlSet: boolean; https: boolean };
 }
+
+/** Familiar's own account on a messenger (name, @handle, a link that opens the chat). */
+interface BotAccount {
+  name: string;
+  handle: string | null;
+  url: string | null;
+}
+
+const title = (channel: string) => channel[0]!.toUpperCase() + channel.slice(1);
 
 const providerInfo = {
   openai: { label: "OpenAI", base: "https://api.openai.com/v1", key: "required", hint: "An API key from platform.openai.com → API keys." },
@@ -71,8 +80,9 @@ export function Setup({ session }: { session: Session }) {
               <h3>{m.channel[0]!.toUpperCase() + m.channel.slice(1)}</h3>
               <p>Needs: {m.needs.map((n, i) => <><code>{n}</code>{i < m.needs.length - 1 ? ", " : ""}</>)} · <a href={m.readme}>README section</a></p>
               <p class={m.state === "running" ? "ok" : m.state.startsWith("failed") ? "error" : "meta"}>
-                {m.state === "running" ? "✓ Token accepted; running." : m.state.startsWith("failed") ? `✗ ${m.state}` : "Not configured."}
+                {m.state === "running" ? `✓ Running${m.bot ? ` as ${m.bot.name}${m.bot.handle && m.bot.handle !== m.bot.name ? ` (${m.bot.handle})` : ""}` : ""}.` : m.state.startsWith("failed") ? `✗ ${m.state}` : "Not configured."}
               </p>
+              {m.state === "running" && <OwnAccount channel={m.channel} bot={m.bot} yours={m.yourAccounts} onLinked={load} />}
               {m.channel === "whatsapp" && setup.whatsapp?.qr && (
                 <>
                   <p>On your phone: WhatsApp → Linked devices → Link a device, then scan:</p>
@@ -279,6 +289,52 @@ function PasswordSection({ set, loopback, devices }: { set: boolean; loopback: b
         {msg && <p role="status">{msg}</p>}
       </form>
     </section>
+  );
+}
+
+/**
+ * Connecting the signed-in person's own account on a running messenger: a /link code to send to the
+ * bot from that account (Telegram: a t.me link that sends it), which joins it to this conversation —
+ * no pairing, no second person. Polls until the account shows up.
+ */
+function OwnAccount({ channel, bot, yours, onLinked }: { channel: string; bot: BotAccount | null; yours: string[]; onLinked: () => void }) {
+  const [code, setCode] = useState<{ code: string; openUrl: string | null; expiresInMinutes: number } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    if (!code || yours.length > 0) return;
+    const timer = setInterval(onLinked, 3_000);
+    return () => clearInterval(timer);
+  }, [code, yours.length]);
+  const who = bot ? (bot.handle ?? bot.name) : `Familiar on ${title(channel)}`;
+  if (yours.length > 0) return <p class="ok">✓ Your {title(channel)} account is connected: talking to {who} there continues this same conversation.</p>;
+  const ask = async () => {
+    setError(null);
+    try {
+      setCode(await api("POST", `/api/web/setup/messengers/${channel}/code`, {}));
+    } catch (err) {
+      setError(err instanceof ApiError ? err.message : String(err));
+    }
+  };
+  return (
+    <div class="own-account">
+      {code ? (
+        <>
+          <p>
+            From your own {title(channel)} account, send {bot?.url && channel !== "telegram" ? <a href={bot.url} target="_blank" rel="noopener noreferrer">{who}</a> : who} this code within {code.expiresInMinutes} minutes: <strong class="code">{code.code}</strong>
+          </p>
+          {code.openUrl && (
+            <p>
+              <a class="button" href={code.openUrl} target="_blank" rel="noopener noreferrer">Open {who} in Telegram</a> <span class="hint">(press Start there; the code goes by itself)</span>
+            </p>
+          )}
+          <p class="meta" role="status">Waiting for your message…</p>
+        </>
+      ) : (
+        <button type="button" onClick={() => void ask()}>Connect my own {title(channel)} account</button>
+      )}
+      <p class="hint">Your {title(channel)} account joins the conversation you are signed in to: same memory, same goals. Others who write to {who} ask you first.</p>
+      {error && <p role="alert" class="error">{error}</p>}
+    </div>
   );
 }
 

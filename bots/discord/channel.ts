@@ -17,6 +17,7 @@ import {
 } from "discord.js";
 import {
   DeliveryError,
+  type BotAccount,
   type ChannelAdapter,
   type ChannelTarget,
   type OutboundPart,
@@ -28,7 +29,7 @@ import {
 } from "../../core/channels/index.js";
 import type { Logger } from "../../core/log/index.js";
 import { KeyedQueue } from "../../core/scheduling/index.js";
-import type { Button } from "../../core/storage/index.js";
+import type { Button } from "../../core/channels/index.js";
 import { attachmentsOf } from "./attachments.js";
 import { isDiscordCode, toDeliveryError } from "./errors.js";
 import { createHash } from "node:crypto";
@@ -135,6 +136,12 @@ export class DiscordChannel implements ChannelAdapter {
   }
 
   /** Closes the gateway connection. */
+  /** The bot user as the gateway's READY named it (null before start); Discord has no link that opens a DM. */
+  account(): BotAccount | null {
+    const user = this.client?.user;
+    return user ? { name: user.globalName ?? user.username, handle: user.username, url: null } : null;
+  }
+
   async stop(): Promise<void> {
     const client = this.client;
     this.client = null;

@@ -2,6 +2,7 @@ import { App, ExpressReceiver, SocketModeReceiver, LogLevel, webApi, type Logger
 import { Router, type RequestHandler } from "express";
 import {
   DeliveryError,
+  type BotAccount,
   type ChannelAdapter,
   type ChannelTarget,
   type OutboundPart,
@@ -12,7 +13,7 @@ import {
   fileOfPart,
 } from "../../core/channels/index.js";
 import type { Logger } from "../../core/log/index.js";
-import { BLOCK_REJECTIONS, slackErrorCode, toDeliveryError } from "./errors.js";
+import { BLOCK_REJECTIONS, SlackSetupError, slackErrorCode, TOKEN_REJECTED, toDeliveryError } from "./errors.js";
 import type { RefusalSink } from "../../web/http/index.js";
 import { toInboundMessage, toInboundPress, type SlackBlockActionsBody, type SlackMessageEvent } from "./inbound.js";
 import { slackRequestGuard } from "./signature.js";
@@ -77,18 +78,6 @@ export interface SlackChannelOptions {
   requestTimeoutMs?: number;
 }
 
-/** Thrown by `createSlackChannel` / `start` when the settings cannot work; names the setting, never its value. */
-export class SlackSetupError extends Error {
-  readonly code = "CONFIG_INVALID" as const;
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "SlackSetupError";
-  }
-}
-
-/** auth.test / apps.connections.open codes meaning "this token is not valid" (Slack API reference). */
-const TOKEN_REJECTED = new Set(["invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired", "user_removed_from_team", "team_disabled"]);
-
 /**
  * Slack as a Familiar channel, on Bolt for JavaScript 5: DMs and @-mentions in ALLOW_GROUPS channels
  * in, Block Kit messages and button presses out. HTTP mode mounts Bolt's `ExpressReceiver` router on
@@ -110,6 +99,7 @@ export class SlackChannel implements ChannelAdapter {
   private readonly socketMode: boolean;
   private sink: InboundSink | null = null;
   private botUserId = "";
+  private me: BotAccount | null = null;
   /** User id → DM channel id, from conversations.open. */
   private readonly dmChannels = new Map<string, string>();
   /** What file downloads need: the bot token and where it may be sent. */
@@ -175,7 +165,7 @@ export class SlackChannel implements ChannelAdapter {
    * SLACK_API_URL when Slack refuses or cannot be reached.
    */
   async start(sink: InboundSink): Promise<void> {
-    let auth: { user_id?: string };
+    let auth: { user_id?: string; user?: string; url?: string };
     try {
       auth = await this.app.client.auth.test();
       await this.app.init();
@@ -188,6 +178,7 @@ export class SlackChannel implements ChannelAdapter {
     }
     if (!auth.user_id) throw new SlackSetupError("Slack auth.test returned no bot user id: check that SLACK_BOT_TOKEN is a bot token");
     this.botUserId = auth.user_id;
+    this.me = { name: auth.user ?? "Familiar", handle: auth.user ? `@${auth.user}` : null, url: auth.url ? `${auth.url.replace(/\/?$/, "/")}team/${auth.user_id}` : null };
     this.sink = sink;
     if (this.socketMode) {
       try {
@@ -202,6 +193,11 @@ export class SlackChannel implements ChannelAdapter {
   }
 
   /** Stops delivering events; Socket Mode disconnects, HTTP mode answers 503 from now on. */
+  /** The bot user as auth.test named it, with a link to its profile in the workspace (null before start). */
+  account(): BotAccount | null {
+    return this.sink ? this.me : null;
+  }
+
   async stop(): Promise<void> {
     const wasStarted = this.sink !== null;
     this.sink = null;

@@ -69,3 +69,15 @@ export function toDeliveryError(method: string, err: unknown, retryAfterSec?: nu
     retryAfterMs: rateLimited && retryAfterSec ? retryAfterSec * 1000 : undefined,
   });
 }
+
+/** Thrown by `createSlackChannel` / `start` when the settings cannot work; names the setting, never its value. */
+export class SlackSetupError extends Error {
+  readonly code = "CONFIG_INVALID" as const;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "SlackSetupError";
+  }
+}
+
+/** auth.test / apps.connections.open codes meaning "this token is not valid" (Slack API reference). */
+export const TOKEN_REJECTED = new Set(["invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired", "user_removed_from_team", "team_disabled"]);

@@ -6,6 +6,7 @@ import { boundedJson, requireContentType, type RefusalSink } from "../../web/htt
 import type { Update } from "grammy/types";
 import {
   DeliveryError,
+  type BotAccount,
   type ChannelAdapter,
   type ChannelTarget,
   type OutboundPart,
@@ -23,7 +24,7 @@ import {
 import type { Logger } from "../../core/log/index.js";
 import { KeyedQueue } from "../../core/scheduling/index.js";
 import { downloadLimited } from "../shared/index.js";
-import type { Button } from "../../core/storage/index.js";
+import type { Button } from "../../core/channels/index.js";
 import { z } from "zod";
 import { isNotModified, isStaleCallback, toDeliveryError, toStartError } from "./errors.js";
 import { renderTelegram, renderTelegramHtml, renderTelegramPlain, TELEGRAM_TEXT_LIMIT } from "./render.js";
@@ -171,6 +172,13 @@ export class TelegramChannel implements ChannelAdapter {
       this.poller.start();
     }
     this.logger.info({ bot: this.bot.botInfo.username, mode: webhook ? "webhook" : "polling" }, "telegram: started");
+  }
+
+  /** The bot as getMe named it: its first name, `@username` and the `https://t.me/<username>` link (null before start). */
+  account(): BotAccount | null {
+    if (!this.sink) return null;
+    const me = this.bot.botInfo;
+    return { name: me.first_name, handle: `@${me.username}`, url: `https://t.me/${me.username}` };
   }
 
   /** Stops polling (confirming what was handled) or makes the webhook route answer 503; the webhook stays set. */

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import qrcode from "qrcode-terminal";
 import {
   DeliveryError,
+  type BotAccount,
   type ChannelAdapter,
   type ChannelTarget,
   type OutboundPart,
@@ -13,12 +14,11 @@ import {
   fileOfPart,
   isPhoto,
 } from "../../core/channels/index.js";
-import type { Logger } from "../../core/log/index.js";
-import { clientAuth, type WhatsAppAuthOption } from "./auth.js";
+import { clientAuth } from "./auth.js";
 import { CardBook, numberedHint, pollOptions, POLL_MAX_OPTIONS, POLL_MIN_OPTIONS, pollQuestion } from "./cards.js";
 import { renderWhatsApp, renderWhatsAppMessages, renderWhatsAppPlain, WHATSAPP_MESSAGE_LIMIT } from "./render.js";
 import { mediaAttachment } from "./media.js";
-import type { Button } from "../../core/storage/index.js";
+import type { Button } from "../../core/channels/index.js";
 
 /** What one rendered WhatsApp part carries to `sendPart`: a text, or a card's poll; `buttons` register the card. */
 interface WhatsAppPartBody {
@@ -35,32 +35,9 @@ import {
   type WhatsAppLibrary,
 } from "./port.js";
 import { remoteSessionName } from "./remote-store.js";
+import type { WhatsAppChannelOptions, WhatsAppState } from "./options.js";
 
-/** Options of `createWhatsAppChannel`, wired from settings by the composition root. */
-export interface WhatsAppChannelOptions {
-  /** DATA_DIR: the session (the Chromium profile) lives in `DATA_DIR/whatsapp-session/`. */
-  dataDir: string;
-  /** LocalAuth (default) or RemoteAuth with a MongoDB GridFS backup (MONGODB_URI set). */
-  auth?: WhatsAppAuthOption;
-  /** CHROMIUM_PATH. */
-  chromiumPath: string;
-  /** Group ids (`…@g.us`) from ALLOW_GROUPS (`whatsapp:` entries, prefix removed) read when mentioned. */
-  groups?: readonly string[];
-  logger: Logger;
-  /** Called with every new pairing QR (raw string) so the local page can show it. */
-  onQr?: (qr: string) => void;
-  /** Called once when WhatsApp will not come back on its own (session invalid, or restarts exhausted). */
-  onSessionInvalid?: (reason: string) => void;
-  /** The library (default: the real whatsapp-web.js); tests pass a fake. */
-  library?: WhatsAppLibrary;
-  /** Restarts after a disconnect before giving up (default 5). */
-  maxRestarts?: number;
-  /** Backoff before restart n: `min(initialMs · 2^(n-1), maxMs)` (default 5 s … 5 min). */
-  backoff?: { initialMs: number; maxMs: number };
-}
-
-/** What the connection is doing now. */
-export type WhatsAppState = "stopped" | "starting" | "pairing" | "ready" | "restarting" | "gave_up";
+export type { WhatsAppChannelOptions, WhatsAppState } from "./options.js";
 
 /**
  * WhatsApp through whatsapp-web.js (WhatsApp Web in Chromium; LocalAuth session under DATA_DIR, or
@@ -131,6 +108,12 @@ export class WhatsAppChannel implements ChannelAdapter {
     this.restarts = 0;
     this.invalidReported = false;
     this.launch();
+  }
+
+  /** The paired phone number (from `client.info.wid`) and its `https://wa.me/<number>` link; null until paired. */
+  account(): BotAccount | null {
+    const number = this.client?.info?.wid._serialized.split("@")[0];
+    return this.sink && number && /^\d+$/.test(number) ? { name: `+${number}`, handle: `+${number}`, url: `https://wa.me/${number}` } : null;
   }
 
   /** Stops restarts and closes Chromium. */

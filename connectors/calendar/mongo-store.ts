@@ -6,7 +6,9 @@
  * other keys inside may hold `.` or `$`), `calendar_conflicts`. There are no multi-document
  * transactions here: `applySync` writes items first and the sync state last, so an interrupted sync
  * is repeated — idempotently — from the old state (see `store.ts`). A conflict key is recorded by an
- * upsert, which only one writer can insert.
+ * upsert, which only one writer can insert. A sync lease (`calendar_sync_leases`, `_id` the source)
+ * is taken by one conditional upsert: while another holder's lease runs the upsert collides on
+ * `_id` (E11000), and the request is marked on that lease instead.
  */
 import type { Document } from "mongodb";
 import type { PersonId } from "../../core/ids.js";
@@ -15,7 +17,7 @@ import { seriesSchema } from "./model.js";
 import { eventIdOf, type CalendarStore, type CalendarSyncBatch, type StoredCalendar, type StoredItem } from "./store.js";
 
 /** Collection names of the calendar store. */
-export const calendarCollections = { calendars: "calendar_calendars", items: "calendar_items", conflicts: "calendar_conflicts" } as const;
+export const calendarCollections = { calendars: "calendar_calendars", items: "calendar_items", conflicts: "calendar_conflicts", leases: "calendar_sync_leases" } as const;
 
 /** {@link CalendarStore} on MongoDB. Call {@link MongoCalendarStore.ensureIndexes} once at start. */
 export class MongoCalendarStore implements CalendarStore {
@@ -73,6 +75,7 @@ export class MongoCalendarStore implements CalendarStore {
   async removeSource(sourceId: string): Promise<void> {
     const calendars = await this.db.collection(calendarCollections.calendars).find({ sourceId }, { projection: { personId: 1, calendarId: 1 } }).toArray();
     for (const c of calendars) await this.removeCalendar(c.personId as PersonId, String(c.calendarId));
+    await this.db.collection(calendarCollections.leases).deleteOne({ _id: sourceId });
   }
 
   async itemTags(personId: PersonId, calendarId: string): Promise<Map<string, { etag: string | null; hash: string }>> {
@@ -136,6 +139,40 @@ export class MongoCalendarStore implements CalendarStore {
       if (result.upsertedCount === 1) fresh.push(conflictKey);
     }
     return fresh;
+  }
+
+  async claimSync(sourceId: string, holder: string, now: Date, leaseMs: number): Promise<boolean> {
+    const leases = this.db.collection(calendarCollections.leases);
+    const nowMs = now.getTime();
+    // A lease released or expired between the collision and the mark is claimed on the next round.
+    for (let round = 0; round < 5; round++) {
+      try {
+        await leases.findOneAndUpdate(
+          { _id: sourceId, $or: [{ holder }, { untilMs: { $lte: nowMs } }] },
+          { $set: { holder, untilMs: nowMs + leaseMs, again: false } },
+          { upsert: true, returnDocument: "after", includeResultMetadata: false },
+        );
+        return true;
+      } catch (error) {
+        if ((error as { code?: unknown } | null)?.code !== 11000) throw error;
+      }
+      const marked = await leases.updateOne({ _id: sourceId, holder: { $ne: holder }, untilMs: { $gt: nowMs } }, { $set: { again: true } });
+      if (marked.matchedCount === 1) return false;
+    }
+    return false;
+  }
+
+  async renewSync(sourceId: string, holder: string, now: Date, leaseMs: number): Promise<boolean> {
+    const renewed = await this.db.collection(calendarCollections.leases).updateOne({ _id: sourceId, holder }, { $set: { untilMs: now.getTime() + leaseMs } });
+    return renewed.matchedCount === 1;
+  }
+
+  async releaseSync(sourceId: string, holder: string): Promise<boolean> {
+    // Released by expiring it (one atomic step that also returns whether a sync was asked for).
+    const before = await this.db
+      .collection(calendarCollections.leases)
+      .findOneAndUpdate({ _id: sourceId, holder }, { $set: { holder: "", untilMs: 0, again: false } }, { returnDocument: "before", includeResultMetadata: false });
+    return before?.again === true;
   }
 }
 

@@ -5,13 +5,16 @@
  * (recorded in the store's change sequence, matched by the connection kind's filter), and new
  * conflicts among the person's own calendars proposed through the notification filter, each once.
  */
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import type { Clock } from "../../core/clock.js";
 import type { Connections } from "../../core/connections/index.js";
 import { asId, type ConnectionId, type PersonId } from "../../core/ids.js";
 import type { Logger } from "../../core/log/index.js";
 import type { Notifier } from "../../core/notify/index.js";
 import type { Scheduler } from "../../core/scheduling/index.js";
-import type { Connection, Store } from "../../core/storage/index.js";
+import type { Connection } from "../../core/connections/index.js";
+import type { Store } from "../../core/storage/index.js";
 import { agendaFor, type AgendaEntry } from "./agenda.js";
 import type { CaldavOptions } from "./caldav.js";
 import type { CalendarChange } from "./changes.js";
@@ -48,14 +51,25 @@ export interface CalendarServiceDeps {
   /** How far ahead conflicts are looked for, days (default 30). */
   conflictDays?: number;
   caldav?: CaldavOptions;
+  /** This process's name in sync leases (default: host, pid and a random suffix). */
+  owner?: string;
+  /** How long a sync lease lasts without renewal, ms (default 60 s; renewed every third of it while the sync runs). */
+  leaseMs?: number;
 }
+
+/** The default sync lease, ms: a process that dies mid-sync holds up its source's sync for at most this long. */
+export const CALENDAR_SYNC_LEASE_MS = 60_000;
 
 /** The calendar connections' sync, changes and conflicts. */
 export class CalendarService {
   /** The sync of each connection running in this process (its repeating job and a `:now` one may overlap). */
   private readonly running = new Map<string, Promise<SyncOutcome | null>>();
+  private readonly owner: string;
+  private runs = 0;
 
-  constructor(private readonly deps: CalendarServiceDeps) {}
+  constructor(private readonly deps: CalendarServiceDeps) {
+    this.owner = deps.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  }
 
   /** The port the calendar tools read connections through. */
   connectionsPort(): CalendarConnections {
@@ -105,18 +119,56 @@ export class CalendarService {
   /**
    * The sync job: syncs the connection, records its status, its changes and new conflicts. A
    * connection that is gone cancels its job. Never throws for the connection's own failures
-   * (they are its status); store failures propagate (the job runs again). Syncs of one connection
-   * run one after the other in a process, so a change is never recorded twice by two at once.
+   * (they are its status); store failures propagate (the job runs again).
+   *
+   * Syncs of one connection never overlap, so a change is never recorded twice by two at once: in
+   * this process they run one after the other; across processes sharing the store (MongoDB, or
+   * several processes on one SQLite file) each sync holds the source's lease in the calendar store.
+   * A sync that finds the lease held elsewhere returns null at once, and the holder syncs once more
+   * when it is done, so what this one was asked for still happens.
    */
   async sync(connectionId: string): Promise<SyncOutcome | null> {
     const before = this.running.get(connectionId) ?? Promise.resolve(null);
-    const mine = before.catch(() => null).then(() => this.syncNow(connectionId));
+    const mine = before.catch(() => null).then(() => this.syncLeased(connectionId));
     this.running.set(connectionId, mine);
     try {
       return await mine;
     } finally {
       if (this.running.get(connectionId) === mine) this.running.delete(connectionId);
     }
+  }
+
+  /** Syncs under the source's lease, again while another process asked for a sync meanwhile (bounded). */
+  private async syncLeased(connectionId: string): Promise<SyncOutcome | null> {
+    const { store, clock, logger } = this.deps;
+    const leaseMs = this.deps.leaseMs ?? CALENDAR_SYNC_LEASE_MS;
+    const holder = `${this.owner}#${++this.runs}`;
+    if (!(await store.claimSync(connectionId, holder, clock.now(), leaseMs))) {
+      logger.info({ connectionId }, "calendar sync skipped: another process is syncing this connection and will sync it again");
+      return null;
+    }
+    const renewal = setInterval(() => {
+      store.renewSync(connectionId, holder, clock.now(), leaseMs).then(
+        (held) => held || logger.warn({ connectionId }, "calendar sync lease lost: another process may sync this connection at the same time"),
+        (err: unknown) => logger.warn({ err, connectionId }, "calendar sync lease could not be renewed"),
+      );
+    }, Math.max(1_000, Math.floor(leaseMs / 3)));
+    renewal.unref();
+    let outcome: SyncOutcome | null = null;
+    let held = true;
+    try {
+      for (let round = 0; round < 5; round++) {
+        if (round > 0 && !(await store.claimSync(connectionId, holder, clock.now(), leaseMs))) break;
+        held = true;
+        outcome = await this.syncNow(connectionId);
+        held = false;
+        if (!(await store.releaseSync(connectionId, holder))) break;
+      }
+    } finally {
+      clearInterval(renewal);
+      if (held) await store.releaseSync(connectionId, holder).catch(() => false);
+    }
+    return outcome;
   }
 
   private async syncNow(connectionId: string): Promise<SyncOutcome | null> {

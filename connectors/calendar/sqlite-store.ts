@@ -7,7 +7,7 @@
  * journaling the two connections read concurrently and take turns writing (`busy_timeout`).
  *
  * Tables (created if missing): `calendar_calendars`, `calendar_items` (window index on
- * `(person_id, start_ms)`), `calendar_item_events` (event id → item), `calendar_conflicts`. Every method is one synchronous statement or one
+ * `(person_id, start_ms)`), `calendar_item_events` (event id → item), `calendar_conflicts`, `calendar_sync_leases`. Every method is one synchronous statement or one
  * transaction, so it is atomic.
  */
 import { mkdirSync } from "node:fs";
@@ -38,6 +38,9 @@ CREATE INDEX IF NOT EXISTS calendar_item_events_item ON calendar_item_events (pe
 CREATE TABLE IF NOT EXISTS calendar_conflicts (
   person_id TEXT NOT NULL, conflict_key TEXT NOT NULL, first_seen TEXT NOT NULL,
   PRIMARY KEY (person_id, conflict_key)
+);
+CREATE TABLE IF NOT EXISTS calendar_sync_leases (
+  source_id TEXT PRIMARY KEY, holder TEXT NOT NULL, until_ms INTEGER NOT NULL, again INTEGER NOT NULL
 );
 `;
 
@@ -141,6 +144,7 @@ export class SqliteCalendarStore implements CalendarStore {
   async removeSource(sourceId: string): Promise<void> {
     const calendars = this.db.prepare("SELECT person_id, calendar_id FROM calendar_calendars WHERE source_id = ?").all(sourceId) as { person_id: string; calendar_id: string }[];
     for (const c of calendars) await this.removeCalendar(c.person_id as PersonId, c.calendar_id);
+    this.db.prepare("DELETE FROM calendar_sync_leases WHERE source_id = ?").run(sourceId);
   }
 
   async itemTags(personId: PersonId, calendarId: string): Promise<Map<string, { etag: string | null; hash: string }>> {
@@ -214,6 +218,33 @@ export class SqliteCalendarStore implements CalendarStore {
   async recordConflicts(personId: PersonId, keys: readonly string[], now: Date): Promise<string[]> {
     const insert = this.db.prepare("INSERT OR IGNORE INTO calendar_conflicts (person_id, conflict_key, first_seen) VALUES (?, ?, ?)");
     return this.db.transaction(() => keys.filter((key) => insert.run(personId, key, now.toISOString()).changes === 1))();
+  }
+
+  async claimSync(sourceId: string, holder: string, now: Date, leaseMs: number): Promise<boolean> {
+    const nowMs = now.getTime();
+    // IMMEDIATE: the write lock is taken before the read, so two processes cannot both see it free.
+    return this.db
+      .transaction(() => {
+        const row = this.db.prepare("SELECT holder, until_ms FROM calendar_sync_leases WHERE source_id = ?").get(sourceId) as { holder: string; until_ms: number } | undefined;
+        if (row !== undefined && row.holder !== holder && row.until_ms > nowMs) {
+          this.db.prepare("UPDATE calendar_sync_leases SET again = 1 WHERE source_id = ?").run(sourceId);
+          return false;
+        }
+        this.db
+          .prepare("INSERT INTO calendar_sync_leases (source_id, holder, until_ms, again) VALUES (?, ?, ?, 0) ON CONFLICT (source_id) DO UPDATE SET holder = excluded.holder, until_ms = excluded.until_ms, again = 0")
+          .run(sourceId, holder, nowMs + leaseMs);
+        return true;
+      })
+      .immediate();
+  }
+
+  async renewSync(sourceId: string, holder: string, now: Date, leaseMs: number): Promise<boolean> {
+    return this.db.prepare("UPDATE calendar_sync_leases SET until_ms = ? WHERE source_id = ? AND holder = ?").run(now.getTime() + leaseMs, sourceId, holder).changes === 1;
+  }
+
+  async releaseSync(sourceId: string, holder: string): Promise<boolean> {
+    const row = this.db.prepare("DELETE FROM calendar_sync_leases WHERE source_id = ? AND holder = ? RETURNING again").get(sourceId, holder) as { again: number } | undefined;
+    return row?.again === 1;
   }
 
   /** Closes the connection if this store opened it. */

@@ -98,6 +98,21 @@ export interface CalendarStore {
    * given). Idempotent: a key is new exactly once.
    */
   recordConflicts(personId: PersonId, keys: readonly string[], now: Date): Promise<string[]>;
+  /**
+   * The sync lease of a source (a CalDAV account or a feed), so that two processes sharing this
+   * store never sync one source at once (its repeating job and a `:now` one are separate Agenda
+   * jobs, each locked on its own). Atomic: takes the lease for `holder` until `now + leaseMs` when
+   * it is free, expired or already `holder`'s, and returns true; while another holder's lease runs,
+   * it records on that lease that another sync was asked for (see {@link releaseSync}) and returns false.
+   */
+  claimSync(sourceId: string, holder: string, now: Date, leaseMs: number): Promise<boolean>;
+  /** Extends `holder`'s lease to `now + leaseMs`; false when it is no longer `holder`'s (it expired and was taken). */
+  renewSync(sourceId: string, holder: string, now: Date, leaseMs: number): Promise<boolean>;
+  /**
+   * Ends `holder`'s lease. Returns true when another sync was asked for while it ran (a claim that
+   * found it held): the holder then syncs again, so what that request was for is not missed.
+   */
+  releaseSync(sourceId: string, holder: string): Promise<boolean>;
 }
 
 /** A stable calendar id from its source and URL: `cal_` + 16 hex of SHA-256. */

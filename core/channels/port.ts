@@ -1,6 +1,7 @@
 import type { ArtifactId, PersonId } from "../ids.js";
 import type { CardView } from "./card-view.js";
-import type { AttachmentKind, Button, ChannelName } from "../storage/index.js";
+import type { AttachmentKind } from "../conversation/records.js";
+import type { Button, ChannelName } from "./records.js";
 
 /**
  * The channel port: one adapter per messenger (and the local web chat) in `bots/`. Adapters turn
@@ -260,4 +261,20 @@ export interface ChannelAdapter {
   edit?(target: ChannelTarget, platformIds: string[], content: OutboundContent): Promise<void>;
   /** Shows a typing indicator for the platform's own duration (callers renew it). */
   typing?(target: ChannelTarget): Promise<void>;
+  /**
+   * Who Familiar is on this platform once started (the bot's name, @handle and a link that opens a
+   * chat with it), for the setup page's "send this code to …"; null before start or when unknown.
+   */
+  account?(): BotAccount | null;
+}
+
+/**
+ * Familiar's own account on a platform: `name` as people see it ("Familiar"), `handle` where the
+ * platform has one ("@familiar_bot"), `url` a link that opens a chat with it (Telegram's
+ * `https://t.me/<username>`; null where the platform has no such link).
+ */
+export interface BotAccount {
+  name: string;
+  handle: string | null;
+  url: string | null;
 }

@@ -9,7 +9,8 @@ import { NotFoundError } from "../errors.js";
 import type { ConnectionId, PersonId } from "../ids.js";
 import type { Logger } from "../log/index.js";
 import type { SecretVault } from "../secrets/index.js";
-import type { Connection, ConnectionStatus, Store } from "../storage/index.js";
+import type { Connection, ConnectionStatus } from "./records.js";
+import type { Store } from "../storage/index.js";
 import type { ConnectionKind, ConnectionTest } from "./kinds.js";
 
 /** The vault name of a connection's credential (owner: the person). */
@@ -139,6 +140,30 @@ export class Connections {
     });
     await this.afterChange(kind, connection.id);
     return { ok: true, connection: (await this.get(connection.id)) ?? connection, created: !existing, test };
+  }
+
+  /**
+   * Tries settings without keeping anything (the Connections page's *Test* before *Connect*): the
+   * settings are validated, and a null `secret` uses the stored one of the person's connection with
+   * the same label (testing a change without typing the password again). Never throws; the problems
+   * are in words and never quote the secret.
+   */
+  async check(input: Pick<ConnectInput, "personId" | "kind" | "settings" | "secret">): Promise<ConnectionTest> {
+    const kind = this.byKind.get(input.kind);
+    if (!kind) return { ok: false, problems: [`Familiar has no connections of the kind "${input.kind}".`] };
+    let parsed: { settings: Connection["settings"]; label: string };
+    try {
+      parsed = kind.parseSettings(input.settings);
+    } catch (err) {
+      return { ok: false, problems: [(err as Error).message] };
+    }
+    let secret = input.secret;
+    if (secret === null) {
+      const existing = (await this.deps.store.connections.listConnections({ personId: input.personId, kind: kind.kind })).find((c) => c.label === parsed.label);
+      secret = existing ? this.secretOf(existing) : null;
+    }
+    if (kind.needsSecret && !secret) return { ok: false, problems: [`${kind.title} needs its password (an app password for most providers).`] };
+    return kind.test(parsed.settings, secret);
   }
 
   /** Grants exactly `capabilities` (the others are withdrawn). @throws NotFoundError, Error (unknown capability) */

@@ -9,7 +9,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { Clock } from "../clock.js";
 import type { PersonId } from "../ids.js";
 import type { Outbound } from "../outbox/index.js";
-import type { Connection } from "../storage/index.js";
+import type { Connection } from "./records.js";
 import type { Connections } from "./connections.js";
 import type { ConnectionKind, ConnectionTest } from "./kinds.js";
 
@@ -64,24 +64,40 @@ export class ConnectDesk {
     return { personId: link.personId, kind };
   }
 
-  /** Tests and keeps what the form posted (values by field name; the chosen capabilities). */
-  async submit(token: string, values: Record<string, string>, capabilities: string[]): Promise<ConnectSubmit> {
+  /** The link's person and kind for one more try (counted), or why not (spent, expired, tried too often). */
+  private attempt(token: string): { link: Link; kind: ConnectionKind & { form: NonNullable<ConnectionKind["form"]> }; secret: (values: Record<string, string>) => string | null } | { ok: false; status: 410; problems: string[] } {
     const hash = hashOf(token);
     const link = this.links.get(hash);
     const kind = link ? this.deps.connections.kind(link.kind) : undefined;
-    const gone = { ok: false as const, status: 410 as const, problems: ["This link has expired or was already used. Ask Familiar for a new one (/connect email)."] };
-    if (!link || !kind?.form || link.expiresAt <= this.deps.clock.now().getTime()) return gone;
+    if (!link || !kind?.form || link.expiresAt <= this.deps.clock.now().getTime()) return { ok: false, status: 410, problems: [`This link has expired or was already used. Ask Familiar for a new one (/connect ${word(kind)}).`] };
     if (++link.attempts > MAX_ATTEMPTS) {
       this.links.delete(hash);
-      return { ok: false, status: 410, problems: [`This link was tried ${MAX_ATTEMPTS} times. Ask Familiar for a new one (/connect ${kind.kind}).`] };
+      return { ok: false, status: 410, problems: [`This link was tried ${MAX_ATTEMPTS} times. Ask Familiar for a new one (/connect ${word(kind)}).`] };
     }
     const secretField = kind.form.fields.find((f) => f.type === "password");
-    const secret = secretField ? (values[secretField.name] ?? "") : "";
+    const secret = (values: Record<string, string>) => (secretField ? values[secretField.name] || null : null);
+    return { link, kind: kind as ConnectionKind & { form: NonNullable<ConnectionKind["form"]> }, secret };
+  }
+
+  /** Tries what the form posted without keeping anything (its *Test* button); counts as a try of the link. */
+  async check(token: string, values: Record<string, string>): Promise<{ ok: true; test: ConnectionTest } | { ok: false; status: 410; problems: string[] }> {
+    const at = this.attempt(token);
+    if ("ok" in at) return at;
+    const test = await this.deps.connections.check({ personId: at.link.personId, kind: at.kind.kind, settings: at.kind.form.toSettings(values), secret: at.secret(values) });
+    return { ok: true, test };
+  }
+
+  /** Tests and keeps what the form posted (values by field name; the chosen capabilities). */
+  async submit(token: string, values: Record<string, string>, capabilities: string[]): Promise<ConnectSubmit> {
+    const at = this.attempt(token);
+    if ("ok" in at) return at;
+    const { link, kind } = at;
+    const hash = hashOf(token);
     const result = await this.deps.connections.connect({
       personId: link.personId,
       kind: kind.kind,
       settings: kind.form.toSettings(values),
-      secret: secret === "" ? null : secret,
+      secret: at.secret(values),
       capabilities,
       source: "person",
       test: true,
@@ -92,7 +108,7 @@ export class ConnectDesk {
     const now = this.deps.clock.now();
     const allows = c.capabilities.map((id) => kind.capabilities.find((k) => k.id === id)?.label ?? id).join(", ");
     await this.deps.outbound.queue(
-      { personId: link.personId, deliveryKey: `connected:${c.id}:${now.getTime()}`, text: `Connected ${kind.title} ${c.label} (${allows || "nothing granted yet"}). The password is in your vault; I never see it. Change what I may do, test or disconnect it on the Connections page of the web app.` },
+      { personId: link.personId, deliveryKey: `connected:${c.id}:${now.getTime()}`, text: `Connected ${kind.title} ${c.label} (${allows || "nothing granted yet"}). The password is in your vault; I never see it. See its state, change what I may do, test or disconnect it in the Connections section of the web app: ${this.deps.publicUrl().replace(/\/$/, "")}/dashboard/connections` },
       { now },
     );
     return { ok: true, connection: c, test: result.test };
@@ -103,8 +119,13 @@ export class ConnectDesk {
     const { url } = this.offer(personId, kind);
     const k = this.deps.connections.kind(kind)!;
     const minutes = Math.round((this.deps.ttlMs ?? CONNECT_LINK_TTL_MS) / 60_000);
-    return `To connect ${k.title}, open this one-time link (valid ${minutes} minutes): ${url}\nYou enter the server settings and an app password there; Familiar tests them before keeping anything, and I never see the password.`;
+    return `To connect ${k.title}, open this one-time link (valid ${minutes} minutes): ${url}\nYou enter the server settings and an app password there; Familiar tests them before keeping anything, and I never see the password.\nThe same form is in the Connections section of the web app (${this.deps.publicUrl().replace(/\/$/, "")}/dashboard/connections), where you also see each connection's state, change what I may do, test or disconnect it.`;
   }
+}
+
+/** What the person types after `/connect` for the kind (its first alias, else its name; `email` when unknown). */
+function word(kind: ConnectionKind | undefined): string {
+  return kind ? (kind.aliases?.[0] ?? kind.kind) : "email";
 }
 
 function hashOf(token: string): string {

@@ -3,7 +3,7 @@
  * one-time link to the connection form (like `/secret`), `/connect` lists their connections and how
  * each is doing. Answered outside the conversation: neither reaches the model.
  */
-import type { ConnectDesk, Connections } from "../connections/index.js";
+import { describeStatus, type ConnectDesk, type Connections } from "../connections/index.js";
 import type { CommandRegistry } from "./commands.js";
 
 /** Registers `/connect KIND` and `/connect`. */
@@ -15,12 +15,13 @@ export function registerConnectCommands(registry: CommandRegistry, deps: { desk:
     const name = args.split(/\s+/).filter(Boolean)[0]?.toLowerCase();
     if (name === undefined) {
       const mine = await deps.connections.list({ personId: person.id });
+      // The same words as the web app's Connections section.
       const lines = mine.map((c) => {
-        const s = c.status;
-        const state = s.state === "error" ? `problem: ${s.lastError ?? "unknown"}` : s.state === "ok" ? `${s.mode === "idle" ? "connected, watching" : s.mode === "polling" ? "connected, polling" : "connected"}` : "not checked yet";
-        return `• ${c.label} (${c.kind}; ${c.capabilities.join(", ") || "nothing granted"}) — ${state}`;
+        const words = describeStatus(c);
+        const state = words.state === "problem" ? `problem: ${c.status.lastError ?? "unknown"}` : words.state;
+        return `• ${c.label} (${c.kind}; ${c.capabilities.join(", ") || "nothing granted"}) — ${state}. ${words.sync}`;
       });
-      const how = `Connect one with ${kinds().map((k) => `/connect ${word(k)}`).join(" or ") || "(no connectors are set up)"}.`;
+      const how = `Connect one with ${kinds().map((k) => `/connect ${word(k)}`).join(" or ") || "(no connectors are set up)"}, or in the Connections section of the web app (Dashboard → Connections).`;
       return { text: mine.length ? `Your connections:\n${lines.join("\n")}\n${how}` : `You have no connections yet. ${how}` };
     }
     const kind = kinds().find((k) => k.kind === name || (k.aliases ?? []).includes(name));

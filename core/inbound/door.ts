@@ -16,7 +16,9 @@
 import type { InboundEvent } from "../channels/index.js";
 import type { Clock } from "../clock.js";
 import type { PersonId } from "../ids.js";
-import { type Store, channelNames, type ChannelName, type GroupRef, type Person } from "../storage/index.js";
+import { type Store } from "../storage/index.js";
+import { channelNames, type ChannelName } from "../channels/records.js";
+import { type GroupRef, type Person } from "../persons/records.js";
 import type { CommandRegistry } from "./commands.js";
 
 /** What the door needs. */
@@ -55,6 +57,23 @@ export class Door {
   async isOwner(personId: PersonId): Promise<boolean> {
     const identities = await this.deps.store.persons.listIdentities(personId);
     return identities.some((i) => this.owners.has(`${i.channel}:${i.accountId}`) || (i.channel === "local" && this.deps.localIsOwner && !isPersonId(i.accountId)));
+  }
+
+  /**
+   * The persons who are the owner (OWNER identities, and local chat names when the local chat is the
+   * owner's), in creation order. Scans at most the first 5,000 persons: asked only when someone
+   * new asks to be paired.
+   */
+  async ownerPersons(): Promise<PersonId[]> {
+    const out: PersonId[] = [];
+    let after: string | undefined;
+    for (let pages = 0; pages < 10; pages++) {
+      const page = await this.deps.store.persons.listPersons({ limit: 500, ...(after !== undefined && { after }) });
+      for (const person of page.items) if (await this.isOwner(person.id)) out.push(person.id);
+      if (!page.next) break;
+      after = page.next;
+    }
+    return out;
   }
 
   /** True for the owner and admins. */

@@ -4,7 +4,9 @@ import type { Clock } from "../clock.js";
 import { DuplicateKeyError } from "../errors.js";
 import type { PersonId } from "../ids.js";
 import type { Logger } from "../log/index.js";
-import type { Store, ChannelName, Person } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { ChannelName } from "../channels/records.js";
+import type { Person } from "../persons/records.js";
 
 /** /link codes expire after ten minutes. */
 export const LINK_TTL_MS = 10 * 60_000;
@@ -37,8 +39,12 @@ export interface LinkAnswer {
   text: string;
 }
 
-/** `CODE`, `/link CODE` (also `/link@Bot CODE`), each optionally followed by `move`. */
-const CODE_MESSAGE = new RegExp(`^(?:/link(?:@\\S+)?\\s+)?([${CODE_ALPHABET}]{${LINK_CODE_LENGTH}})(?:\\s+(move))?$`, "i");
+/**
+ * `CODE`, `/link CODE` (also `/link@Bot CODE`), each optionally followed by `move`; and `/start CODE`,
+ * what Telegram sends when a person opens the bot's `https://t.me/<bot>?start=CODE` link (Bot API,
+ * "Deep linking").
+ */
+const CODE_MESSAGE = new RegExp(`^(?:/(?:link|start)(?:@\\S+)?\\s+)?([${CODE_ALPHABET}]{${LINK_CODE_LENGTH}})(?:\\s+(move))?$`, "i");
 
 /**
  * `/link` codes, in every direction: a code shown on any channel (a messenger or the local chat)
@@ -58,7 +64,7 @@ const CODE_MESSAGE = new RegExp(`^(?:/link(?:@\\S+)?\\s+)?([${CODE_ALPHABET}]{${
 export class LinkCodes {
   private readonly pending = new Map<string, { personId: PersonId; expiresAt: number }>();
 
-  constructor(private readonly deps: { store: Store; clock: Clock; logger: Logger }) {}
+  constructor(private readonly deps: { store: Store; clock: Clock; logger: Logger; onLinked?: (channel: ChannelName, accountId: string) => void }) {}
 
   /** A new code for `personId`, valid for {@link LINK_TTL_MS}. */
   issue(personId: PersonId): string {
@@ -113,6 +119,7 @@ export class LinkCodes {
       }
       await this.audit(target, "identity.linked", `Linked ${event.channel} account ${event.accountId}`, event);
       this.deps.logger.info({ channel: event.channel, personId: target.id }, "account linked with a /link code");
+      this.deps.onLinked?.(event.channel, event.accountId);
       return { person: target, text: `Linked! This ${here} account now shares your conversation with Familiar.` };
     }
 

@@ -1,8 +1,12 @@
-import { sendDirect, type ChannelAdapter, type InboundEvent } from "../channels/index.js";
+import { sendDirect, type ChannelAdapter, type InboundEvent, type InboundOutcome, type InboundPress } from "../channels/index.js";
 import type { Clock } from "../clock.js";
 import { DuplicateKeyError } from "../errors.js";
+import type { OutboxId, PersonId } from "../ids.js";
 import type { Logger } from "../log/index.js";
-import type { Store, ChannelName, Person } from "../storage/index.js";
+import type { Outbound } from "../outbox/index.js";
+import type { Store } from "../storage/index.js";
+import type { ChannelName } from "../channels/records.js";
+import type { Person } from "../persons/records.js";
 import type { CommandRegistry } from "./commands.js";
 import type { Door } from "./door.js";
 import { LinkCodes, randomCode } from "./links.js";
@@ -17,7 +21,12 @@ interface PendingPairing {
   address: string;
   displayName: string;
   expiresAt: number;
+  /** The cards that asked the owner(s) about it, edited to the outcome once it is decided. */
+  cards: { personId: PersonId; id: OutboxId }[];
 }
+
+/** Button ids of a pairing card: `pair:<code>:ok` approves, `pair:<code>:no` declines (≤ 32 characters). */
+const PAIR_BUTTON = /^pair:([A-Z0-9]{8}):(ok|no)$/;
 
 /**
  * Who may talk to Familiar:
@@ -26,7 +35,9 @@ interface PendingPairing {
  * - on the messengers, identities listed in ALLOW_FROM (`telegram:123,slack:U0ABC,…`) become persons on their first message;
  * - anyone else gets a one-time pairing code (expires in 1 h, at most 3 pending per messenger) and
  *   nothing else happens until the owner or an admin (door.ts) approves it with `/pair <code>`;
- *   another allowed person may not, and their attempt is audited;
+ *   another allowed person may not, and their attempt is audited; each request also reaches the
+ *   owner as a card (in the web chat when the owner has one, else where the owner is reached) with
+ *   *Approve pairing* and *Decline* buttons;
  * - `/link` shows a code; sending that code back from any other channel joins that account to the
  *   same person and conversation (`LinkCodes` has the rules, including accounts that belong to
  *   someone else already).
@@ -50,10 +61,12 @@ export class AccessControl {
       channel: (name: ChannelName) => ChannelAdapter | undefined;
       /** Who may approve pairings (the owner and admins); without it anyone known may (tests). */
       door?: Door;
+      /** Where the owner's pairing cards are queued; without it the owner learns of requests by /pair only. */
+      outbound?: Pick<Outbound, "queue">;
     },
   ) {
     this.allowed = new Set(deps.allowFrom.map((e) => e.trim()));
-    this.links = new LinkCodes(deps);
+    this.links = new LinkCodes({ ...deps, onLinked: (channel, accountId) => this.dropPairing(channel, accountId) });
   }
 
   /**
@@ -127,19 +140,89 @@ export class AccessControl {
         });
         return { text: "Only the owner (or an admin the owner named) can approve pairings." };
       }
-      this.sweep();
-      const pending = this.pairings.get(args.trim().toUpperCase());
-      if (!pending) {
-        const waiting = [...this.pairings.values()].map((p) => `• ${p.channel} ${p.displayName} (${p.accountId})`);
-        return { text: waiting.length ? `No such code. Waiting:\n${waiting.join("\n")}` : "No pairing requests are waiting." };
-      }
-      this.pairings.delete(pending.code);
-      const paired = await this.deps.store.persons.createPerson({ displayName: pending.displayName });
-      await this.attach(paired, pending);
-      await this.deps.store.audit.appendAudit({ personId: person.id, kind: "pairing.approved", summary: `Paired ${pending.channel} account ${pending.accountId}`, data: { channel: pending.channel, accountId: pending.accountId, personId: paired.id } });
-      await this.tell(pending.channel, { accountId: pending.accountId, address: pending.address }, "You're paired — say hello!");
-      return { text: `Paired ${pending.displayName} (${pending.channel}).` };
+      const code = args.trim().toUpperCase();
+      if (code === "") return { text: this.waitingText() };
+      const answer = await this.decide(code, true, person.id);
+      return { text: answer ?? `No such code. ${this.waitingText()}` };
     });
+  }
+
+  /**
+   * Presses of a pairing card's buttons (`pair:<code>:ok|no`); null for any other button. Only the
+   * owner or an admin may decide; anyone else is told so and the attempt is audited.
+   */
+  press = async (event: InboundPress, person: Person | null): Promise<InboundOutcome | null> => {
+    const match = PAIR_BUTTON.exec(event.buttonId);
+    if (!match) return null;
+    const [, code, verb] = match as unknown as [string, string, "ok" | "no"];
+    if (!person || (this.deps.door && !(await this.deps.door.isOwnerOrAdmin(person.id)))) {
+      await this.deps.store.audit.appendAudit({
+        personId: person?.id ?? null,
+        kind: "pairing.refused",
+        summary: "Pressed a pairing card without being the owner or an admin",
+        data: { channel: event.channel, accountId: event.accountId, code },
+        at: this.deps.clock.now(),
+      });
+      return { status: "handled", notice: "Only the owner (or an admin) can decide pairings." };
+    }
+    const answer = await this.decide(code, verb === "ok", person.id);
+    return { status: "handled", notice: answer ?? "That pairing request has expired or was already decided." };
+  };
+
+  /** Who waits, each with the code that approves them (valid for an hour after they wrote). */
+  private waitingText(): string {
+    this.sweep();
+    const waiting = [...this.pairings.values()].map((p) => `• ${p.displayName} on ${p.channel} (${p.accountId}): /pair ${p.code}`);
+    return waiting.length ? `Waiting to be paired:\n${waiting.join("\n")}` : "No pairing requests are waiting.";
+  }
+
+  /**
+   * Approves (a new person with that account) or declines a waiting pairing; the cards that asked about
+   * it show the outcome. Returns what to tell the one who decided, or null when no such code waits.
+   */
+  private async decide(code: string, approve: boolean, by: PersonId): Promise<string | null> {
+    this.sweep();
+    const pending = this.pairings.get(code);
+    if (!pending) return null;
+    this.pairings.delete(pending.code);
+    const { store } = this.deps;
+    let outcome: string;
+    if (approve) {
+      const paired = await store.persons.createPerson({ displayName: pending.displayName });
+      await this.attach(paired, pending);
+      await store.audit.appendAudit({ personId: by, kind: "pairing.approved", summary: `Paired ${pending.channel} account ${pending.accountId}`, data: { channel: pending.channel, accountId: pending.accountId, personId: paired.id } });
+      await this.tell(pending.channel, { accountId: pending.accountId, address: pending.address }, "You're paired — say hello!");
+      outcome = `Paired ${pending.displayName} (${pending.channel}).`;
+    } else {
+      await store.audit.appendAudit({ personId: by, kind: "pairing.declined", summary: `Declined pairing of ${pending.channel} account ${pending.accountId}`, data: { channel: pending.channel, accountId: pending.accountId } });
+      outcome = `Declined: ${pending.displayName} (${pending.channel}) is not paired.`;
+    }
+    for (const card of pending.cards) {
+      await this.deps.outbound?.queue({ personId: card.personId, deliveryKey: `pairing:${pending.code}:${approve ? "ok" : "no"}:${card.personId}`, text: outcome, buttons: [], editOf: card.id });
+    }
+    return outcome;
+  }
+
+  /** A pending pairing of an account that was just linked with a /link code is moot: it goes. */
+  private dropPairing(channel: ChannelName, accountId: string): void {
+    for (const [code, p] of this.pairings) if (p.channel === channel && p.accountId === accountId) this.pairings.delete(code);
+  }
+
+  /** Asks each owner about a new pairing request with a card (Approve pairing / Decline). */
+  private async askOwners(pending: PendingPairing): Promise<void> {
+    const { door, outbound, store } = this.deps;
+    if (!door || !outbound) return;
+    const text = `${pending.displayName} wants to talk to Familiar on ${pending.channel} (account ${pending.accountId}). Pair them? They get their own conversation with Familiar. The request expires in 1 hour.`;
+    const buttons = [
+      { id: `pair:${pending.code}:ok`, label: `Approve pairing` },
+      { id: `pair:${pending.code}:no`, label: "Decline" },
+    ];
+    for (const personId of await door.ownerPersons()) {
+      const identities = await store.persons.listIdentities(personId);
+      const channel = identities.some((i) => i.channel === "local") ? ("local" as const) : null;
+      const row = await outbound.queue({ personId, deliveryKey: `pairing:${pending.code}:ask:${personId}`, text, buttons, channel });
+      pending.cards.push({ personId, id: row.id });
+    }
   }
 
   private async attach(person: Person, who: { channel: ChannelName; accountId: string; address: string }): Promise<Person> {
@@ -166,16 +249,23 @@ export class AccessControl {
       return;
     }
     const c = randomCode(8);
-    this.pairings.set(c, {
+    const pending: PendingPairing = {
       code: c,
       channel: event.channel,
       accountId: event.accountId,
       address: event.address,
       displayName: event.displayName ?? event.accountId,
       expiresAt: this.deps.clock.now().getTime() + PAIRING_TTL_MS,
-    });
+      cards: [],
+    };
+    this.pairings.set(c, pending);
     this.deps.logger.info({ channel: event.channel, accountId: event.accountId }, "pairing code issued");
-    await this.tell(event.channel, event, `Hi! I don't know you yet. Your pairing code is ${c} (valid for 1 hour). Ask the owner to send /pair ${c} to Familiar.`);
+    await this.tell(event.channel, event, `Hi! I don't know you yet. Your pairing code is ${c} (valid for 1 hour). Ask the owner to approve it (they have been asked), or to send /pair ${c} to Familiar.`);
+    try {
+      await this.askOwners(pending);
+    } catch (err) {
+      this.deps.logger.warn({ err, channel: event.channel }, "could not ask the owner about a pairing request");
+    }
   }
 
   private async tell(channel: ChannelName, target: { accountId: string; address: string }, text: string): Promise<void> {

@@ -300,7 +300,7 @@ describe("the web app in real Chromium", () => {
       await mobile.goto(`${app.url}/dashboard/${tab}`);
       await mobile.locator(".tabs a[aria-current=page]").waitFor();
       const boxes = await mobile.locator(".tabs a").evaluateAll((links) => links.map((l) => l.getBoundingClientRect()).map((r) => ({ left: r.left, right: r.right, top: r.top })));
-      expect(boxes).toHaveLength(9);
+      expect(boxes).toHaveLength(10);
       for (const b of boxes) expect(b.left >= 0 && b.right <= 360).toBe(true);
     }
     await screenshot(mobile, "dashboard-messengers-phone");

@@ -40,11 +40,16 @@ export interface RadicaleServer {
   stop(): Promise<void>;
 }
 
-/** Starts Radicale; rejects (after cleaning up) when it does not come up within `timeoutMs`. */
-export async function startRadicale(options: { user?: string; password?: string; timeoutMs?: number } = {}): Promise<RadicaleServer> {
+/**
+ * Starts Radicale; rejects (after cleaning up) when it does not come up within `timeoutMs`.
+ * `inMemory`: keep its storage on tmpfs (`/dev/shm`, when there is one). Radicale fsyncs every item
+ * and cache file it writes and has no public setting against it (`_filesystem_fsync` is privileged),
+ * so a bench that loads thousands of items measures the disk unless the folder is in memory.
+ */
+export async function startRadicale(options: { user?: string; password?: string; timeoutMs?: number; inMemory?: boolean } = {}): Promise<RadicaleServer> {
   const user = options.user ?? "test";
   const password = options.password ?? "app-password-1";
-  const dir = mkdtempSync(join(tmpdir(), "familiar-radicale-"));
+  const dir = mkdtempSync(join(options.inMemory && existsSync("/dev/shm") ? "/dev/shm" : tmpdir(), "familiar-radicale-"));
   const storage = join(dir, "collections");
   writeFileSync(join(dir, "users"), `${user}:${password}\n`);
   writeFileSync(

@@ -19,7 +19,9 @@ import type { Clock } from "../../core/clock.js";
 import { DuplicateKeyError } from "../../core/errors.js";
 import type { PersonId } from "../../core/ids.js";
 import type { Logger } from "../../core/log/index.js";
-import type { Store, Button, ChannelName, Json, LocalAttachment, LocalMessage } from "../../core/storage/index.js";
+import type { Store } from "../../core/storage/index.js";
+import type { Button, ChannelName, LocalAttachment, LocalMessage } from "../../core/channels/index.js";
+import type { Json } from "../../core/json.js";
 
 /** The mailbox key of a person's chat log; `:` keeps it apart from every local user name. */
 export function chatLogKey(personId: PersonId): string {
@@ -136,7 +138,7 @@ function loggedText(event: InboundMessage): string {
  * inbound messages the core accepted or handled (commands too), outbound messages once the platform
  * took their first part (logged whole, as markdown with buttons, under that part's platform id), and
  * edits. Presses are not logged (the card's edit shows the outcome). The wrapper keeps the adapter's
- * optional capabilities (`findSent`, `edit`, `typing`) exactly as they are.
+ * optional capabilities (`findSent`, `edit`, `typing`, `account`) exactly as they are.
  *
  * The outbox renders a message once and sends its parts with keys `<deliveryKey>#<slot>`; the
  * content is remembered at render time by delivery key and logged at the first part that goes out.
@@ -199,6 +201,8 @@ export function recordingAdapter(adapter: ChannelAdapter, log: ChatLog): Channel
   }
   const typing = adapter.typing?.bind(adapter);
   if (typing) wrapped.typing = typing;
+  const account = adapter.account?.bind(adapter);
+  if (account) wrapped.account = account;
   return wrapped;
 }
 

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { BotAccount } from "../../core/channels/index.js";
 
 /** What each messenger needs and where the README explains it (anchors of README's headings). */
 /** One messenger as the setup page shows it. */
@@ -12,9 +13,11 @@ export interface MessengerInfo {
   readme: string;
   /** `running`, `not configured`, or the start-up error (e.g. the token check's answer). */
   state: string;
+  /** Who Familiar is on that messenger while it runs (name, @handle, chat link), else null. */
+  bot: BotAccount | null;
 }
 
-const needs: Omit<MessengerInfo, "state">[] = [
+const needs: Omit<MessengerInfo, "state" | "bot">[] = [
   { channel: "telegram", needs: ["TELEGRAM_BOT_TOKEN"], readme: "/readme#telegram" },
   { channel: "slack", needs: ["SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET or SLACK_APP_TOKEN"], readme: "/readme#slack" },
   { channel: "discord", needs: ["DISCORD_BOT_TOKEN"], readme: "/readme#discord-dms" },
@@ -29,6 +32,7 @@ const needs: Omit<MessengerInfo, "state">[] = [
 export class MessengerStatus {
   private readonly states = new Map<string, string>();
   private whatsapp: (() => { state: string; qr: string | null }) | null = null;
+  private accounts: (channel: MessengerInfo["channel"]) => BotAccount | null = () => null;
 
   /** Records what start-up reported. */
   started(result: { started: string[]; failed: { channel: string; error: string }[] }): void {
@@ -46,8 +50,17 @@ export class MessengerStatus {
     this.whatsapp = source;
   }
 
-  /** Every messenger with its needs, README link and state. */
-  messengers = (): MessengerInfo[] => needs.map((n) => ({ ...n, state: this.states.get(n.channel) ?? "not configured" }));
+  /** Where the running messengers' own accounts come from (the running adapters' `account()`). */
+  watchAccounts(source: (channel: MessengerInfo["channel"]) => BotAccount | null): void {
+    this.accounts = source;
+  }
+
+  /** Every messenger with its needs, README link, state and (while it runs) Familiar's account there. */
+  messengers = (): MessengerInfo[] =>
+    needs.map((n) => {
+      const state = this.states.get(n.channel) ?? "not configured";
+      return { ...n, state, bot: state === "running" ? this.accounts(n.channel) : null };
+    });
 
   /** Channels with a reported state (the local chat included). */
   channels = (): { channel: string; state: string }[] => [...this.states].map(([channel, state]) => ({ channel, state }));

@@ -1,5 +1,7 @@
 import { Router, type Response } from "express";
 import { z } from "zod";
+import type { BotAccount } from "../../core/channels/index.js";
+import type { PersonId } from "../../core/ids.js";
 import type { Logger } from "../../core/log/index.js";
 import { OpenAIModelClient, type SwitchableModelClient } from "../../core/model/index.js";
 import { webContext } from "./auth.js";
@@ -27,6 +29,24 @@ export interface SetupApiDeps {
   notificationJudgement?: boolean;
   /** How other devices reach this Familiar (for the setup page's "your phone" section). */
   devices?: () => DeviceAccess;
+  /**
+   * Connecting the signed-in person's own messenger account: the accounts they already have per
+   * messenger, and a fresh /link code for them (valid 10 minutes; `LinkCodes.issue`).
+   */
+  ownAccounts?: {
+    linked: (personId: PersonId) => Promise<{ channel: string; accountId: string }[]>;
+    issueCode: (personId: PersonId) => string;
+  };
+}
+
+/** What the setup page shows to connect one's own account on a messenger. */
+export interface OwnAccountCode {
+  code: string;
+  expiresInMinutes: number;
+  /** Familiar's account there (who to send the code to). */
+  bot: BotAccount | null;
+  /** A link that opens the chat with the code filled in (Telegram's `?start=` deep link), else null. */
+  openUrl: string | null;
 }
 
 /** How other devices reach this Familiar, as the setup page explains it. */
@@ -79,6 +99,28 @@ function resolveBase(c: { provider: Provider; baseURL?: string | undefined }): s
   return (c.baseURL ?? defaultBaseUrl[c.provider])?.replace(/\/+$/, "") ?? null;
 }
 
+/**
+ * `POST /api/web/setup/messengers/:channel/code`: a /link code for the signed-in person to send to
+ * Familiar's account on a running messenger from their own account (anyone signed in may: it joins
+ * their conversation, nobody else's). Answers {@link OwnAccountCode}; 409 when the messenger is not running.
+ */
+function ownAccountApi(deps: Pick<SetupApiDeps, "messengers" | "ownAccounts">): Router {
+  const router = Router();
+  router.post("/api/web/setup/messengers/:channel/code", (req, res) => {
+    const channel = z.enum(pageMessengers).safeParse(req.params.channel);
+    if (!channel.success) return void res.status(404).json({ error: "No such messenger." });
+    const info = deps.messengers().find((m) => m.channel === channel.data);
+    if (!deps.ownAccounts || info?.state !== "running") return void res.status(409).json({ error: `${channel.data} is not running here yet: set it up first.` });
+    const code = deps.ownAccounts.issueCode(webContext(req).person.id);
+    const bot = info.bot;
+    const openUrl = channel.data === "telegram" && bot?.url ? `${bot.url}?start=${code}` : null;
+    const answer: OwnAccountCode = { code, expiresInMinutes: 10, bot, openUrl };
+    res.json(answer);
+  });
+
+  return router;
+}
+
 /** Whether the session's person is the owner; else answers 403 and returns false. */
 function ownerOnly(res: Response, role: string): boolean {
   if (role === "owner") return true;
@@ -107,9 +149,8 @@ export function setupApi(deps: SetupApiDeps): Router {
   };
 
   router.get("/api/web/setup", async (req, res) => {
-    const { session } = webContext(req);
-    const stored = deps.setup.model();
-    const env = deps.envModel.vars.length > 0;
+    const { session, person } = webContext(req);
+    const [stored, env, mine] = [deps.setup.model(), deps.envModel.vars.length > 0, (await deps.ownAccounts?.linked(person.id)) ?? []];
     res.json({
       owner: session.role === "owner",
       model: {
@@ -123,7 +164,7 @@ export function setupApi(deps: SetupApiDeps): Router {
       },
       notificationJudgement: deps.notificationJudgement ?? true,
       passwordSet: deps.setup.hasPassword(),
-      messengers: deps.messengers().map((m) => ({ ...m, fromEnvironment: deps.messengerSetup.fromEnvironment(m.channel), restartNote: restartNotes[m.channel] })),
+      messengers: deps.messengers().map((m) => ({ ...m, fromEnvironment: deps.messengerSetup.fromEnvironment(m.channel), restartNote: restartNotes[m.channel], yourAccounts: mine.filter((a) => a.channel === m.channel).map((a) => a.accountId) })),
       whatsapp: await deps.whatsappQr(),
       computer: deps.computer?.() ?? NO_COMPUTER,
       devices: deps.devices?.() ?? { allowRemote: false, listensBeyondLoopback: false, network: null, publicUrlSet: false, https: false } });
@@ -187,6 +228,8 @@ export function setupApi(deps: SetupApiDeps): Router {
       throw err;
     }
   });
+
+  router.use(ownAccountApi(deps));
 
   router.post("/api/web/setup/password", async (req, res) => {
     const ctx = webContext(req);

@@ -27,6 +27,7 @@ export const KIND_WORDS: Record<string, string> = {
   "inbound.refused": "Message refused",
   "pairing.approved": "Pairing approved",
   "pairing.refused": "Pairing refused",
+  "pairing.declined": "Pairing declined",
   "access.role": "Access changed",
   "access.group": "Group access changed",
   "hook.event": "Event from a connected service",

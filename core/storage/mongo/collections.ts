@@ -9,33 +9,16 @@
  */
 import type { IndexDescription } from "mongodb";
 import { newId } from "../../ids.js";
-import type {
-  Actor,
-  ApprovalChoiceKind,
-  ApprovalDecision,
-  ApprovalStatus,
-  Button,
-  ChannelName,
-  CheckInSchedule,
-  DeliveryProgress,
-  GoalStatus,
-  GrantConstraints,
-  GrantScope,
-  Lease,
-  MemoryKind,
-  MonitorState,
-  MessageAttachment,
-  NotificationDecision,
-  NotificationOrigin,
-  OutboxStatus,
-  PersonRole,
-  Proactivity,
-  QuietHours,
-  TaskKind,
-  TaskStatus,
-  Urgency,
-  WaitCondition,
-} from "../index.js";
+import type { Actor, PersonRole, Proactivity, QuietHours } from "../../persons/records.js";
+import type { ApprovalChoiceKind, ApprovalDecision, ApprovalStatus } from "../../approvals/records.js";
+import type { Button, ChannelName } from "../../channels/records.js";
+import type { CheckInSchedule, GoalStatus } from "../../goals/records.js";
+import type { DeliveryProgress, OutboxStatus } from "../../outbox/records.js";
+import type { GrantConstraints, GrantScope } from "../../policy/records.js";
+import type { Lease, TaskKind, TaskStatus, WaitCondition } from "../../tasks/records.js";
+import type { MemoryKind } from "../../memory/records.js";
+import type { MonitorState, NotificationDecision, NotificationOrigin, Urgency } from "../../notify/records.js";
+import type { MessageAttachment } from "../../conversation/records.js";
 
 /** Every collection the adapter uses. */
 export const collectionNames = {

@@ -1,7 +1,8 @@
 /** MongoDB implementation of `NotificationRepository` (`notifications`). */
 import type { Clock } from "../../clock.js";
 import { newId, type NotificationId, type PersonId } from "../../ids.js";
-import type { NotificationRepository, NewNotificationRecord, NotificationRecord } from "../index.js";
+import type { NotificationRepository } from "../index.js";
+import type { NewNotificationRecord, NotificationRecord } from "../../notify/records.js";
 import type { NotificationDoc } from "./collections.js";
 import { toNotification } from "./codec.js";
 import type { DbLike } from "./driver.js";

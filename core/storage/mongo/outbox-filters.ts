@@ -4,7 +4,8 @@
  * claimed, so a person's messages go out in the order they were enqueued.
  */
 import type { Document } from "mongodb";
-import type { ChannelName, OutboxStatus } from "../index.js";
+import type { ChannelName } from "../../channels/records.js";
+import type { OutboxStatus } from "../../outbox/records.js";
 import type { OutboxDoc } from "./collections.js";
 
 /** Statuses of messages not yet delivered nor given up on. */

@@ -92,6 +92,30 @@ function contract(name: string, open: () => Promise<{ store: CalendarStore; clos
       expect(await store.recordConflicts(alice, ["k2", "k3"], now)).toEqual(["k3"]);
       expect(await store.recordConflicts(bob, ["k1"], now)).toEqual(["k1"]);
     });
+
+    it("leases a source's sync to one holder at a time, remembers a sync asked for meanwhile, and lets an expired lease be taken", async () => {
+      const t = (s: number) => new Date(Date.parse("2026-03-01T00:00:00Z") + s * 1000);
+      expect(await store.claimSync("conn_1", "p1#1", t(0), 60_000)).toBe(true);
+      // Another process's job finds it held: refused, and the holder is told to sync once more.
+      expect(await store.claimSync("conn_1", "p2#1", t(10), 60_000)).toBe(false);
+      expect(await store.claimSync("conn_2", "p2#1", t(10), 60_000)).toBe(true);
+      expect(await store.renewSync("conn_1", "p1#1", t(50), 60_000)).toBe(true);
+      expect(await store.renewSync("conn_1", "p2#1", t(50), 60_000)).toBe(false);
+      // Renewed until t(110): still held at t(100).
+      expect(await store.claimSync("conn_1", "p2#2", t(100), 60_000)).toBe(false);
+      expect(await store.releaseSync("conn_1", "p1#1")).toBe(true);
+      // Released: the next claim takes it, and with nobody asking meanwhile its release says so.
+      expect(await store.claimSync("conn_1", "p1#2", t(101), 60_000)).toBe(true);
+      expect(await store.releaseSync("conn_1", "p2#1")).toBe(false);
+      expect(await store.releaseSync("conn_1", "p1#2")).toBe(false);
+      // A holder that died: its lease ends by itself and another takes it over.
+      expect(await store.claimSync("conn_1", "dead#1", t(200), 60_000)).toBe(true);
+      expect(await store.claimSync("conn_1", "p2#3", t(259), 60_000)).toBe(false);
+      expect(await store.claimSync("conn_1", "p2#3", t(261), 60_000)).toBe(true);
+      expect(await store.renewSync("conn_1", "dead#1", t(262), 60_000)).toBe(false);
+      expect(await store.releaseSync("conn_1", "dead#1")).toBe(false);
+      expect(await store.releaseSync("conn_1", "p2#3")).toBe(false);
+    });
   });
 }
 
