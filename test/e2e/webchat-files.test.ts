@@ -132,7 +132,7 @@ describe("files in the web chat, in real Chromium", () => {
       const form = new g.FormData();
       form.append("clientMessageId", "direct-1");
       form.append("file", new g.Blob([new Uint8Array(size)]), "sneaky.bin");
-      const res = await g.fetch("/api/web/chat/files", { method: "POST", headers: { "x-familiar-csrf": session.csrf }, body: form as unknown as BodyInit });
+      const res = await g.fetch("/api/web/chat/files", { method: "POST", headers: { "x-familiar-csrf": session.csrf }, body: form as never });
       return { status: res.status, body: (await res.json()) as { notice: string | null } };
     }, LIMIT + 10);
     expect(direct).toEqual({ status: 202, body: { outcome: "handled", notice: null } });
