@@ -26,7 +26,6 @@ export const overLimit = {
   files: {
     "bots/slack/channel.ts": 408,
     "bots/whatsapp/channel.ts": 437,
-    "core/storage/mongo/collections.ts": 508,
     "sandbox/browser/runtime.ts": 429,
     "sandbox/browser/tools.ts": 522,
     "test/core/sentinel/sentinel.test.ts": 404,
