@@ -378,7 +378,7 @@ export class Sentinel {
       personId: context.personId,
       kind: "approval.requested",
       summary: `Asked to approve ${request.summary}`,
-      data: { approvalId: request.id, ruleId: decision.ruleId, expiresAt: request.expiresAt.toISOString(), offered: details.offered, provenance: details.provenance.kind },
+      data: { approvalId: request.id, ruleId: decision.ruleId, expiresAt: request.expiresAt.toISOString(), offered: details.offered, provenance: details.provenance.kind, idempotencyKey: context.idempotencyKey },
       at: input.now,
     });
     try {
