@@ -26,7 +26,14 @@ const root = __dirname;
 /** Rooms nested in another room's folder (each has its own door). */
 const subRooms = ["core/storage/sqlite", "core/storage/mongo", "jobs/agenda"];
 /** Single-file rooms: the foundation every core file may use. */
-const foundationFiles = ["core/clock.ts", "core/ids.ts", "core/errors.ts"];
+const foundationFiles = ["core/clock.ts", "core/ids.ts", "core/errors.ts", "core/json.ts"];
+/**
+ * A core room's records (`records.ts`): the shapes the store keeps, beside the room's logic. They
+ * import only the foundation and other rooms' records, so they sit in a layer of their own just
+ * above the foundation: the storage ports (which every room's logic imports) and any core file may
+ * import them directly without a cycle; outside core/ they are read through the room's door.
+ */
+const recordsPattern = "^core/[^/]+/records\\.ts$";
 
 /**
  * The layer table, bottom first. A module may import its own layer and the layers below it.
@@ -34,10 +41,28 @@ const foundationFiles = ["core/clock.ts", "core/ids.ts", "core/errors.ts"];
  */
 const layers = [
   { name: "foundation", rooms: [...foundationFiles, "core/time", "core/log", "core/markdown"] },
+  { name: "records", rooms: ["core/*/records.ts"] },
   { name: "core contracts", rooms: ["core/config", "core/model", "core/storage", "core/channels", "core/tools", "core/scheduling"] },
   {
     name: "core subsystems",
-    rooms: ["core/context", "core/notify", "core/outbox", "core/secrets", "core/egress", "core/tool-loop", "core/tasks", "core/policy", "core/approvals", "core/connections"],
+    rooms: [
+      "core/persons",
+      "core/conversation",
+      "core/goals",
+      "core/memory",
+      "core/artifacts",
+      "core/audit",
+      "core/context",
+      "core/notify",
+      "core/outbox",
+      "core/secrets",
+      "core/egress",
+      "core/tool-loop",
+      "core/tasks",
+      "core/policy",
+      "core/approvals",
+      "core/connections",
+    ],
   },
   { name: "core flows", rooms: ["core/sentinel", "core/runtime", "core/inbound"] },
   { name: "store adapters", rooms: ["core/storage/sqlite", "core/storage/mongo"] },
@@ -51,6 +76,7 @@ const layers = [
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 /** Regex source matching every module of a room (a folder room, a `family/*` pattern or a file). */
 function roomPattern(room) {
+  if (room === "core/*/records.ts") return recordsPattern;
   if (room.endsWith("/*")) return `^${escape(room.slice(0, -1))}[^/]+/`;
   if (room.endsWith(".ts")) return `^${escape(room)}$`;
   return `^${escape(room)}/`;
@@ -69,30 +95,36 @@ function scanRooms() {
 
 /** Rule 3, one rule per room: from outside the room, only its door. */
 function deepImportRules() {
-  return scanRooms().map((room) => {
+  return scanRooms().flatMap((room) => {
     const nested = subRooms.filter((s) => s.startsWith(room + "/")).map((s) => `^${escape(s)}/`);
-    return {
-      name: "no-deep-import",
-      severity: "error",
-      comment: `${room} is entered through its door, ${room}/index.ts: import what you need from there (and export it there if it is missing).`,
-      from: { pathNot: [`^${escape(room)}/`, "^test/"] },
-      to: { path: `^${escape(room)}/`, pathNot: [`^${escape(room)}/index\\.ts$`, ...nested] },
-    };
+    const door = `^${escape(room)}/index\\.ts$`;
+    const comment = `${room} is entered through its door, ${room}/index.ts: import what you need from there (and export it there if it is missing).`;
+    const rule = (from, pathNot) => ({ name: "no-deep-import", severity: "error", comment, from, to: { path: `^${escape(room)}/`, pathNot } });
+    return [
+      rule({ path: "^core/", pathNot: `^${escape(room)}/` }, [door, `^${escape(room)}/records\\.ts$`, ...nested]),
+      rule({ pathNot: [`^${escape(room)}/`, "^test/", "^core/"] }, [door, ...nested]),
+    ];
   });
 }
 
 /** Rule 2, one rule per layer: nothing above it. */
 function layerRules() {
-  return layers.slice(0, -1).map((layer, i) => ({
-    name: "no-upward-import",
-    severity: "error",
-    comment: `The ${layer.name} layer (${layer.rooms.join(", ")}) may import only its own layer and those below it; it must not import ${layers
-      .slice(i + 1)
-      .map((l) => l.name)
-      .join(", ")}. See the layer table in .dependency-cruiser.cjs and docs/architecture.md.`,
-    from: { path: layer.rooms.map(roomPattern), pathNot: layers.slice(i + 1).flatMap((l) => l.rooms.map(roomPattern)) },
-    to: { path: layers.slice(i + 1).flatMap((l) => l.rooms.map(roomPattern)) },
-  }));
+  const recordsLayer = layers.findIndex((l) => l.name === "records");
+  return layers.slice(0, -1).map((layer, i) => {
+    const above = layers.slice(i + 1).flatMap((l) => l.rooms.map(roomPattern));
+    // A records file belongs to the records layer whatever room it sits in.
+    const from = i === recordsLayer ? { path: recordsPattern } : { path: layer.rooms.map(roomPattern), pathNot: [...above, recordsPattern] };
+    return {
+      name: "no-upward-import",
+      severity: "error",
+      comment: `The ${layer.name} layer (${layer.rooms.join(", ")}) may import only its own layer and those below it; it must not import ${layers
+        .slice(i + 1)
+        .map((l) => l.name)
+        .join(", ")}. See the layer table in .dependency-cruiser.cjs and docs/architecture.md.`,
+      from,
+      to: i >= recordsLayer ? { path: above, pathNot: recordsPattern } : { path: above },
+    };
+  });
 }
 
 const knownRooms = layers.flatMap((l) => l.rooms.map(roomPattern));

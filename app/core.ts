@@ -32,7 +32,9 @@ import { ApprovalFlow, GoalControl, ModelBudget, ProactiveFlow, TaskRunner, Wake
 import { DueLoop, Heartbeat, type Scheduler } from "../core/scheduling/index.js";
 import { SecretDesk, secretTools, type SecretVault } from "../core/secrets/index.js";
 import { InertLinks, Sentinel, SentinelViews } from "../core/sentinel/index.js";
-import type { ClaimedTask, OutboxMessage, Store } from "../core/storage/index.js";
+import type { ClaimedTask } from "../core/tasks/index.js";
+import type { OutboxMessage } from "../core/outbox/index.js";
+import type { Store } from "../core/storage/index.js";
 import { ToolRegistry } from "../core/tools/index.js";
 
 export interface FamiliarDeps {

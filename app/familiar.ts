@@ -15,7 +15,9 @@ import type { ApprovalFlow, GoalControl, ModelBudget, TaskRunner, WakeupFlow, We
 import { takeOverLeases, type DueLoop } from "../core/scheduling/index.js";
 import type { SecretDesk } from "../core/secrets/index.js";
 import type { Sentinel, SentinelViews } from "../core/sentinel/index.js";
-import type { ChannelName, ClaimedTask, OutboxMessage } from "../core/storage/index.js";
+import type { ChannelName } from "../core/channels/index.js";
+import type { ClaimedTask } from "../core/tasks/index.js";
+import type { OutboxMessage } from "../core/outbox/index.js";
 import type { ToolDefinition } from "../core/tools/index.js";
 import { retiredJobNames } from "../jobs/index.js";
 import { wireCore, type CoreParts, type FamiliarDeps } from "./core.js";

@@ -29,7 +29,7 @@ import {
 } from "../../core/channels/index.js";
 import type { Logger } from "../../core/log/index.js";
 import { KeyedQueue } from "../../core/scheduling/index.js";
-import type { Button } from "../../core/storage/index.js";
+import type { Button } from "../../core/channels/index.js";
 import { attachmentsOf } from "./attachments.js";
 import { isDiscordCode, toDeliveryError } from "./errors.js";
 import { createHash } from "node:crypto";

@@ -14,7 +14,8 @@ import {
 } from "../../core/channels/index.js";
 import { z } from "zod";
 import { systemClock, type Clock } from "../../core/clock.js";
-import type { LocalMailboxRepository, LocalMessage } from "../../core/storage/index.js";
+import type { LocalMailboxRepository } from "../../core/storage/index.js";
+import type { LocalMessage } from "../../core/channels/index.js";
 import { KeyedWaiters, type ActivityWait } from "../shared/index.js";
 
 const localPartBody = z.object({ text: z.string(), buttons: z.array(z.object({ id: z.string(), label: z.string() })), card: cardViewSchema.nullable().optional() });

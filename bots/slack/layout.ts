@@ -1,5 +1,5 @@
 import type { OutboundContent } from "../../core/channels/index.js";
-import type { Button } from "../../core/storage/index.js";
+import type { Button } from "../../core/channels/index.js";
 import { renderSlackSections } from "./render.js";
 
 /**

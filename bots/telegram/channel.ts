@@ -24,7 +24,7 @@ import {
 import type { Logger } from "../../core/log/index.js";
 import { KeyedQueue } from "../../core/scheduling/index.js";
 import { downloadLimited } from "../shared/index.js";
-import type { Button } from "../../core/storage/index.js";
+import type { Button } from "../../core/channels/index.js";
 import { z } from "zod";
 import { isNotModified, isStaleCallback, toDeliveryError, toStartError } from "./errors.js";
 import { renderTelegram, renderTelegramHtml, renderTelegramPlain, TELEGRAM_TEXT_LIMIT } from "./render.js";

@@ -1,4 +1,4 @@
-import type { Button } from "../../core/storage/index.js";
+import type { Button } from "../../core/channels/index.js";
 
 /** WhatsApp polls take 2–12 options; a poll option is at most 100 characters. */
 export const POLL_MIN_OPTIONS = 2;

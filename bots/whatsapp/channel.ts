@@ -18,7 +18,7 @@ import { clientAuth } from "./auth.js";
 import { CardBook, numberedHint, pollOptions, POLL_MAX_OPTIONS, POLL_MIN_OPTIONS, pollQuestion } from "./cards.js";
 import { renderWhatsApp, renderWhatsAppMessages, renderWhatsAppPlain, WHATSAPP_MESSAGE_LIMIT } from "./render.js";
 import { mediaAttachment } from "./media.js";
-import type { Button } from "../../core/storage/index.js";
+import type { Button } from "../../core/channels/index.js";
 
 /** What one rendered WhatsApp part carries to `sendPart`: a text, or a card's poll; `buttons` register the card. */
 interface WhatsAppPartBody {

@@ -13,7 +13,8 @@
 import { z } from "zod";
 import type { CapabilityInfo, ConnectionKind } from "../../core/connections/index.js";
 import type { ConnectionId } from "../../core/ids.js";
-import type { Connection, ConnectionChange, Json } from "../../core/storage/index.js";
+import type { Connection, ConnectionChange } from "../../core/connections/index.js";
+import type { Json } from "../../core/json.js";
 import { CaldavClient } from "./caldav.js";
 import { CalendarError } from "./errors.js";
 import { feedUrl, fetchFeed } from "./feed.js";

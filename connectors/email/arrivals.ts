@@ -5,7 +5,8 @@
  * the sync fetched; matched by watches' filters and told to the activation a match wakes.
  */
 import { z } from "zod";
-import type { ConnectionChange, Json, NewConnectionChange } from "../../core/storage/index.js";
+import type { ConnectionChange, NewConnectionChange } from "../../core/connections/index.js";
+import type { Json } from "../../core/json.js";
 import type { ParsedMessage } from "./message.js";
 import { neverAnswerReason, verifySender } from "./safety.js";
 import { arrivalKey, type ServerFacts } from "./sync.js";

@@ -7,7 +7,8 @@
  */
 import type { ConnectionForm, ConnectionKind, ConnectionTest } from "../../core/connections/index.js";
 import type { ConnectionId } from "../../core/ids.js";
-import type { Connection, Json } from "../../core/storage/index.js";
+import type { Connection } from "../../core/connections/index.js";
+import type { Json } from "../../core/json.js";
 import { arrivalMatches, ARRIVED, observeArrival } from "./arrivals.js";
 import { EmailError } from "./errors.js";
 import { MailboxClient } from "./mailbox-client.js";

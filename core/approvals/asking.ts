@@ -20,7 +20,9 @@
  * seen in untrusted content); when the request does not fit on a card, only *Deny*.
  */
 import type { PersonId, TaskId } from "../ids.js";
-import type { Store, ApprovalChoiceKind, ApprovalRequest, Json } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { ApprovalChoiceKind, ApprovalRequest } from "./records.js";
+import type { Json } from "../json.js";
 import type { ToolResult } from "../tools/index.js";
 import { cardFits } from "./card.js";
 import {

@@ -5,7 +5,10 @@
  * buttons that map to nothing; `settle` edits the card to show the outcome without buttons;
  * `tellPaused` tells the person, once, that a task's approvals were paused after repeated denials.
  */
-import type { Store, ApprovalChoiceKind, ApprovalRequest, Button, OutboxMessage } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { ApprovalChoiceKind, ApprovalRequest } from "./records.js";
+import type { Button } from "../channels/records.js";
+import type { OutboxMessage } from "../outbox/records.js";
 import { chatLogId, parseCardView, renderCardMarkdown, type CardView } from "../channels/index.js";
 import { approvalButtonId, newButtonToken } from "./desk.js";
 import { MAX_DENIALS_PER_PERSON, MAX_DENIALS_PER_TASK } from "./denials.js";

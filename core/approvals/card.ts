@@ -9,7 +9,8 @@
  * not shown, a warning says so, and the request offers only Deny (decided when Sentinel asks, with
  * {@link cardFits}). Surfaces with room (the web chat) get the complete payload as `full`.
  */
-import type { Person, ApprovalChoiceKind } from "../storage/index.js";
+import type { Person } from "../persons/records.js";
+import type { ApprovalChoiceKind } from "./records.js";
 import type { CardButton, CardField, CardView } from "../channels/index.js";
 import { describePattern, methodPhrase, patternFor, SESSION_IDLE_MS } from "../policy/index.js";
 import type { ApprovalDetails } from "./request.js";

@@ -17,7 +17,10 @@
 import { channelInWords, chatLogId, type CardView } from "../channels/index.js";
 import { randomBytes } from "node:crypto";
 import type { OutboxId, PersonId, TaskId } from "../ids.js";
-import type { Store, ApprovalChoiceKind, ApprovalRequest, ChannelName, Grant, GrantScope } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { ApprovalChoiceKind, ApprovalRequest } from "./records.js";
+import type { ChannelName } from "../channels/records.js";
+import type { Grant, GrantScope } from "../policy/records.js";
 import { denialsSince, lastPersonMessageAt, laterOf } from "./asking.js";
 import { BREAKER_WINDOW_MS, MAX_DENIALS_PER_PERSON, MAX_DENIALS_PER_TASK } from "./denials.js";
 import {

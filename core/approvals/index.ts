@@ -13,3 +13,4 @@ export { coveredPlace, methodClass, placesOf, BREAKER_WINDOW_MS, DENIAL_CARRY_MS
 export { ApprovalCards } from "./card-issuer.js";
 export { ApprovalDesk, isApprovalButtonId, statusOf, type Presser } from "./desk.js";
 export { summariseAction, summariseDescribed } from "./summary.js";
+export { type ApprovalChoice, type ApprovalChoiceKind, type ApprovalDecision, type ApprovalRequest, type ApprovalStatus, type DecideResult, type NewApprovalRequest } from "./records.js";

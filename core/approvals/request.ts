@@ -5,7 +5,7 @@
  * and by whether everything fits on the card).
  */
 import { z } from "zod";
-import type { ApprovalRequest, ApprovalChoiceKind } from "../storage/index.js";
+import type { ApprovalRequest, ApprovalChoiceKind } from "./records.js";
 import { type ActionDescriptor, provenanceSchema } from "../policy/index.js";
 import { actionSummarySchema, type ActionSummary } from "./summary.js";
 

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { ChannelName } from "../storage/index.js";
+import type { ChannelName } from "./records.js";
 
 /**
  * The id of an entry in a person's chat log (the web app's view of every channel): derived from

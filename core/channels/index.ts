@@ -39,3 +39,4 @@ export { ChannelRegistry, type ChannelsStarted } from "./registry.js";
 export { sendDirect } from "./send.js";
 export { TypingIndicators } from "./typing.js";
 export { channelInWords } from "./words.js";
+export { channelNames, type Button, type ChannelName, type LocalAttachment, type LocalMessage, type NewLocalMessage } from "./records.js";

@@ -1,6 +1,7 @@
 import type { ArtifactId, PersonId } from "../ids.js";
 import type { CardView } from "./card-view.js";
-import type { AttachmentKind, Button, ChannelName } from "../storage/index.js";
+import type { AttachmentKind } from "../conversation/records.js";
+import type { Button, ChannelName } from "./records.js";
 
 /**
  * The channel port: one adapter per messenger (and the local web chat) in `bots/`. Adapters turn

@@ -1,5 +1,5 @@
 import type { Logger } from "../log/index.js";
-import type { ChannelName } from "../storage/index.js";
+import type { ChannelName } from "./records.js";
 import type { ChannelAdapter, InboundSink } from "./port.js";
 
 /** What starting the channels came to: the ones running, and each one that failed with its error. */

@@ -1,6 +1,7 @@
 import type { PersonId } from "../ids.js";
 import type { Logger } from "../log/index.js";
-import type { ChannelName, PersonRepository } from "../storage/index.js";
+import type { ChannelName } from "./records.js";
+import type { PersonRepository } from "../storage/index.js";
 import type { ChannelAdapter } from "./port.js";
 
 /** How often a typing indicator is renewed, ms (Telegram's lasts 5 s; the others' are similar or longer). */

@@ -1,4 +1,4 @@
-import type { ChannelName } from "../storage/index.js";
+import type { ChannelName } from "./records.js";
 
 const NAMES: Record<ChannelName, string> = { local: "the web chat", telegram: "Telegram", slack: "Slack", discord: "Discord", whatsapp: "WhatsApp" };
 const byName = new Map<string, string>(Object.entries(NAMES));

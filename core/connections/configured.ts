@@ -7,7 +7,8 @@
  */
 import type { ConfiguredConnection } from "../config/index.js";
 import type { PersonId } from "../ids.js";
-import type { ChannelName, Store } from "../storage/index.js";
+import type { ChannelName } from "../channels/records.js";
+import type { Store } from "../storage/index.js";
 import type { Connections } from "./connections.js";
 
 /** What the import did: how many entries are connected, and each problem with its entry's number. */

@@ -9,7 +9,8 @@ import { NotFoundError } from "../errors.js";
 import type { ConnectionId, PersonId } from "../ids.js";
 import type { Logger } from "../log/index.js";
 import type { SecretVault } from "../secrets/index.js";
-import type { Connection, ConnectionStatus, Store } from "../storage/index.js";
+import type { Connection, ConnectionStatus } from "./records.js";
+import type { Store } from "../storage/index.js";
 import type { ConnectionKind, ConnectionTest } from "./kinds.js";
 
 /** The vault name of a connection's credential (owner: the person). */

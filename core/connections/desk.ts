@@ -9,7 +9,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { Clock } from "../clock.js";
 import type { PersonId } from "../ids.js";
 import type { Outbound } from "../outbox/index.js";
-import type { Connection } from "../storage/index.js";
+import type { Connection } from "./records.js";
 import type { Connections } from "./connections.js";
 import type { ConnectionKind, ConnectionTest } from "./kinds.js";
 

@@ -10,4 +10,5 @@ export { Connections, connectionSecretName, type ConnectInput, type ConnectResul
 export { importConfiguredConnections, type ImportReport } from "./configured.js";
 export { CONNECT_LINK_TTL_MS, ConnectDesk, type ConnectSubmit } from "./desk.js";
 export type { CapabilityInfo, ConnectionForm, ConnectionKind, ConnectionTest, FormField } from "./kinds.js";
+export type { Connection, ConnectionChange, ConnectionPatch, ConnectionStatus, NewConnection, NewConnectionChange } from "./records.js";
 export { describeStatus, type StatusWords } from "./status-words.js";

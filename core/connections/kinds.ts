@@ -5,7 +5,8 @@
  * capability allows, and — for kinds whose changes can wake watches — how its changes match a filter.
  */
 import type { ConnectionId } from "../ids.js";
-import type { Connection, ConnectionChange, Json } from "../storage/index.js";
+import type { Connection, ConnectionChange } from "./records.js";
+import type { Json } from "../json.js";
 
 /** One capability of a kind, granted separately (`read`, `send`, `organise`). */
 export interface CapabilityInfo {

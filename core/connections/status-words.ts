@@ -4,7 +4,7 @@
  * or polling), and the last problem as the connector put it (never a credential: the store scrubs
  * status errors).
  */
-import type { Connection } from "../storage/index.js";
+import type { Connection } from "./records.js";
 
 /** The words of {@link describeStatus}. */
 export interface StatusWords {

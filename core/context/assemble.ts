@@ -1,6 +1,11 @@
 import type { ChatMessage, ChatTool } from "../model/index.js";
 import { messageText, shownImages, type ContextMedia } from "./attachments.js";
-import type { Store, ConversationMessage, Goal, MemoryItem, Person, Task } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { ConversationMessage } from "../conversation/records.js";
+import type { Goal } from "../goals/records.js";
+import type { MemoryItem } from "../memory/records.js";
+import type { Person } from "../persons/records.js";
+import type { Task } from "../tasks/records.js";
 import { personaFor, personLine } from "./persona.js";
 import type { TokenCounter } from "./tokens.js";
 import { untrustedNotice, wrapUntrusted, type UntrustedContent } from "./untrusted.js";

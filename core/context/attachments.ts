@@ -1,7 +1,7 @@
 import { formatBytes } from "../channels/index.js";
 import type { PersonId } from "../ids.js";
 import type { ChatMessage } from "../model/index.js";
-import type { ConversationMessage, MessageAttachment } from "../storage/index.js";
+import type { ConversationMessage, MessageAttachment } from "../conversation/records.js";
 
 /** Most images shown to the model in one request (the newest ones). */
 export const MAX_IMAGES_PER_REQUEST = 4;

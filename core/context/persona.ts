@@ -1,4 +1,4 @@
-import type { Person } from "../storage/index.js";
+import type { Person } from "../persons/records.js";
 
 /**
  * Familiar's standing instructions. Kept short on purpose: every token here is paid on every turn.

@@ -1,6 +1,8 @@
 import type { Logger } from "../log/index.js";
 import type { ModelClient } from "../model/index.js";
-import type { Store, ConversationMessage, Person } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { ConversationMessage } from "../conversation/records.js";
+import type { Person } from "../persons/records.js";
 import { messageText } from "./attachments.js";
 import type { TokenCounter } from "./tokens.js";
 

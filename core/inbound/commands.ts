@@ -1,6 +1,7 @@
 import type { Clock } from "../clock.js";
 import { asId } from "../ids.js";
-import type { Store, Person } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { Person } from "../persons/records.js";
 
 /** A chat command's answer (markdown). */
 export type CommandReply = { text: string };

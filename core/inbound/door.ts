@@ -16,7 +16,9 @@
 import type { InboundEvent } from "../channels/index.js";
 import type { Clock } from "../clock.js";
 import type { PersonId } from "../ids.js";
-import { type Store, channelNames, type ChannelName, type GroupRef, type Person } from "../storage/index.js";
+import { type Store } from "../storage/index.js";
+import { channelNames, type ChannelName } from "../channels/records.js";
+import { type GroupRef, type Person } from "../persons/records.js";
 import type { CommandRegistry } from "./commands.js";
 
 /** What the door needs. */

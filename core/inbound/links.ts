@@ -4,7 +4,9 @@ import type { Clock } from "../clock.js";
 import { DuplicateKeyError } from "../errors.js";
 import type { PersonId } from "../ids.js";
 import type { Logger } from "../log/index.js";
-import type { Store, ChannelName, Person } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { ChannelName } from "../channels/records.js";
+import type { Person } from "../persons/records.js";
 
 /** /link codes expire after ten minutes. */
 export const LINK_TTL_MS = 10 * 60_000;

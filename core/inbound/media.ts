@@ -4,7 +4,8 @@ import { attachmentNoun } from "../context/index.js";
 import type { PersonId } from "../ids.js";
 import type { Logger } from "../log/index.js";
 import { type ModelCapabilities, TranscriptionUnavailableError, type Transcriber } from "../model/index.js";
-import type { MessageAttachment, Person } from "../storage/index.js";
+import type { MessageAttachment } from "../conversation/records.js";
+import type { Person } from "../persons/records.js";
 
 /** Default MAX_ATTACHMENT_BYTES: 20 MB, the most the Telegram Bot API lets a bot download (getFile). */
 export const DEFAULT_MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024;

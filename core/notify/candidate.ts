@@ -1,6 +1,6 @@
 import { z } from "zod";
-import type { MonitorState, NotificationOrigin, Urgency } from "../storage/index.js";
-import { monitorStateSchema, originSchema, urgencySchema } from "./schemas.js";
+import type { MonitorState, NotificationOrigin, Urgency } from "./records.js";
+import { monitorStateSchema, originSchema, urgencySchema } from "./records.js";
 
 /**
  * A candidate message from background work, saying what it is. Producers set the fields: the

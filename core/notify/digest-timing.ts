@@ -1,5 +1,5 @@
 import { DateTime } from "luxon";
-import type { Person, QuietHours } from "../storage/index.js";
+import type { Person, QuietHours } from "../persons/records.js";
 
 /**
  * Wall-clock arithmetic of the notification filter in the person's IANA time zone (luxon handles

@@ -1,4 +1,5 @@
-import type { NotificationDecision, NotificationOrigin, Person, Urgency } from "../storage/index.js";
+import type { NotificationDecision, NotificationOrigin, Urgency } from "./records.js";
+import type { Person } from "../persons/records.js";
 import { inQuietHours, quietHoursEnd } from "./digest-timing.js";
 import type { NoveltyVerdict } from "./novelty.js";
 

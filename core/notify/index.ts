@@ -6,5 +6,5 @@
  */
 export { Notifier, digestJobName } from "./notifier.js";
 export { backgroundCandidates, occurrenceKeyOf, reminderCandidate, wakeupProvenance } from "./producers.js";
-export { parseStoredDemotion, parseStoredMonitor, parseStoredOrigin, parseStoredUrgency } from "./schemas.js";
 export { notifyTools } from "./tools.js";
+export { monitorStateSchema, notificationOrigins, urgencies, type MonitorState, type MonitorValue, type NewNotificationRecord, type NotificationDecision, type NotificationOrigin, type NotificationRecord, type Urgency } from "./records.js";

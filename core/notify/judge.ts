@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { ModelClient } from "../model/index.js";
-import type { NotificationDecision, Person } from "../storage/index.js";
+import type { NotificationDecision } from "./records.js";
+import type { Person } from "../persons/records.js";
 import type { Candidate } from "./candidate.js";
 import { dailyBudget, type FilterVerdict } from "./filter.js";
 import { localTimeLabel } from "./digest-timing.js";

@@ -1,4 +1,4 @@
-import type { MonitorState, MonitorValue } from "../storage/index.js";
+import type { MonitorState, MonitorValue } from "./records.js";
 
 /**
  * "Unchanged since the last report" and "trivial change", decided by code from a monitor's

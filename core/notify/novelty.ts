@@ -1,5 +1,5 @@
 import type { TaskId } from "../ids.js";
-import type { MonitorState, NotificationOrigin, Urgency } from "../storage/index.js";
+import type { MonitorState, NotificationOrigin, Urgency } from "./records.js";
 import { compareMonitor, minimumMove } from "./monitor-state.js";
 import { reportsOnlyTrivialChange, targetsOf } from "./change-text.js";
 import { conceptsOf, differentSubjects, normaliseWords } from "./concepts.js";

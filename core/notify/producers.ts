@@ -1,7 +1,9 @@
 import { z } from "zod";
-import type { Store, JournalEntry, MonitorState, Task } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { JournalEntry, Task } from "../tasks/records.js";
+import type { MonitorState } from "./records.js";
 import { ownInitiative, proposalSchema, type Candidate, type Proposal, type Provenance } from "./candidate.js";
-import { monitorStateSchema } from "./schemas.js";
+import { monitorStateSchema } from "./records.js";
 import { withoutSilenceTokens } from "./silence.js";
 import { isNoNews } from "./text.js";
 import { proposeMessageToolName, reportMonitorStateToolName } from "./tools.js";

@@ -2,7 +2,7 @@ import type { Store } from "../storage/index.js";
 import { defineTool, type ToolDefinition } from "../tools/index.js";
 import { proposalSchema } from "./candidate.js";
 import { compareMonitor } from "./monitor-state.js";
-import { monitorStateSchema } from "./schemas.js";
+import { monitorStateSchema } from "./records.js";
 
 /** Tool names (the runtime reads their journal entries, see `producers.ts`). */
 export const proposeMessageToolName = "propose_message";

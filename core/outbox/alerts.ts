@@ -1,5 +1,6 @@
 import type { Clock } from "../clock.js";
-import type { ChannelName, PersonRepository } from "../storage/index.js";
+import type { ChannelName } from "../channels/records.js";
+import type { PersonRepository } from "../storage/index.js";
 import type { Outbound } from "./outbound.js";
 
 /** What `alertOnOtherChannel` needs. */

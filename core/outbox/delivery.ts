@@ -14,7 +14,9 @@ import {
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log/index.js";
 import type { DueSource } from "../scheduling/index.js";
-import type { Store, ChannelName, DeliveryProgress, NewOutboxMessage, OutboxMessage } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { ChannelName } from "../channels/records.js";
+import type { DeliveryProgress, NewOutboxMessage, OutboxMessage } from "./records.js";
 import { filePartsAt, stepDownFile, type FileLinker } from "./files.js";
 import { GIVE_UP_AFTER_MS, handOffText, minutesOf, reasonInWords, unsentInWords, unsentOf } from "./handoff.js";
 import { Outbound } from "./outbound.js";

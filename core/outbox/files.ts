@@ -1,6 +1,6 @@
 import { DeliveryError, filePart, type ChannelAdapter, type OutboundAttachment, type OutboundPart, type RenderOptions } from "../channels/index.js";
 import type { ArtifactId, PersonId } from "../ids.js";
-import type { DeliveryProgress } from "../storage/index.js";
+import type { DeliveryProgress } from "./records.js";
 
 /**
  * The forms a file part is sent in, tried in order after the platform refuses it: as the platform

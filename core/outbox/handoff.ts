@@ -1,6 +1,7 @@
 import { channelInWords, isPhoto, type DeliveryError, type OutboundAttachment } from "../channels/index.js";
 import type { ArtifactId } from "../ids.js";
-import type { ChannelName, DeliveryProgress, OutboxMessage } from "../storage/index.js";
+import type { ChannelName } from "../channels/records.js";
+import type { DeliveryProgress, OutboxMessage } from "./records.js";
 
 /**
  * How long a message may keep failing on one channel before it is given up there and handed to

@@ -13,3 +13,4 @@ export { fileForms, type FileLinker } from "./files.js";
 export { GIVE_UP_AFTER_MS } from "./handoff.js";
 export { Outbound, type OutboundDeps } from "./outbound.js";
 export { chooseLanes, PAGE_OPEN_MS, WebPresence, type PagePresence, type RouteFacts } from "./routing.js";
+export { emptyProgress, type DeliveryProgress, type NewOutboxMessage, type OutboxMessage, type OutboxStatus } from "./records.js";

@@ -1,5 +1,6 @@
 import type { Clock } from "../clock.js";
-import type { NewOutboxMessage, OutboxMessage, OutboxRepository } from "../storage/index.js";
+import type { NewOutboxMessage, OutboxMessage } from "./records.js";
+import type { OutboxRepository } from "../storage/index.js";
 
 /** What `Outbound` needs: the outbox repository, the clock, and the delivery loop to wake. */
 export interface OutboundDeps {

@@ -1,5 +1,5 @@
 import type { OutboundPart, RenderOptions } from "../channels/index.js";
-import type { OutboxMessage } from "../storage/index.js";
+import type { OutboxMessage } from "./records.js";
 
 /** Backoff before attempt `n` (1-based), ms: 2 s, 4 s, … capped at 10 min (and at the give-up deadline). */
 export function retryDelayMs(attempt: number): number {

@@ -1,7 +1,10 @@
 import type { Clock } from "../clock.js";
 import type { PersonId } from "../ids.js";
 import type { Logger } from "../log/index.js";
-import type { ChannelName, Identity, NewOutboxMessage, OutboxMessage, ReachPreference, Store } from "../storage/index.js";
+import type { ChannelName } from "../channels/records.js";
+import type { Identity, ReachPreference } from "../persons/records.js";
+import type { NewOutboxMessage, OutboxMessage } from "./records.js";
+import type { Store } from "../storage/index.js";
 
 /** How long after its last poll a web chat page still counts as open, ms (its long poll waits at most 25 s). */
 export const PAGE_OPEN_MS = 45_000;

@@ -11,7 +11,8 @@
  * For one call, a task grant also needs the call to belong to that task.
  */
 import type { PersonId, TaskId } from "../ids.js";
-import type { Store, Grant } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { Grant } from "./records.js";
 import { parseGrantPattern, patternCovers, type GrantPattern } from "./patterns.js";
 import type { ActionDescriptor } from "./descriptor.js";
 

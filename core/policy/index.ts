@@ -32,3 +32,4 @@ export { hostsIn, provenanceOf, provenanceSchema, type Provenance, type SeenCont
 export { decodeAddress, decodeBody, decodeLayers, hostForDisplay, visible } from "./readable.js";
 export { MAX_UNASKED_JOB_DEPTH, decide, defaultPolicy, type Policy } from "./rules.js";
 export { SESSION_IDLE_MS, SentinelClock, SessionTracker } from "./time.js";
+export { type Grant, type GrantConstraints, type GrantScope, type HostSighting, type NewGrant, type SentinelSession, type Taint } from "./records.js";

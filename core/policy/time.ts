@@ -16,7 +16,8 @@
  */
 import { randomBytes } from "node:crypto";
 import type { PersonId } from "../ids.js";
-import type { Store, SentinelSession } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { SentinelSession } from "./records.js";
 
 /** A session ends after this long without the person's activity (2 hours). */
 export const SESSION_IDLE_MS = 2 * 60 * 60 * 1000;

@@ -11,7 +11,10 @@ import {
 import { runToolLoop, toChatTool, type ExecuteTool, type ToolLoopResult } from "../tool-loop/index.js";
 import { newId, type HookId } from "../ids.js";
 import type { ModelClient } from "../model/index.js";
-import type { Store, Goal, Person, Task } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { Goal } from "../goals/records.js";
+import type { Person } from "../persons/records.js";
+import type { Task } from "../tasks/records.js";
 import { defineTool, type ToolDefinition } from "../tools/index.js";
 import {
   type Inherited,

@@ -3,7 +3,7 @@
  * for turns that produced no answer.
  */
 import { asId } from "../ids.js";
-import type { TaskState } from "../storage/index.js";
+import type { TaskState } from "../tasks/records.js";
 import { nextCronTime } from "../time/index.js";
 import type { ActivationOutcome } from "./activation.js";
 import type { TaskCheckpoint, Trigger } from "../tasks/index.js";
@@ -15,7 +15,7 @@ import type { TaskCheckpoint, Trigger } from "../tasks/index.js";
  * and for a watch that is not once (a wake-up on connection changes), waiting for the next change
  * after the one that started it (`origin`); else failed (the model could not be reached) or done.
  */
-export function nextState(checkpoint: TaskCheckpoint, outcome: Pick<ActivationOutcome, "requests" | "result">, now: Date, origin?: Trigger): TaskState {
+export function nextState(checkpoint: TaskCheckpoint, outcome: Pick<ActivationOutcome, "requests" | "result">, now: Date, origin?: Trigger, changeSeq?: number): TaskState {
   const { requests, result } = outcome;
   if (requests.approvalId) return { status: "waiting", wait: { kind: "approval", approvalId: asId("approval", requests.approvalId) } };
   if (requests.waitForEvent) return { status: "waiting", wait: { kind: "event", hookId: requests.waitForEvent.hookId } };
@@ -23,7 +23,7 @@ export function nextState(checkpoint: TaskCheckpoint, outcome: Pick<ActivationOu
   if (requests.pause) return pausedState(checkpoint, now);
   const recurring = nextOccurrence(checkpoint, now);
   if (recurring) return { status: "waiting", wait: { kind: "time", until: recurring } };
-  const watching = nextChangeWait(checkpoint, origin);
+  const watching = nextChangeWait(checkpoint, origin, changeSeq);
   if (watching) return watching;
   if (result.kind === "error") return { status: "failed", error: result.error.message };
   return { status: "done", result: result.kind === "reply" ? result.text.slice(0, 2_000) : null };
@@ -48,11 +48,12 @@ export function nextOccurrence(checkpoint: TaskCheckpoint, now: Date): Date | nu
 
 /**
  * The wait of a watch after one of its activations: the next change after the one that started it
- * (`origin`); null for anything that is not a watch, or a watch that was once.
+ * (`origin`), or after `changeSeq` when later activations already handled later changes (a parked
+ * call resumed); null for anything that is not a watch, or a watch that was once.
  */
-export function nextChangeWait(checkpoint: TaskCheckpoint, origin: Trigger | undefined): TaskState | null {
+export function nextChangeWait(checkpoint: TaskCheckpoint, origin: Trigger | undefined, changeSeq = 0): TaskState | null {
   if (checkpoint.kind !== "wakeup" || !("on" in checkpoint.timing) || checkpoint.timing.on.once) return null;
-  const afterSeq = origin?.kind === "change" ? origin.seq : 0;
+  const afterSeq = Math.max(origin?.kind === "change" ? origin.seq : 0, changeSeq);
   return { status: "waiting", wait: { kind: "change", afterSeq } };
 }
 

@@ -5,7 +5,11 @@ import type { Outbound } from "../outbox/index.js";
 import type { Scheduler } from "../scheduling/index.js";
 import { ApprovalDesk, isApprovalButtonId, statusOf, ApprovalCards, type Presser } from "../approvals/index.js";
 import type { SentinelClock, SessionTracker } from "../policy/index.js";
-import type { Store, ApprovalRequest, ChannelName, Identity, Person, Task } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { ApprovalRequest } from "../approvals/records.js";
+import type { ChannelName } from "../channels/records.js";
+import type { Identity, Person } from "../persons/records.js";
+import type { Task } from "../tasks/records.js";
 import type { ApprovalId, TaskId } from "../ids.js";
 import { parseCheckpoint, runtimeOf, type Trigger } from "../tasks/index.js";
 
@@ -163,8 +167,10 @@ export async function resumeDecidedApproval(deps: { store: Pick<Store, "approval
   const input: Trigger = { kind: "approval", approvalId: request.id, outcome, summary: request.summary, scope, ...(paused !== undefined && outcome === "denied" && { paused }) };
   const resumed = await deps.store.tasks.resumeWaitingTask({ taskId: request.taskId, wait: { kind: "approval", approvalId: request.id }, input, now: deps.clock.now() });
   if (resumed !== null) return true;
-  // Recurring work parked the call and waits for its next occurrence (core/runtime/parking.ts): resume it now.
+  // Recurring work parked the call and waits for its next occurrence, or a watch for its next change (core/runtime/parking.ts): resume it now.
   const task = await deps.store.tasks.getTask(request.taskId);
-  if (task?.state.status !== "waiting" || task.state.wait.kind !== "time" || parkedApprovalOf(task) !== request.id) return false;
-  return (await deps.store.tasks.resumeWaitingTask({ taskId: request.taskId, wait: { kind: "time" }, input, now: deps.clock.now() })) !== null;
+  if (task?.state.status !== "waiting" || parkedApprovalOf(task) !== request.id) return false;
+  const wait = task.state.wait;
+  const match = wait.kind === "time" ? { kind: "time" as const } : wait.kind === "change" ? { kind: "change" as const, afterSeq: wait.afterSeq } : null;
+  return match !== null && (await deps.store.tasks.resumeWaitingTask({ taskId: request.taskId, wait: match, input, now: deps.clock.now() })) !== null;
 }

@@ -13,7 +13,10 @@
 import type { Clock } from "../clock.js";
 import type { PersonId } from "../ids.js";
 import type { Logger } from "../log/index.js";
-import type { ConnectionChange, Json, Store, Task } from "../storage/index.js";
+import type { ConnectionChange } from "../connections/records.js";
+import type { Json } from "../json.js";
+import type { Store } from "../storage/index.js";
+import type { Task } from "../tasks/records.js";
 import { parseCheckpoint, type OnChange, type Trigger } from "../tasks/index.js";
 
 /** What a connection kind says about its changes (the email connector for `email`). */

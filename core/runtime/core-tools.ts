@@ -8,7 +8,11 @@ import {
   jobProvenance,
   type WakeupCheckpoint,
 } from "../tasks/index.js";
-import type { Store, Goal, Json, Taint, Task } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { Goal } from "../goals/records.js";
+import type { Json } from "../json.js";
+import type { Taint } from "../policy/records.js";
+import type { Task } from "../tasks/records.js";
 import {
   type ToolErrorCode,
   defineTool,

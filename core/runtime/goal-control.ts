@@ -1,6 +1,7 @@
 import type { Clock } from "../clock.js";
 import type { GoalId, PersonId } from "../ids.js";
-import type { Goal, GoalStatus, Store } from "../storage/index.js";
+import type { Goal, GoalStatus } from "../goals/records.js";
+import type { Store } from "../storage/index.js";
 import type { WakeupFlow } from "./wakeup.js";
 
 /** What a goal action came to: the goal as it is now and a sentence for the person, or why nothing changed. */

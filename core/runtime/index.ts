@@ -16,3 +16,4 @@ export { ProactiveFlow } from "./proactive.js";
 export { TaskRunner } from "./task-runner.js";
 export { WakeupFlow } from "./wakeup.js";
 export { WebhookEvents, type HookEventResult } from "./webhook-event.js";
+export { type Hook, type NewHook } from "./records.js";

@@ -21,7 +21,8 @@ import type { Clock } from "../clock.js";
 import { ModelError } from "../errors.js";
 import type { ModelClient, ModelRequest, ModelResponse } from "../model/index.js";
 import type { Outbound } from "../outbox/index.js";
-import type { ModelUsageRepository, Person } from "../storage/index.js";
+import type { ModelUsageRepository } from "../storage/index.js";
+import type { Person } from "../persons/records.js";
 
 /** Who a metered call is for: the person's id and time zone (their day). */
 export type BudgetPerson = Pick<Person, "id" | "timeZone">;

@@ -6,7 +6,10 @@
  * itself is). While the card waits, those occurrences cannot show another card (one card per task;
  * Sentinel tells the model the card is waiting). The decision resumes the parked activation — its
  * own history and journal — as one pending call: approved, the call runs; denied or expired, the
- * model is told. One-shot work and turns still wait for their card as before.
+ * model is told. Watches (a wake-up on connection changes that is not once) are recurring work too:
+ * the next matching change runs as a new activation while the card waits, and the resumed call
+ * re-arms the watch after the latest change it handled, not its own. One-shot work and turns still
+ * wait for their card as before.
  */
 import type { RuntimeState, ParkedRuntime, Trigger } from "../tasks/index.js";
 
@@ -22,10 +25,12 @@ export function highestActivation(runtime: RuntimeState): number {
 export function unpark(previous: RuntimeState, input: Trigger | null | undefined): RuntimeState {
   const parked = previous.parked;
   if (input?.kind !== "approval" || parked?.approvalId !== input.approvalId) return previous;
+  const changeSeq = Math.max(previous.changeSeq ?? 0, previous.origin?.kind === "change" ? previous.origin.seq : 0);
   return {
     ...parked,
     open: true,
     lastActivation: highestActivation(previous),
+    ...(changeSeq > 0 && { changeSeq }),
     ...(previous.pausedAt !== undefined && { pausedAt: previous.pausedAt }),
   };
 }

@@ -12,7 +12,9 @@ import {
   reminderCandidate,
   wakeupProvenance,
 } from "../notify/index.js";
-import type { Store, Person, Task } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { Person } from "../persons/records.js";
+import type { Task } from "../tasks/records.js";
 import type { TaskCheckpoint, Trigger } from "../tasks/index.js";
 
 /** What a finished background activation hands over. */

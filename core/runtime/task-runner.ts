@@ -8,7 +8,10 @@ import type { Clock } from "../clock.js";
 import type { Logger } from "../log/index.js";
 import type { ModelClient } from "../model/index.js";
 import { asId } from "../ids.js";
-import type { Store, ClaimedTask, ConversationMessage, Person, Task, TaskState } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { ClaimedTask, Task, TaskState } from "../tasks/records.js";
+import type { ConversationMessage } from "../conversation/records.js";
+import type { Person } from "../persons/records.js";
 import type { ToolDefinition } from "../tools/index.js";
 import { failureText, nextChangeWait, nextOccurrence, nextState, pausedState } from "./after-activation.js";
 import { newSessionId, runActivation, type ActivationDeps, type ActivationOutcome } from "./activation.js";
@@ -176,7 +179,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
           originMessageId: answered?.id ?? null,
           inherited: inheritedOf(checkpoint, goal),
           // Work that lives on (a cron job, a check-in, a watch that is not once): its own denials carry 24 h.
-          recurring: nextOccurrence(checkpoint, clock.now()) !== null || nextChangeWait(checkpoint, undefined) !== null,
+          recurring: isRecurring(checkpoint, clock.now()),
         },
       );
     } finally {
@@ -208,10 +211,10 @@ export class TaskRunner implements DueSource<ClaimedTask> {
     const key = `${task.id}:a${runtime.activation}${runtime.round ? `p${runtime.round}` : ""}`;
     // Waiting for an approval keeps the activation open: once decided it resumes with its history.
     // Recurring work parks it instead and keeps its schedule (core/runtime/parking.ts).
-    const { after, waitFor, watch } = settleRuntime(runtime, requests, nextOccurrence(checkpoint, clock.now()) !== null, clock.now());
+    const { after, waitFor, watch } = settleRuntime(runtime, requests, isRecurring(checkpoint, clock.now()), clock.now());
     const waitsForApproval = requests.approvalId !== null;
     if (requests.pause !== null && requests.approvalId === null) await this.auditPause(task, requests.pause);
-    const next = nextState(checkpoint, { ...outcome, requests: { ...requests, approvalId: waitFor } }, clock.now(), origin);
+    const next = nextState(checkpoint, { ...outcome, requests: { ...requests, approvalId: waitFor } }, clock.now(), origin, runtime.changeSeq);
     const text = result.kind === "reply" ? result.text : null;
     // The person is told plainly; the operator needs the why (the model endpoint failed).
     if (result.kind === "error") {
@@ -341,4 +344,9 @@ export class TaskRunner implements DueSource<ClaimedTask> {
 function stoppedByBudget(outcome: ActivationOutcome): boolean {
   const { result, requests } = outcome;
   return result.kind === "error" && result.error.reason === "budget" && requests.approvalId === null;
+}
+
+/** Work that lives on after an activation — a cron wake-up, a check-in, a watch that is not once: its card parks the asking call (core/runtime/parking.ts). */
+function isRecurring(checkpoint: TaskCheckpoint, now: Date): boolean {
+  return nextOccurrence(checkpoint, now) !== null || nextChangeWait(checkpoint, undefined) !== null;
 }

@@ -4,7 +4,10 @@
  * get a turn of their own. When a task is waiting for the person's reply, the turn hands its
  * messages over to that task instead of answering them itself.
  */
-import type { Store, ConversationMessage, Person, Task } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { ConversationMessage } from "../conversation/records.js";
+import type { Person } from "../persons/records.js";
+import type { Task } from "../tasks/records.js";
 import { turnSpecSchema, type TaskCheckpoint, type Trigger, type TurnCheckpoint } from "../tasks/index.js";
 
 /** The person's messages an activation answers directly (null: it is background work). */

@@ -8,7 +8,9 @@
 import type { Clock } from "../clock.js";
 import type { GoalId, PersonId } from "../ids.js";
 import type { Logger } from "../log/index.js";
-import type { Store, Person, Task, TaskState } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { Person } from "../persons/records.js";
+import type { Task, TaskState } from "../tasks/records.js";
 import { formatLocal } from "../time/index.js";
 import { nextOccurrence } from "./after-activation.js";
 import type { TaskCheckpoint, Trigger } from "../tasks/index.js";

@@ -7,7 +7,9 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../clock.js";
 import { asId, type HookId } from "../ids.js";
 import type { Outbound } from "../outbox/index.js";
-import type { Store, Person, Task } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { Person } from "../persons/records.js";
+import type { Task } from "../tasks/records.js";
 import type { Trigger } from "../tasks/index.js";
 
 /** Result of {@link WebhookEvents.receive}: unknown hook (404), wrong secret (401), or how many tasks resumed. */

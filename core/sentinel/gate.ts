@@ -19,9 +19,7 @@
  * await runToolLoop({ …, executeTool: sentinel.wrap(undefined, { tainted }) });
  */
 import { systemClock } from "../clock.js";
-import type { Logger } from "../log/index.js";
 import type { ExecuteTool } from "../tool-loop/index.js";
-import type { Store, ApprovalRequest, Json } from "../storage/index.js";
 import {
   type FollowUp,
   type FollowUpVerdict,
@@ -31,7 +29,6 @@ import {
   ActionUnavailableError,
   type ActionDescription,
 } from "../tools/index.js";
-import { gateAsk, requestDetails, summariseAction, summariseDescribed } from "../approvals/index.js";
 import {
   carriesData,
   classifyTarget,
@@ -39,7 +36,6 @@ import {
   describedAction,
   describeTarget,
   type ActionDescriptor,
-  type UrlPrecheck,
   liveGrants,
   type ActiveGrant,
   decide,
@@ -47,8 +43,6 @@ import {
   MAX_UNASKED_JOB_DEPTH,
   type Policy,
   hostsIn,
-  type SeenContent,
-  persistenceNotes,
   persistencePolicy,
   SentinelClock,
   SessionTracker,
@@ -56,53 +50,13 @@ import {
   type DecisionInput,
 } from "../policy/index.js";
 import { EgressDeniedError, EgressFailedError } from "../egress/index.js";
-import { SecretError, type SecretVault } from "../secrets/index.js";
+import { SecretError } from "../secrets/index.js";
+import { askApproval } from "./ask.js";
+import { auditDecision } from "./audit.js";
+import type { ActivationOptions, ActivationState, SentinelDeps } from "./deps.js";
 import { SecretGuard } from "./secret-guard.js";
 
-/** The store slice Sentinel uses. */
-export type SentinelStore = Pick<Store, "grants" | "approvals" | "audit" | "sentinel" | "tasks" | "conversation" | "memory">;
-
-/** What the facade needs. */
-export interface SentinelDeps {
-  store: SentinelStore;
-  /** The egress guard (its URL precheck classifies destinations before anything runs). */
-  egress: UrlPrecheck;
-  vault?: SecretVault;
-  /**
-   * The process's boundary scrubber (core/log/redaction.ts `SecretRegistry.scrub`: configured tokens, vault values
-   * in every encoding, token shapes), applied to errors and audit rows; the vault's own scrub is
-   * applied either way.
-   */
-  scrub?: (text: string) => string;
-  policy?: Policy;
-  logger?: Logger;
-  /** Called after an approval request is stored: the runtime suspends the task and sends the card. */
-  onApprovalRequested?: (request: ApprovalRequest) => void | Promise<void>;
-  /** How long an approval request stays answerable, ms (default 24 h). */
-  approvalTtlMs?: number;
-  /** Wall clock (default the system clock); Sentinel's own time never runs behind what it saw (core/policy/time.ts). */
-  now?: () => Date;
-  /** Shared session tracker (the approval desk uses the same one); created when absent. */
-  sessions?: SessionTracker;
-  /** Shared Sentinel clock; created when absent. */
-  clock?: SentinelClock;
-}
-
-/** Per-activation settings of {@link Sentinel.wrap}. */
-export interface ActivationOptions {
-  /** The activation starts tainted (e.g. it resumes a task whose context holds untrusted content). */
-  tainted?: boolean;
-  /** Where the starting taint came from (a tainted wake-up, goal, memory item, webhook body). */
-  taintSource?: string;
-  /** Job-chain depth of the activation (0: the person's own messages started it). */
-  chainDepth?: number;
-  /** Ignored: sessions are tracked by Sentinel itself (kept so callers need not change). */
-  sessionId?: string;
-  /** Denials before this instant do not count towards the breaker: the task was paused and resumed since (core/approvals/denials.ts). */
-  denialsFrom?: Date | null;
-  /** The task is recurring work: its own denials cover its places for 24 h, not for ever (core/approvals/denials.ts). */
-  recurring?: boolean;
-}
+export type { ActivationOptions, SentinelDeps, SentinelStore } from "./deps.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const TAINT_MEMORY = 1000;
@@ -111,14 +65,6 @@ const SEEN_CHARS = 256 * 1024;
 
 /** Default executor: the tool itself. */
 const runTool: ExecuteTool = (tool, args, context) => tool.execute(args, context);
-
-interface ActivationState {
-  denialsFrom: Date | null;
-  recurring: boolean;
-  tainted: boolean;
-  seen: SeenContent[];
-  seenChars: number;
-}
 
 /** Sentinel: policy, grants, approvals, secrets and audit around every tool call. */
 export class Sentinel {
@@ -211,7 +157,7 @@ export class Sentinel {
       else final = { effect: "deny", ruleId: "secret-binding", reason: substituted.reason };
     }
     if (final.effect === "allow") final = await this.consumeOnce(final, input);
-    await this.audit(tool, args, context, input, final);
+    await auditDecision({ store: this.deps.store, logger: this.deps.logger, scrub: (s) => this.secrets.scrubText(s) }, tool, args, context, input, final);
 
     if (final.effect === "deny") {
       if (final.ruleId === "secret_unbound_destination") {
@@ -219,7 +165,7 @@ export class Sentinel {
       }
       return { ok: false, code: "denied", error: `Sentinel denied ${tool.name}: ${final.reason} (rule ${final.ruleId}). It did not run; do not retry it.` };
     }
-    if (final.effect === "ask") return this.ask(tool, args, context, input, final, state, described);
+    if (final.effect === "ask") return askApproval({ store: this.deps.store, ttlMs: this.ttlMs, scrub: (s) => this.secrets.scrubText(s), logger: this.deps.logger, onApprovalRequested: this.deps.onApprovalRequested }, tool, args, context, input, final, state, described);
 
     let result: ToolResult;
     try {
@@ -341,101 +287,6 @@ export class Sentinel {
     return current.effect === "allow" ? { effect: "ask", ruleId: "default", reason: "Grants kept being used concurrently; asking." } : current;
   }
 
-  private async ask(tool: ToolDefinition, args: unknown, context: ToolContext, input: DecisionInput, decision: Decision, state: ActivationState, described: ActionDescription | null = null): Promise<ToolResult> {
-    const { store } = this.deps;
-    const action = input.action;
-    const policy = tool.policy ?? (tool.persists ? persistencePolicy(tool, tool.persists) : undefined);
-    if (action === null || policy === undefined) return { ok: false, code: "denied", error: `${tool.name} cannot be approved (it has no Sentinel policy).` };
-    const gate = await gateAsk(store, { personId: context.personId, taskId: context.taskId, action, tool: tool.name, now: input.now, tainted: input.tainted, denialsFrom: state.denialsFrom, recurring: state.recurring });
-    if (gate.kind === "answer") {
-      await store.audit.appendAudit({ personId: context.personId, kind: gate.audit.kind, summary: gate.audit.summary, data: gate.audit.data, at: input.now });
-      return gate.result;
-    }
-    const scrub = (s: string) => this.secrets.scrubText(s);
-    const summary = described ? summariseDescribed(described, action, scrub) : summariseAction(policy, args, action, scrub);
-    if (input.persists === true) summary.other.unshift(...persistenceNotes(tool, input, context));
-    const details = await requestDetails(store, {
-      personId: context.personId,
-      taskId: context.taskId,
-      action,
-      summary,
-      onceOnly: described?.onceOnly === true || (input.persists === true && !input.tainted),
-      ruleId: decision.ruleId,
-      reason: decision.reason,
-      tainted: input.tainted,
-      seen: state.seen,
-      now: input.now,
-    });
-    const request = await store.approvals.createApprovalRequest({
-      personId: context.personId,
-      taskId: context.taskId,
-      capability: input.capability,
-      summary: `${summary.method} ${summary.where} (${tool.name})`,
-      details,
-      expiresAt: new Date(input.now.getTime() + this.ttlMs),
-    });
-    await store.audit.appendAudit({
-      personId: context.personId,
-      kind: "approval.requested",
-      summary: `Asked to approve ${request.summary}`,
-      data: { approvalId: request.id, ruleId: decision.ruleId, expiresAt: request.expiresAt.toISOString(), offered: details.offered, provenance: details.provenance.kind, idempotencyKey: context.idempotencyKey },
-      at: input.now,
-    });
-    try {
-      await this.deps.onApprovalRequested?.(request);
-    } catch (error) {
-      this.deps.logger?.error({ err: error, approvalId: request.id }, "onApprovalRequested failed");
-    }
-    return {
-      ok: false,
-      code: "approval_required",
-      error: `${tool.name} needs the person's approval (${decision.reason}). It did not run; the request ${request.id} waits for their answer.`,
-      data: { approvalId: request.id },
-    };
-  }
-
-  private async audit(tool: ToolDefinition, args: unknown, context: ToolContext, input: DecisionInput, decision: Decision): Promise<void> {
-    const data = {
-      tool: tool.name,
-      capability: input.capability,
-      access: input.access,
-      method: input.action?.method ?? null,
-      destinations: input.destinations.map(describeTarget),
-      digest: input.action?.digest ?? null,
-      effect: decision.effect,
-      ruleId: decision.ruleId,
-      reason: decision.reason,
-      tainted: input.tainted,
-      taskId: input.taskId,
-      grantId: decision.grant?.grant.id ?? null,
-      idempotencyKey: context.idempotencyKey,
-    };
-    // Arguments stay out of logs (they may hold personal data); the person's audit log keeps a preview.
-    this.deps.logger?.info({ sentinel: data }, `sentinel ${decision.effect} ${tool.name} (${decision.ruleId})`);
-    const what = input.action ? `${input.action.method} ${input.destinations.map(describeTarget).join(", ") || tool.name}` : tool.name;
-    await this.deps.store.audit.appendAudit({
-      personId: context.personId,
-      kind: "sentinel.decision",
-      summary: `${decision.effect} ${what} (${tool.name}) — ${decision.ruleId}`,
-      data: { ...data, args: this.preview(args) },
-      at: input.now,
-    });
-  }
-
-  /** Arguments for the audit log: references kept, any known secret value scrubbed, long strings cut. */
-  private preview(args: unknown): Json {
-    const cut = (v: unknown, depth: number): Json => {
-      if (typeof v === "string") {
-        const s = this.secrets.scrubText(v);
-        return s.length > 300 ? `${s.slice(0, 300)}… (${s.length} characters)` : s;
-      }
-      if (typeof v === "number" || typeof v === "boolean" || v === null) return v;
-      if (depth > 4 || typeof v !== "object") return null;
-      if (Array.isArray(v)) return v.slice(0, 20).map((x) => cut(x, depth + 1));
-      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, cut(x, depth + 1)]));
-    };
-    return cut(args, 0);
-  }
 }
 
 /** `${activationKey}:${step}:${callIndex}` → `activationKey`. */

@@ -20,7 +20,8 @@
 import { Lexer, type MarkedToken, type Token } from "marked";
 import type { PersonId } from "../ids.js";
 import type { Clock } from "../clock.js";
-import type { Person, Store } from "../storage/index.js";
+import type { Person } from "../persons/records.js";
+import type { Store } from "../storage/index.js";
 import { parseGrantPattern, hostsIn } from "../policy/index.js";
 
 /** Decides whether a link to `needle` (`host` or `host:port`, lower case) may stay a link. */

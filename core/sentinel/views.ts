@@ -4,7 +4,8 @@
  */
 import { systemClock } from "../clock.js";
 import type { GrantId, PersonId } from "../ids.js";
-import type { Store, Grant, GrantScope } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { Grant, GrantScope } from "../policy/records.js";
 import {
   liveGrants,
   type ActiveGrant,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { attachmentKinds, type MessageAttachment } from "./types.js";
+import { attachmentKinds, type MessageAttachment } from "../conversation/records.js";
 
 /** One `MessageAttachment` as both adapters store it (JSON in SQLite, a sub-document in MongoDB). */
 export const messageAttachmentSchema = z.object({

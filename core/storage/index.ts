@@ -1,11 +1,13 @@
 /**
  * Storage: the repository ports (the only way core code reaches durable state; methods speak intent
- * and each conditional update is atomic), the records they keep, and the store's secret boundary
- * (scrubbing.ts). Its SQLite and MongoDB adapters are rooms of their own below it (sqlite/,
- * mongo/), imported only by the composition root and the tests.
+ * and each conditional update is atomic), the store's secret boundary (scrubbing.ts), and the
+ * stored forms both adapters read back (reach, attachments, notification fields). The records the
+ * ports speak belong to their rooms (core/tasks/records.ts, core/persons/records.ts, …): this room
+ * must not define domain types. Its SQLite and MongoDB adapters are rooms of their own below it
+ * (sqlite/, mongo/), imported only by the composition root and the tests.
  */
 export { readAttachments } from "./attachments.js";
-export { artifactKindOf, type Artifact, type ArtifactKind, type ArtifactRepository, type NewArtifact } from "./artifacts.js";
+export { type ArtifactRepository } from "./artifacts.js";
 export type {
   AccessRepository,
   ApprovalRepository,
@@ -28,93 +30,8 @@ export type {
   TaskRepository,
 } from "./ports.js";
 export { scrubbingStore } from "./scrubbing.js";
-export { parseReach, reachText, type ReachPreference } from "./reach.js";
+export { parseReach, reachText } from "./reach.js";
+export type { ChangeRepository, ConnectionRepository } from "./connections.js";
+export { type Page, type PageRequest } from "./page.js";
+export { parseStoredDemotion, parseStoredMonitor, parseStoredOrigin, parseStoredUrgency } from "./stored-notifications.js";
 export type { ModelUsageDay, ModelUsageRepository } from "./usage.js";
-export type {
-  ChangeRepository,
-  Connection,
-  ConnectionChange,
-  ConnectionPatch,
-  ConnectionRepository,
-  ConnectionStatus,
-  NewConnection,
-  NewConnectionChange,
-} from "./connections.js";
-export {
-  channelNames,
-  emptyProgress,
-  legalTransitions,
-  notificationOrigins,
-  urgencies,
-  type Actor,
-  type ApprovalChoice,
-  type ApprovalChoiceKind,
-  type ApprovalDecision,
-  type ApprovalRequest,
-  type ApprovalStatus,
-  type AttachmentKind,
-  type AuditEvent,
-  type Button,
-  type ChannelName,
-  type CheckInSchedule,
-  type ClaimedTask,
-  type ConversationMessage,
-  type ConversationSummary,
-  type DecideResult,
-  type DeliveryProgress,
-  type Goal,
-  type GoalPatch,
-  type GoalStatus,
-  type Grant,
-  type GrantConstraints,
-  type GrantScope,
-  type GroupRef,
-  type Hook,
-  type HostSighting,
-  type Identity,
-  type JournalEntry,
-  type Json,
-  type Lease,
-  type LocalAttachment,
-  type LocalMessage,
-  type MemoryItem,
-  type MemoryKind,
-  type MemoryPatch,
-  type MessageAttachment,
-  type MonitorState,
-  type MonitorValue,
-  type NewApprovalRequest,
-  type NewAuditEvent,
-  type NewConversationMessage,
-  type NewGoal,
-  type NewGrant,
-  type NewHook,
-  type NewJournalIntent,
-  type NewLocalMessage,
-  type NewMemoryItem,
-  type NewNotificationRecord,
-  type NewOutboxMessage,
-  type NewPerson,
-  type NewTask,
-  type NotificationDecision,
-  type NotificationOrigin,
-  type NotificationRecord,
-  type OutboxMessage,
-  type OutboxStatus,
-  type Page,
-  type PageRequest,
-  type Person,
-  type PersonRole,
-  type PersonSettingsPatch,
-  type Proactivity,
-  type QuietHours,
-  type SentinelSession,
-  type Taint,
-  type Task,
-  type TaskKind,
-  type TaskState,
-  type TaskStatus,
-  type Urgency,
-  type WaitCondition,
-  type WaitMatch,
-} from "./types.js";

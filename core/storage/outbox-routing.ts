@@ -1,5 +1,6 @@
 import type { OutboxId, PersonId } from "../ids.js";
-import type { ChannelName, DeliveryProgress, OutboxMessage } from "./types.js";
+import type { ChannelName } from "../channels/records.js";
+import type { DeliveryProgress, OutboxMessage } from "../outbox/records.js";
 
 /**
  * The outbox's routing side (part of `OutboxRepository`): messages meant for wherever the person

@@ -18,59 +18,20 @@ import type {
   PersonId,
   TaskId,
 } from "../ids.js";
-import type {
-  Actor,
-  ApprovalChoice,
-  ApprovalDecision,
-  ApprovalRequest,
-  AuditEvent,
-  ChannelName,
-  ClaimedTask,
-  ConversationMessage,
-  DeliveryProgress,
-  ConversationSummary,
-  DecideResult,
-  Goal,
-  GoalPatch,
-  GoalStatus,
-  Grant,
-  GroupRef,
-  HostSighting,
-  Hook,
-  Identity,
-  Json,
-  JournalEntry,
-  LocalMessage,
-  NewLocalMessage,
-  Button,
-  MemoryItem,
-  MemoryPatch,
-  NewApprovalRequest,
-  NewAuditEvent,
-  NewConversationMessage,
-  NewGoal,
-  NewGrant,
-  NewHook,
-  NewJournalIntent,
-  NewMemoryItem,
-  NewNotificationRecord,
-  NewOutboxMessage,
-  NewPerson,
-  NewTask,
-  NotificationRecord,
-  OutboxMessage,
-  Page,
-  PageRequest,
-  Person,
-  PersonRole,
-  PersonSettingsPatch,
-  SentinelSession,
-  Task,
-  TaskState,
-  TaskKind,
-  TaskStatus,
-  WaitMatch,
-} from "./types.js";
+import type { Actor, GroupRef, Identity, NewPerson, Person, PersonRole, PersonSettingsPatch } from "../persons/records.js";
+import type { ApprovalChoice, ApprovalDecision, ApprovalRequest, DecideResult, NewApprovalRequest } from "../approvals/records.js";
+import type { AuditEvent, NewAuditEvent } from "../audit/records.js";
+import type { ChannelName, LocalMessage, NewLocalMessage, Button } from "../channels/records.js";
+import type { ClaimedTask, JournalEntry, NewJournalIntent, NewTask, Task, TaskState, TaskKind, TaskStatus, WaitMatch } from "../tasks/records.js";
+import type { ConversationMessage, ConversationSummary, NewConversationMessage } from "../conversation/records.js";
+import type { DeliveryProgress, NewOutboxMessage, OutboxMessage } from "../outbox/records.js";
+import type { Goal, GoalPatch, GoalStatus, NewGoal } from "../goals/records.js";
+import type { Grant, HostSighting, NewGrant, SentinelSession } from "../policy/records.js";
+import type { Hook, NewHook } from "../runtime/records.js";
+import type { Json } from "../json.js";
+import type { MemoryItem, MemoryPatch, NewMemoryItem } from "../memory/records.js";
+import type { NewNotificationRecord, NotificationRecord } from "../notify/records.js";
+import type { Page, PageRequest } from "./page.js";
 import type { ArtifactRepository } from "./artifacts.js";
 import type { ChangeRepository, ConnectionRepository } from "./connections.js";
 import type { ModelUsageRepository } from "./usage.js";

@@ -1,15 +1,6 @@
-import { channelNames, type ChannelName, type Person } from "./types.js";
-
-/**
- * Where Familiar reaches a person with a message it starts itself (a message meant for "wherever
- * they are": reminders, check-ins, digests, files):
- * - `last`: the chat they last used, where the web chat counts only while one of its pages is open;
- *   otherwise their most recently used messenger (the default);
- * - `messenger`: the chosen messenger (`channel`) while it is linked and reachable, else as `last`;
- * - `all`: every chat of theirs that is linked and reachable, the web chat included.
- * Replies to a message always go to the chat it came from.
- */
-export type ReachPreference = Person["reach"];
+/** The stored form of a person's reach preference (core/persons), read and written by both adapters. */
+import { channelNames, type ChannelName } from "../channels/records.js";
+import type { ReachPreference } from "../persons/records.js";
 
 /** The stored form of a {@link ReachPreference}: `last`, `all` or `messenger:<channel>`. */
 export function reachText(reach: ReachPreference): string {

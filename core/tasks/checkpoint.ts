@@ -4,7 +4,8 @@
  * round-1 checkpoints (`type: "turn" | "wakeup" | "checkin"`, turns bound to a `messageId`) are read too.
  */
 import { z } from "zod";
-import type { Json, Task, TaskKind } from "../storage/index.js";
+import type { Json } from "../json.js";
+import type { Task, TaskKind } from "./records.js";
 import { isValidTimeZone } from "../time/index.js";
 
 const isoDate = z.iso.datetime({ offset: true });
@@ -71,6 +72,8 @@ const runtimeFields = z.object({
   pausedAt: isoDate.optional(),
   /** Highest activation number ever started (a parked activation may be resumed after later ones). */
   lastActivation: z.number().int().min(0).optional(),
+  /** A watch: the latest change its activations started from (a parked call resumed after later ones must not re-arm the watch before it). */
+  changeSeq: z.number().int().min(0).optional(),
   /** The person's daily model budget ran out: the activation waits, kept open, for its reset at this time (ISO). */
   budgetWait: isoDate.optional(),
 });

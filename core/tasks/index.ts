@@ -26,3 +26,4 @@ export {
   type WakeupCheckpoint,
 } from "./checkpoint.js";
 export { findTool, journalHistory, journaled, recordPlan } from "./journal.js";
+export { legalTransitions, type ClaimedTask, type JournalEntry, type Lease, type NewJournalIntent, type NewTask, type Task, type TaskKind, type TaskState, type TaskStatus, type WaitCondition, type WaitMatch } from "./records.js";

@@ -3,7 +3,9 @@ import { DuplicateKeyError } from "../errors.js";
 import type { ExecuteTool, PlannedToolCall } from "../tool-loop/index.js";
 import { untrustedToolResult, isToolErrorCode, type ToolDefinition, type ToolResult } from "../tools/index.js";
 import type { ChatMessage } from "../model/index.js";
-import type { Store, Json, JournalEntry } from "../storage/index.js";
+import type { Store } from "../storage/index.js";
+import type { Json } from "../json.js";
+import type { JournalEntry } from "./records.js";
 import type { TaskId } from "../ids.js";
 import { z } from "zod";
 

@@ -12,7 +12,7 @@
  */
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import type { Json } from "../storage/index.js";
+import type { Json } from "../json.js";
 import type { BrowserErrorCode, CalendarToolErrorCode, FileErrorCode, MailErrorCode } from "./error-codes.js";
 
 /** A purchase a checkout page shows (amounts as the page writes them). */

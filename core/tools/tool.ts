@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { PersonId, TaskId } from "../ids.js";
 import type { ActionDescription } from "./action.js";
-import type { Json } from "../storage/index.js";
+import type { Json } from "../json.js";
 import type { ToolErrorCode } from "./error-codes.js";
 
 /**

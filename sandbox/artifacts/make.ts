@@ -12,7 +12,7 @@
  * never a hardlink), and the taint of every file it was made from (see sandbox/exec's file taints).
  */
 import { posix } from "node:path";
-import type { ArtifactKind } from "../../core/storage/index.js";
+import type { ArtifactKind } from "../../core/artifacts/index.js";
 import type { Workspace } from "../workspace/index.js";
 import { bundleHtml } from "./bundle.js";
 import { looksLikeHtml, markdownDocument } from "./document.js";

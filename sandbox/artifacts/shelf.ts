@@ -8,7 +8,9 @@ import { randomBytes } from "node:crypto";
 import type { AttachmentSource, OutboundAttachment } from "../../core/channels/index.js";
 import type { Clock } from "../../core/clock.js";
 import type { ArtifactId, GoalId, PersonId, TaskId } from "../../core/ids.js";
-import type { Artifact, ArtifactKind, ArtifactRepository, Taint } from "../../core/storage/index.js";
+import type { Artifact, ArtifactKind } from "../../core/artifacts/index.js";
+import type { ArtifactRepository } from "../../core/storage/index.js";
+import type { Taint } from "../../core/policy/index.js";
 import { Workspace, type WorkspaceOptions } from "../workspace/index.js";
 
 /** The workspace folder (relative) whose files are artifact versions; the sandbox sees it read-only. */

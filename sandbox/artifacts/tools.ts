@@ -12,7 +12,8 @@
 import { z } from "zod";
 import { asId, type PersonId } from "../../core/ids.js";
 import type { Outbound } from "../../core/outbox/index.js";
-import type { Artifact, ArtifactKind, Taint } from "../../core/storage/index.js";
+import type { Artifact, ArtifactKind } from "../../core/artifacts/index.js";
+import type { Taint } from "../../core/policy/index.js";
 import { defineTool, type ToolContext, type ToolDefinition, type ToolResult } from "../../core/tools/index.js";
 import { FileTaints, JailError } from "../workspace/index.js";
 import { ARTIFACT_KINDS } from "./kinds.js";

@@ -4,7 +4,7 @@ import type { PersonId } from "../../core/ids.js";
 import type { ReceivedFiles } from "../../core/inbound/index.js";
 import type { ModelCapabilities } from "../../core/model/index.js";
 import { KeyedQueue } from "../../core/scheduling/index.js";
-import type { MessageAttachment } from "../../core/storage/index.js";
+import type { MessageAttachment } from "../../core/conversation/index.js";
 import { Workspace, type WorkspaceOptions } from "./tools.js";
 
 /** Largest photo sent to the model inline, bytes (a `data:` URL is a third larger again). */

@@ -31,6 +31,7 @@ const modules: { name: string; load: () => Promise<{ bench: (emit: Emit) => Prom
   { name: "exec", load: () => import("./exec.js") },
   { name: "calendar", load: () => import("./calendar.js") },
   { name: "mail-filter", load: () => import("./mail-filter.js") },
+  { name: "email", load: () => import("./email.js") },
 ];
 
 const stdoutWrite = process.stdout.write.bind(process.stdout);

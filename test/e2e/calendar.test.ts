@@ -34,6 +34,8 @@ beforeAll(async () => {
   work = await radicale.makeCalendar("work", "Work");
   await radicale.put(work, "standup.ics", ics(VTZ_BERLIN, ["UID:standup", "DTSTART;TZID=Europe/Berlin:20260302T090000", "DTEND;TZID=Europe/Berlin:20260302T093000", "RRULE:FREQ=WEEKLY;BYDAY=MO", "EXDATE;TZID=Europe/Berlin:20260316T090000", "SUMMARY:Standup"], ["UID:standup", "RECURRENCE-ID;TZID=Europe/Berlin:20260323T090000", "DTSTART;TZID=Europe/Berlin:20260324T140000", "DTEND;TZID=Europe/Berlin:20260324T143000", "SUMMARY:Standup (moved)"]));
   await radicale.put(work, "nyc.ics", ics(VTZ_NY, ["UID:nyc", "DTSTART;TZID=America/New_York:20261019T090000", "DURATION:PT1H", "RRULE:FREQ=WEEKLY;COUNT=4", "SUMMARY:NYC sync"]));
+  // New York changes its clocks on 8 March and 1 November 2026, Berlin on 29 March and 25 October.
+  await radicale.put(work, "nyc-spring.ics", ics(VTZ_NY, ["UID:nyc-spring", "DTSTART;TZID=America/New_York:20260303T090000", "DURATION:PT1H", "RRULE:FREQ=WEEKLY;COUNT=3", "SUMMARY:NYC planning"]));
   await radicale.put(work, "holiday.ics", ics([], ["UID:holiday", "DTSTART;VALUE=DATE:20260704", "DTEND;VALUE=DATE:20260705", "SUMMARY:Independence Day"]));
   feeds.set("/school.ics", { body: ics([], ["UID:term", "DTSTART;VALUE=DATE:20260330", "DTEND;VALUE=DATE:20260411", "SUMMARY:Easter holidays"]) });
 }, 60_000);
@@ -145,9 +147,17 @@ describe("calendar end to end", () => {
     expect(october).toContain("2026-10-26T09:00:00+01:00 to 2026-10-26T09:30:00+01:00 · “Standup”");
     expect(october).toContain("2026-11-02T09:00:00+01:00");
 
+    // Seen from Berlin, New York's 09:00 moves from 15:00 to 14:00 when New York changes its clocks (8 March), three weeks before Berlin does.
+    const fromBerlin = await ask("ana", "NYC planning?", "calendar_list", { from: "2026-03-03", to: "2026-03-17" });
+    expect(fromBerlin).toContain("2026-03-03T15:00:00+01:00 to 2026-03-03T16:00:00+01:00 · “NYC planning”");
+    expect(fromBerlin).toContain("2026-03-10T14:00:00+01:00 to 2026-03-10T15:00:00+01:00 · “NYC planning”");
+
     await command("ana", "/timezone America/New_York", /America\/New_York/);
     const ny = await ask("ana", "My NYC sync?", "calendar_list", { from: "2026-10-19", to: "2026-11-10", calendar: "Work" });
     for (const at of ["2026-10-19T09:00:00-04:00", "2026-10-26T09:00:00-04:00", "2026-11-02T09:00:00-05:00", "2026-11-09T09:00:00-05:00"]) expect(ny).toContain(`${at} to`);
+    // And New York's March change: 09:00 local before and after 8 March.
+    const spring = await ask("ana", "And NYC planning in March?", "calendar_list", { from: "2026-03-01", to: "2026-03-21", calendar: "Work" });
+    for (const at of ["2026-03-03T09:00:00-05:00 to 2026-03-03T10:00:00-05:00", "2026-03-10T09:00:00-04:00 to 2026-03-10T10:00:00-04:00", "2026-03-17T09:00:00-04:00 to 2026-03-17T10:00:00-04:00"]) expect(spring).toContain(`${at} · “NYC planning”`);
   });
 
   it("puts an all-day event on its own date for a person in Pacific/Auckland and one in America/Los_Angeles", async () => {

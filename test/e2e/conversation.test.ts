@@ -2,7 +2,8 @@ import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { failureText } from "../../core/runtime/after-activation.js";
 import { httpError, startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type RecordedRequest } from "../fakes/openai-server.js";
-import { startTestApp, type TestApp } from "../helpers/app.js";
+import { settled, startTestApp, type TestApp } from "../helpers/app.js";
+import { waitFor } from "../helpers/wait.js";
 
 /** Tokens of a request as the model would see it: every message's content and the tool schemas. */
 function requestTokens(r: RecordedRequest): number {
@@ -94,7 +95,7 @@ describe("talking to Familiar through the local chat (real openai SDK against a 
     model.push((r) => text(`second answer saw: ${r.lastUserText}`));
     await app.say("ana", "one");
     // Wait until the first turn is with the model, then send a second message.
-    while (model.requests.length === 0) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => model.requests.length > 0, "the first turn's model call");
     await app.say("ana", "two");
     release();
     const replies = await app.replies("ana", 2);
@@ -114,7 +115,8 @@ describe("talking to Familiar through the local chat (real openai SDK against a 
     await app.say("ana", "hi", "client-1");
     await app.say("ana", "hi", "client-1");
     await app.replies("ana", 1);
-    await new Promise((r) => setTimeout(r, 300));
+    // Nothing more is due or running: a second turn for the retry would have run by now.
+    await settled(app);
     const person = (await app.store.persons.findIdentity("local", "ana"))!;
     const conversation = await app.store.conversation.listRecentMessages(person.personId, 10);
     expect(conversation.filter((m) => m.role === "user")).toHaveLength(1);

@@ -12,8 +12,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { CardView } from "../../core/channels/card-view.js";
 import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type RecordedRequest } from "../fakes/openai-server.js";
-import { startTestApp, type LocalReply, type TestApp } from "../helpers/app.js";
-import { recordingServer, sleep } from "../helpers/e2e.js";
+import { settled, startTestApp, type LocalReply, type TestApp } from "../helpers/app.js";
+import { recordingServer } from "../helpers/e2e.js";
 
 type Reply = LocalReply & { card?: CardView };
 type Outside = Awaited<ReturnType<typeof recordingServer>>;
@@ -199,7 +199,8 @@ describe("denials cover a destination and a kind of action; a breaker pauses the
     }
     ms = (await app!.repliesUntil("ana", (x) => (x as Reply[]).some((m) => /paused/.test(m.text) && !m.card), 30_000));
     const requestsAtPause = model.requests.length;
-    await sleep(1_500);
+    // Nothing more is due or running: had the paused task gone on, it would have by now.
+    await settled(app!);
     ms = (await app!.repliesUntil("ana", () => true));
     const told = ms.filter((m) => !m.card && /paused/.test(m.text));
     expect(told).toHaveLength(1);
@@ -233,13 +234,15 @@ describe("denials cover a destination and a kind of action; a breaker pauses the
       shown = cards(ms).length;
       await press("ana", pendingCards(ms)[0]!, "Deny");
       await app!.repliesUntil("ana", (x) => pendingCards(x).length === 0, 30_000);
-      await sleep(300);
+      // The denied task has heard of the denial and finished before the next page is read.
+      await settled(app!);
     }
     let ms = (await app!.repliesUntil("ana", (x) => (x as Reply[]).some((m) => !m.card && /paused/.test(m.text)), 30_000)) as Reply[];
     expect(ms.filter((m) => !m.card && /paused/.test(m.text))[0]!.text).toMatch(/5 requests/);
     // A sixth task driven by a page: its POST gets no card.
     await app!.say("ana", `read ${pages.url}/p5`);
-    await sleep(3_000);
+    // The sixth task has run (and asked nothing) once the loops are quiet.
+    await settled(app!);
     ms = (await app!.repliesUntil("ana", () => true));
     expect(cards(ms)).toHaveLength(shown);
     expect(ms.filter((m) => !m.card && /paused/.test(m.text))).toHaveLength(1);

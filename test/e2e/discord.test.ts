@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FakeDiscord, INTERACTION_DEADLINE_MS, snowflake, type FakeUser } from "../fakes/discord-api.js";
 import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type FakeScriptItem } from "../fakes/openai-server.js";
-import { startTestApp, type TestApp } from "../helpers/app.js";
+import { settled, startTestApp, type TestApp } from "../helpers/app.js";
 import { isWake, recordingServer, sleep, until, userTexts } from "../helpers/e2e.js";
 
 /**
@@ -152,7 +152,8 @@ describe("Discord end to end: the whole product through discord.js against the l
     // It was Familiar's own initiative: a wake-up activation, a new message (not an edit) in the same DM.
     expect(model!.requests.slice(inboundBefore).some((r) => isWake(r, "stretch"))).toBe(true);
     expect(discord.messagesIn(channelId)[1]!.edits).toBe(0);
-    await sleep(1_000);
+    // Nothing more is due or running: a second reminder would have been sent by now.
+    await settled(app!);
     expect(dm(ada).filter((t) => t.includes("stretch"))).toHaveLength(1);
   }, 30_000);
 

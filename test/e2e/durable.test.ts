@@ -4,9 +4,10 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { asId } from "../../core/ids.js";
 import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer } from "../fakes/openai-server.js";
-import { runDueAt, startTestApp, TestClock, type LocalReply, type TestApp } from "../helpers/app.js";
+import { runDueAt, settled, startTestApp, TestClock, type LocalReply, type TestApp } from "../helpers/app.js";
 import { freePort, startChild, type ChildApp } from "../helpers/child.js";
-import { isWake, sleep } from "../helpers/e2e.js";
+import { isWake } from "../helpers/e2e.js";
+import { sleep, waitFor } from "../helpers/wait.js";
 
 /** When the task is next due: its first run time (pending) or the time it waits for. */
 async function dueOf(app: TestApp, taskId: string): Promise<Date> {
@@ -81,7 +82,8 @@ describe("durable work: wake-ups, check-ins, hooks and the notification filter",
     expect(confirmation!.text).toBe("Okay — I'll remind you in 5 seconds.");
     const replies = await app.replies("ana", 2, 20_000);
     expect(replies[1]!.text).toBe("Time to stretch!");
-    await sleep(2_000);
+    // Nothing more is due or running: a second reminder would have arrived by now.
+    await settled(app);
     const all = await app.replies("ana", 2);
     expect(all.filter((m) => m.text === "Time to stretch!")).toHaveLength(1);
   });
@@ -102,6 +104,7 @@ describe("durable work: wake-ups, check-ins, hooks and the notification filter",
     children.push(child);
     const replies = await waitForReplies(base, "ana", 2, 25_000);
     expect(replies.map((m) => m.text)).toEqual([confirmation!.text, "Time to stretch!"]);
+    // A fixed wait on purpose: it asserts that the restarted process does not remind a second time.
     await sleep(2_000);
     const again = await waitForReplies(base, "ana", 2, 5_000);
     expect(again.filter((m) => m.text === "Time to stretch!")).toHaveLength(1);
@@ -250,15 +253,18 @@ describe("durable work: wake-ups, check-ins, hooks and the notification filter",
     model = await reminderModel(2);
     const dataDir = mkdtempSync(join(tmpdir(), "familiar-missed-"));
     dirs.push(dataDir);
-    app = await startTestApp({ OPENAI_BASE_URL: model.url, DATA_DIR: dataDir });
+    const clock = new TestClock();
+    app = await startTestApp({ OPENAI_BASE_URL: model.url, DATA_DIR: dataDir }, { clock });
     await app.say("ana", "remind me in 2 seconds to stretch");
     await app.replies("ana", 1);
     await app.stop();
-    await sleep(3_500);
-    app = await startTestApp({ OPENAI_BASE_URL: model.url, DATA_DIR: dataDir });
+    // Downtime: the clock moves past the wake-up's time while no process runs.
+    clock.advance(3_500);
+    app = await startTestApp({ OPENAI_BASE_URL: model.url, DATA_DIR: dataDir }, { clock });
     const replies = await app.replies("ana", 2, 20_000);
     expect(replies[1]!.text).toBe("Time to stretch!");
-    await sleep(1_500);
+    // Nothing more is due or running: a second reminder would have arrived by now.
+    await settled(app, clock);
     expect((await app.replies("ana", 2)).filter((m) => m.text === "Time to stretch!")).toHaveLength(1);
     await app.close();
     app = null;
@@ -266,16 +272,20 @@ describe("durable work: wake-ups, check-ins, hooks and the notification filter",
     // With a 1 s grace window, a wake-up missed by 3 s is skipped (audited), not run late.
     const dataDir2 = mkdtempSync(join(tmpdir(), "familiar-missed2-"));
     dirs.push(dataDir2);
-    app = await startTestApp({ OPENAI_BASE_URL: model.url, DATA_DIR: dataDir2, WAKEUP_GRACE_MS: "1000" });
+    const clock2 = new TestClock();
+    app = await startTestApp({ OPENAI_BASE_URL: model.url, DATA_DIR: dataDir2, WAKEUP_GRACE_MS: "1000" }, { clock: clock2 });
     await app.say("ana", "remind me in 2 seconds to stretch");
     await app.replies("ana", 1);
     await app.stop();
-    await sleep(4_500);
-    app = await startTestApp({ OPENAI_BASE_URL: model.url, DATA_DIR: dataDir2, WAKEUP_GRACE_MS: "1000" });
-    await sleep(2_000);
-    expect((await app.store.localMailbox.listLocalMessages("ana", 0, 10)).map((m) => m.text)).toEqual(["Okay — I'll remind you in 5 seconds."]);
+    clock2.advance(4_500);
+    app = await startTestApp({ OPENAI_BASE_URL: model.url, DATA_DIR: dataDir2, WAKEUP_GRACE_MS: "1000" }, { clock: clock2 });
     const identity = (await app.store.persons.findIdentity("local", "ana"))!;
-    const [task] = (await app.store.tasks.listTasks({ personId: identity.personId, status: ["cancelled"] })).items;
+    const started = app;
+    const [task] = await waitFor(async () => {
+      const cancelled = (await started.store.tasks.listTasks({ personId: identity.personId, status: ["cancelled"] })).items;
+      return cancelled.length > 0 && cancelled;
+    }, "the missed wake-up to be skipped");
+    expect((await app.store.localMailbox.listLocalMessages("ana", 0, 10)).map((m) => m.text)).toEqual(["Okay — I'll remind you in 5 seconds."]);
     expect(task!.state).toMatchObject({ status: "cancelled", reason: expect.stringMatching(/missed/) });
     const audit = await app.store.audit.listAudit(identity.personId, { kinds: ["task.skipped"] });
     expect(audit.items).toHaveLength(1);

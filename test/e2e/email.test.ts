@@ -4,14 +4,13 @@
  * LMTP) and Postfix (submission, delivering into Dovecot), with a scripted model on the fake OpenAI
  * server that calls the email tools — and obeys instructions planted in mail.
  */
-import { writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { PersonId } from "../../core/ids.js";
 import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type RecordedRequest } from "../fakes/openai-server.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { lastTool, sleep } from "../helpers/e2e.js";
+import { arrivals as arrivalsApp, personOf as personOfApp, startMailApp, synced as syncedApp } from "../helpers/mail/app.js";
 import { postfixUnavailable, settingsFor, startMailServers, testMail, type MailServers } from "../helpers/mail/servers.js";
 
 const noPostfix = postfixUnavailable();
@@ -38,51 +37,10 @@ afterAll(async () => {
 const ana = () => servers.accounts[0];
 const ben = () => servers.accounts[1];
 
-/** The FAMILIAR_CONFIG file: ana's mailbox with `capabilities`, its password read from the environment. */
-function configFile(capabilities: string[]): string {
-  const s = settingsFor(servers, ana());
-  const file = join(tmpdir(), `familiar-email-${process.pid}-${Date.now()}.json`);
-  writeFileSync(file, JSON.stringify({ connections: [{ person: "local:ana", kind: "email", password: "env:ANA_MAIL_PASSWORD", capabilities, address: s.address, name: "Ana", imap: s.imap, smtp: s.smtp }] }));
-  return file;
-}
-
-async function start(capabilities: string[], dataDir?: string): Promise<TestApp> {
-  process.env.ANA_MAIL_PASSWORD = ana().password;
-  app = await startTestApp({
-    FAMILIAR_CONFIG: configFile(capabilities),
-    OPENAI_BASE_URL: model.url,
-    NOTIFY_MODEL_JUDGEMENT: "false",
-    EMAIL_SYNC_SESSION_MS: "3000",
-    EMAIL_WATCHDOG_MS: "1000",
-    EMAIL_POLL_MS: "500",
-    ...(dataDir && { DATA_DIR: dataDir }),
-  });
-  return app;
-}
-
-async function personOf(user: string): Promise<PersonId> {
-  return (await app!.store.persons.findIdentity("local", user))!.personId;
-}
-
-/** Waits until the mailbox's sync has run (its status shows a sync). */
-async function synced(personId: PersonId): Promise<void> {
-  const end = Date.now() + 30_000;
-  for (;;) {
-    const [c] = await app!.store.connections.listConnections({ personId });
-    if (c?.status.lastSyncAt) return;
-    if (Date.now() > end) throw new Error(`the mailbox did not sync: ${JSON.stringify(c?.status)}`);
-    await sleep(100);
-  }
-}
-
-/** Waits for the mail arrivals recorded for the person to reach `count`. */
-async function arrivals(personId: PersonId, count: number): Promise<void> {
-  const end = Date.now() + 30_000;
-  while ((await app!.store.changes.listChangesAfter({ personId, kind: "email.arrived", afterSeq: 0, limit: 100 })).length < count) {
-    if (Date.now() > end) throw new Error(`fewer than ${count} arrivals were recorded`);
-    await sleep(100);
-  }
-}
+const start = async (capabilities: string[], dataDir?: string): Promise<TestApp> => (app = await startMailApp(servers, model.url, capabilities, dataDir));
+const personOf = (user: string) => personOfApp(app!, user);
+const synced = (personId: PersonId) => syncedApp(app!, personId);
+const arrivals = (personId: PersonId, count: number) => arrivalsApp(app!, personId, count);
 
 const allPrompts = () => model.requests.map((r) => r.promptText).join("\n");
 
@@ -150,6 +108,51 @@ describe.skipIf(noPostfix !== null)("email end to end", () => {
     expect(recorded.map((c) => (c.data as { subject: string }).subject)).toEqual(["Bake sale on Friday", "Football tryouts", "Tryouts this Saturday", "Tryouts: second round moved", "Tryouts: kit list"]);
     expect(app!.logs.join("\n")).not.toContain(ana().password);
   }, 150_000);
+
+  it("a goal watching the inbox: a matching mail wakes the goal's work once and the person is told once; mail that does not match wakes nothing", async () => {
+    await start(["read"]);
+    const personId = await personOf("ana");
+    await synced(personId);
+    script = (r) => {
+      const last = lastTool(r);
+      if (last === null && r.lastUserText?.includes("inbox")) return toolCall("create_goal", { title: "School tryouts for Mia", description: "Keep an eye on the inbox for the school's tryouts" });
+      const goal = last ? /created goal (goal_\w+)/.exec(last)?.[1] : undefined;
+      if (goal) return toolCall("email_watch", { note: "Tell Ana when the school writes about tryouts", goal_id: goal, filter: { from: ["school.example"], subjectContains: ["tryouts"] } });
+      return text("I'm keeping an eye on your inbox for that.");
+    };
+    await app!.say("ana", "Keep an eye on my inbox for the school's tryouts for Mia");
+    await app!.repliesUntil("ana", (ms) => ms.some((m) => m.text.startsWith("I'm keeping an eye")), 20_000);
+    const [goal] = (await app!.store.goals.listGoals(personId)).items;
+    expect(goal?.title).toBe("School tryouts for Mia");
+    const [watch] = await app!.store.tasks.findWaitingTasks({ kind: "change", personId });
+    expect(watch?.goalId).toBe(goal!.id);
+
+    const wakes: RecordedRequest[] = [];
+    script = (r) => {
+      if (!r.messages.some((m) => typeof m.content === "string" && m.content.includes("A new mail matched"))) return text("ok");
+      if (lastTool(r) === null) wakes.push(r);
+      return text(`School mail for the goal: ${/Subject: (.*)/.exec(r.promptText)?.[1] ?? "?"}`);
+    };
+    const seen = model.requests.length;
+    // Mail that does not match — another sender, the right words; the school, other words — wakes nothing.
+    await servers.deliver(ana().address, testMail("Tryouts for the chess club", { from: "Club <club@elsewhere.example>" }));
+    await servers.deliver(ana().address, testMail("Lunch menu for next week", { from: "School <office@school.example>" }));
+    await arrivals(personId, 2);
+    await sleep(2_000); // two sync sessions and dispatches: still no model call
+    expect(model.requests.length).toBe(seen);
+    await servers.deliver(ana().address, testMail("Tryouts on Friday", { from: "Coach <coach@school.example>", body: "Tryouts are on Friday at 4 pm." }));
+    await arrivals(personId, 3);
+    const told = await app!.repliesUntil("ana", (ms) => ms.some((m) => m.text.startsWith("School mail for the goal:")), 30_000);
+    await sleep(3_000); // later sessions announce nothing again
+    const again = await app!.repliesUntil("ana", () => true);
+    expect(again.filter((m) => m.text.startsWith("School mail for the goal:")).map((m) => m.text)).toEqual(["School mail for the goal: Tryouts on Friday"]);
+    expect(told.filter((m) => m.text.startsWith("School mail for the goal:"))).toHaveLength(1);
+    expect(wakes).toHaveLength(1);
+    // The wake is the goal's work: it carries the goal, and the mail only as untrusted content.
+    expect(wakes[0]!.promptText).toContain("School tryouts for Mia");
+    expect(wakes[0]!.promptText).not.toMatch(/Lunch menu|chess club/);
+    expect(model.requests.slice(seen).some((r) => /Lunch menu|chess club/.test(r.promptText))).toBe(false);
+  }, 90_000);
 
   it("replies only after the person approves a card that shows the recipients and the whole text; Postfix delivers it; automatic mail is never answered", async () => {
     await start(["read", "send"]);

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { asId } from "../../core/ids.js";
 import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type RecordedRequest } from "../fakes/openai-server.js";
-import { runDueAt, startTestApp, TestClock, type TestApp } from "../helpers/app.js";
+import { runDueAt, settled, startTestApp, TestClock, type TestApp } from "../helpers/app.js";
 import { isWake, sleep } from "../helpers/e2e.js";
 
 /**
@@ -60,7 +60,8 @@ describe("proactive messages end to end", () => {
     await app.store.tasks.transitionTask({ taskId: task!.id, owner: null, to: { status: "waiting", wait: { kind: "time", until: due } }, now: clock.now() });
     await runDueAt(app, clock, due);
     expect(wakes).toBe(2);
-    await sleep(500);
+    // Nothing more is due or running: had the second run said it again, it would be delivered by now.
+    await settled(app, clock);
     const texts = (await app.store.localMailbox.listLocalMessages("ana", 0, 50)).map((m) => m.text);
     expect(texts).toEqual(["Okay — every day at 09:00 I'll remind you to stretch.", "Time to stretch!"]);
     const decisions = await app.store.notifications.listNotificationsSince(pid, new Date(0));
@@ -100,7 +101,7 @@ describe("proactive messages end to end", () => {
     // The next occurrence (an hour later).
     const next = (await app.store.tasks.getTask(task!.id))!.state;
     await runDueAt(app, clock, next.status === "waiting" && next.wait.kind === "time" ? next.wait.until : new Date(NaN));
-    await sleep(500);
+    await settled(app, clock);
     expect((await app.store.localMailbox.listLocalMessages("ana", 0, 50)).some((m) => m.text.includes("A321neo"))).toBe(false);
     const decisions = await app.store.notifications.listNotificationsSince(pid, new Date(0));
     expect(decisions.map((d) => [d.decision, d.rule, d.urgency])).toEqual([

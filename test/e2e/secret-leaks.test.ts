@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { asId, type PersonId } from "../../core/ids.js";
 import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type RecordedRequest } from "../fakes/openai-server.js";
-import { startTestApp, type TestApp } from "../helpers/app.js";
+import { settled, startTestApp, type TestApp } from "../helpers/app.js";
 import { lastTool } from "../helpers/e2e.js";
 
 const CANARY = "CnRy/9f2+Kq7&Zx4<Lm8>Wp3'q";
@@ -313,7 +313,8 @@ describe("secrets never leak (issue 11: per-person vault, substitution in egress
     // The model API fails with an error text that echoes the configured key and a bot token shape.
     model.push({ kind: "http_error", status: 400, message: "Incorrect API key provided: sk-test-KEYCANARY0123456789abcdef (bot 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ)" });
     await app!.say("ana", "this one fails");
-    await new Promise((r) => setTimeout(r, 1500));
+    // The failed turn has run (and told the person) once the loops are quiet.
+    await settled(app!);
     await app!.store.audit.appendAudit({ personId: ana, kind: "test.platform_error", summary: "Telegram said: 401 for https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ/sendMessage", data: { error: "Authorization: Bearer sk-test-KEYCANARY0123456789abcdef" } });
     const activity = await read(`/api/persons/${ana}/activity?limit=100`);
     expect(activity.body).toContain("test.platform_error");

@@ -9,7 +9,7 @@ import {
   type FakeScriptItem,
   type RecordedRequest,
 } from "../fakes/openai-server.js";
-import { startTestApp, type TestApp } from "../helpers/app.js";
+import { settled, startTestApp, type TestApp } from "../helpers/app.js";
 import { isWake, recordingServer as pageServer, sleep } from "../helpers/e2e.js";
 
 /**
@@ -212,7 +212,8 @@ describe("Slack end to end: the real app, Bolt and WebClient against the fake Sl
     const wake = model.requests.find((r) => isWake(r, "stretch"));
     expect(wake).toBeDefined();
     expect(userTexts(wake!)).toEqual(["remind me in 3 seconds to stretch"]);
-    await sleep(1_500);
+    // Nothing more is due or running: a second reminder would have been posted by now.
+    await settled(app!);
     expect(slack!.messages.filter((m) => shown(m) === "Time to *stretch*!")).toHaveLength(1);
   }, 30_000);
 

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createWhatsAppChannel } from "../../bots/whatsapp/channel.js";
 import { FakeWhatsAppLibrary, type FakeWhatsAppClient, type SentRecord } from "../fakes/whatsapp-client.js";
 import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type FakeScriptItem } from "../fakes/openai-server.js";
-import { startTestApp, type TestApp } from "../helpers/app.js";
+import { settled, startTestApp, type TestApp } from "../helpers/app.js";
 import { isWake, recordingServer, sleep, until, userTexts } from "../helpers/e2e.js";
 
 /**
@@ -164,7 +164,8 @@ describe("WhatsApp end to end: the whole core with the WhatsApp adapter on the f
     expect(textsTo(client, ADA)[1]).toBe("Time to *stretch*!");
     expect(model!.requests.slice(before).some((r) => isWake(r, "stretch"))).toBe(true);
     expect(client.sent.at(-1)!.options?.quotedMessageId).toBeUndefined(); // a new message, not a reply
-    await sleep(1_000);
+    // Nothing more is due or running: a second reminder would have been sent by now.
+    await settled(app!);
     expect(textsTo(client, ADA).filter((t) => t.includes("stretch"))).toHaveLength(1);
   }, 30_000);
 });

@@ -21,9 +21,9 @@ import { candidateSchema } from "../../core/notify/candidate.js";
 import { startOfLocalDay } from "../../core/notify/digest-timing.js";
 import { Notifier } from "../../core/notify/notifier.js";
 import { Outbound } from "../../core/outbox/outbound.js";
-import { monitorStateSchema } from "../../core/notify/schemas.js";
+import { monitorStateSchema } from "../../core/notify/index.js";
 import { openSqliteStore } from "../../core/storage/sqlite/index.js";
-import type { NotificationDecision } from "../../core/storage/types.js";
+import type { NotificationDecision } from "../../core/notify/index.js";
 import { isValidTimeZone } from "../../core/time/zones.js";
 
 const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, "HH:MM");

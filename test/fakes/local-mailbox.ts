@@ -1,5 +1,6 @@
 import type { LocalMailboxRepository } from "../../core/storage/ports.js";
-import type { Button, Json, LocalMessage, NewLocalMessage } from "../../core/storage/types.js";
+import type { Button, LocalMessage, NewLocalMessage } from "../../core/channels/index.js";
+import type { Json } from "../../core/json.js";
 import { DuplicateKeyError } from "../../core/errors.js";
 
 /**

@@ -6,6 +6,7 @@ import { loadConfig } from "../../core/config/load.js";
 import type { Clock } from "../../core/clock.js";
 import type { Familiar } from "../../app/familiar.js";
 import { startApp, type RunningApp } from "../../app/index.js";
+import { waitFor } from "./wait.js";
 
 /** A Familiar started in-process on a temp DATA_DIR and a random port, plus a local-chat client. */
 export interface TestApp extends RunningApp {
@@ -68,6 +69,30 @@ export async function runDueAt(app: RunningApp, clock: TestClock, at: Date, time
     if (app.familiar.taskLoop.active === 0 && (!next || next > clock.now())) return;
     if (Date.now() > deadline) throw new Error(`due work did not finish by ${at.toISOString()} (next due ${next?.toISOString() ?? "none"})`);
   }
+}
+
+/**
+ * Waits until Familiar is quiet: nothing running in its task and outbox loops and nothing due by
+ * `clock` (default: real time), on two probes in a row. After it, an assertion that something did
+ * not happen (a second reminder, another model call) needs no fixed wait: whatever work already
+ * due was going to do, it has done.
+ */
+export async function settled(app: RunningApp, clock: Clock = { now: () => new Date() }, timeoutMs = 15_000): Promise<void> {
+  const { taskLoop, outboxLoop } = app.familiar;
+  let quietProbes = 0;
+  await waitFor(
+    async () => {
+      taskLoop.poke();
+      outboxLoop.poke();
+      const [task, out] = await Promise.all([app.store.tasks.nextDueAt(), app.store.outbox.nextDueAt()]);
+      const now = clock.now();
+      const quiet = taskLoop.active === 0 && outboxLoop.active === 0 && (!task || task > now) && (!out || out > now);
+      quietProbes = quiet ? quietProbes + 1 : 0;
+      return quietProbes >= 2;
+    },
+    "Familiar's loops to settle",
+    { timeoutMs, intervalMs: 25 },
+  );
 }
 
 /** Starts an app with the given settings (env-style strings), DATA_DIR in a fresh temp dir unless given. */

@@ -9,7 +9,7 @@ import { ApprovalCards } from "../../core/approvals/card-issuer.js";
 import { renderCardMarkdown, parseCardView } from "../../core/channels/card-view.js";
 import { SentinelClock, SessionTracker } from "../../core/policy/time.js";
 import type { Store } from "../../core/storage/ports.js";
-import type { ApprovalChoiceKind } from "../../core/storage/types.js";
+import type { ApprovalChoiceKind } from "../../core/approvals/index.js";
 import { Outbound } from "../../core/outbox/index.js";
 import { systemClock } from "../../core/clock.js";
 

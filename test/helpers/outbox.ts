@@ -2,7 +2,7 @@ import { pino } from "pino";
 import type { ChannelAdapter, ChannelTarget, OutboundContent } from "../../core/channels/port.js";
 import { OutboxDelivery } from "../../core/outbox/delivery.js";
 import { openSqliteStore } from "../../core/storage/sqlite/index.js";
-import type { OutboxMessage } from "../../core/storage/types.js";
+import type { OutboxMessage } from "../../core/outbox/index.js";
 
 /**
  * Delivers `content` to `target` through the real outbox (an in-memory SQLite store, one person with

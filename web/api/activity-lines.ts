@@ -1,5 +1,5 @@
 import { methodPhrase } from "../../core/policy/index.js";
-import type { AuditEvent } from "../../core/storage/index.js";
+import type { AuditEvent } from "../../core/audit/index.js";
 import { activityInWords, ruleInWords } from "./activity-words.js";
 
 /**

@@ -16,7 +16,7 @@ import escapeHtml from "escape-html";
 import { Router, type Request, type RequestHandler, type Response } from "express";
 import { z } from "zod";
 import { asId, type GoalId, type PersonId } from "../../core/ids.js";
-import type { Artifact } from "../../core/storage/index.js";
+import type { Artifact } from "../../core/artifacts/index.js";
 import { bundleHtml, framePageHeaders, guardedPage, isText, markdownDocument, pageHeaders, type ArtifactShelf } from "../../sandbox/artifacts/index.js";
 import { webContext } from "./auth.js";
 

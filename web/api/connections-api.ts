@@ -13,7 +13,7 @@ import express, { Router, type Response } from "express";
 import { z } from "zod";
 import { describeStatus, type ConnectionKind, type Connections, type FormField } from "../../core/connections/index.js";
 import { asId, type PersonId } from "../../core/ids.js";
-import type { Connection } from "../../core/storage/index.js";
+import type { Connection } from "../../core/connections/index.js";
 import { webContext } from "./auth.js";
 import type { ConnectWebDeps } from "./connect-form.js";
 import { plainErrors } from "./plain-errors.js";

@@ -7,15 +7,12 @@ import type { AccessControl, CommandRegistry } from "../../core/inbound/index.js
 import type { ApprovalFlow, GoalControl, ModelBudget } from "../../core/runtime/index.js";
 import type { SentinelViews } from "../../core/sentinel/index.js";
 import { asId, type PersonId } from "../../core/ids.js";
-import {
-  type Store,
-  channelNames,
-  type Goal,
-  type ChannelName,
-  type MemoryItem,
-  type Person,
-  type Task,
-} from "../../core/storage/index.js";
+import { type Store } from "../../core/storage/index.js";
+import { channelNames, type ChannelName } from "../../core/channels/index.js";
+import { type Goal } from "../../core/goals/index.js";
+import { type MemoryItem } from "../../core/memory/index.js";
+import { type Person } from "../../core/persons/index.js";
+import { type Task } from "../../core/tasks/index.js";
 import { resolveTimeZone } from "../../core/time/index.js";
 import { deliveriesOf } from "./deliveries.js";
 import { plainErrors } from "./plain-errors.js";

@@ -1,6 +1,9 @@
 import { channelInWords } from "../../core/channels/index.js";
 import { GIVE_UP_AFTER_MS } from "../../core/outbox/index.js";
-import type { AuditEvent, OutboxMessage, Person, Store } from "../../core/storage/index.js";
+import type { AuditEvent } from "../../core/audit/index.js";
+import type { OutboxMessage } from "../../core/outbox/index.js";
+import type { Person } from "../../core/persons/index.js";
+import type { Store } from "../../core/storage/index.js";
 
 /** How far back *Now* shows deliveries that were given up on a channel, ms: one day. */
 export const FAILED_SHOWN_MS = 86_400_000;

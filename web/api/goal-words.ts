@@ -1,5 +1,7 @@
 import cronstrue from "cronstrue";
-import type { AuditEvent, CheckInSchedule, Goal, Store } from "../../core/storage/index.js";
+import type { AuditEvent } from "../../core/audit/index.js";
+import type { CheckInSchedule, Goal } from "../../core/goals/index.js";
+import type { Store } from "../../core/storage/index.js";
 import { nextCronTime } from "../../core/time/index.js";
 
 /**

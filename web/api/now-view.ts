@@ -1,4 +1,7 @@
-import type { Goal, Person, Store, Task } from "../../core/storage/index.js";
+import type { Goal } from "../../core/goals/index.js";
+import type { Person } from "../../core/persons/index.js";
+import type { Store } from "../../core/storage/index.js";
+import type { Task } from "../../core/tasks/index.js";
 import { methodPhrase } from "../../core/policy/index.js";
 
 /**

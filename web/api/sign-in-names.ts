@@ -1,4 +1,5 @@
-import type { Person, Store } from "../../core/storage/index.js";
+import type { Person } from "../../core/persons/index.js";
+import type { Store } from "../../core/storage/index.js";
 
 /** Letters that carry a stroke or are ligatures: no Unicode decomposition folds them, so a table does. */
 const foldTable: Record<string, string> = { ø: "o", đ: "d", ð: "d", ł: "l", ħ: "h", ı: "i", ŧ: "t", æ: "ae", œ: "oe", þ: "th", ŋ: "n" };

@@ -1,7 +1,8 @@
 import { Router } from "express";
 import { z } from "zod";
 import { asId } from "../../core/ids.js";
-import type { Store, Artifact } from "../../core/storage/index.js";
+import type { Store } from "../../core/storage/index.js";
+import type { Artifact } from "../../core/artifacts/index.js";
 import type { ArtifactSource } from "../../sandbox/artifacts/index.js";
 import { checkExpressRequest } from "../http/index.js";
 

@@ -11,7 +11,7 @@ import {
 } from "../../core/channels/index.js";
 import { systemClock, type Clock } from "../../core/clock.js";
 import type { Logger } from "../../core/log/index.js";
-import type { LocalMessage } from "../../core/storage/index.js";
+import type { LocalMessage } from "../../core/channels/index.js";
 import { asId, type ArtifactId } from "../../core/ids.js";
 import { ALLOW_REMOTE_SETTING, checkExpressRequest, boundedJson } from "../http/index.js";
 import { LocalChannelNotStartedError, type LocalChannel } from "../../bots/local/index.js";

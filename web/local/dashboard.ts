@@ -2,7 +2,9 @@ import { Router, type Request, type Response } from "express";
 import { z } from "zod";
 import { asId } from "../../core/ids.js";
 import type { SentinelViews } from "../../core/sentinel/index.js";
-import type { Store, MemoryItem, Person } from "../../core/storage/index.js";
+import type { Store } from "../../core/storage/index.js";
+import type { MemoryItem } from "../../core/memory/index.js";
+import type { Person } from "../../core/persons/index.js";
 import { checkExpressRequest, boundedJson } from "../http/index.js";
 
 const pageQuery = z.object({

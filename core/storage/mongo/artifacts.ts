@@ -10,8 +10,9 @@
  */
 import { NotFoundError } from "../../errors.js";
 import { asId, newId, type ArtifactId, type PersonId } from "../../ids.js";
-import { artifactKindOf, type ArtifactKind, type ArtifactRepository, type Artifact, type NewArtifact } from "../artifacts.js";
-import type { Page, PageRequest } from "../types.js";
+import { artifactKindOf, type ArtifactKind, type Artifact, type NewArtifact } from "../../artifacts/records.js";
+import { type ArtifactRepository } from "../artifacts.js";
+import type { Page, PageRequest } from "../index.js";
 import type { DbLike } from "./driver.js";
 import { pageLimit, timeAfter, toPage } from "./paging.js";
 import { openColl } from "./session.js";

@@ -1,8 +1,10 @@
 /** MongoDB implementation of `AuditRepository` (`audit_events`), newest first by (at, id). */
 import type { Clock } from "../../clock.js";
 import { newId, type PersonId } from "../../ids.js";
-import type { AuditRepository, AuditEvent, NewAuditEvent, Page, PageRequest } from "../index.js";
-import type { AuditDoc } from "./collections.js";
+import type { AuditRepository } from "../index.js";
+import type { AuditEvent, NewAuditEvent } from "../../audit/records.js";
+import type { Page, PageRequest } from "../index.js";
+import type { AuditDoc } from "./documents.js";
 import { encodeJson, toAudit } from "./codec.js";
 import type { DbLike } from "./driver.js";
 import { auditFilter } from "./filters.js";

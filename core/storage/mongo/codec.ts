@@ -3,45 +3,21 @@
  * server-added fields such as a text score never leak out) and turns JSON text back into values.
  */
 import { asId } from "../../ids.js";
-import {
-  emptyProgress,
-  parseReach,
-  readAttachments,
-  type ApprovalRequest,
-  type AuditEvent,
-  type ConversationMessage,
-  type ConversationSummary,
-  type Goal,
-  type Grant,
-  type Identity,
-  type Json,
-  type JournalEntry,
-  type LocalMessage,
-  type MemoryItem,
-  type NotificationRecord,
-  type OutboxMessage,
-  type Person,
-  type Task,
-  type TaskKind,
-  type TaskState,
-} from "../index.js";
-import { parseStoredDemotion, parseStoredMonitor, parseStoredOrigin, parseStoredUrgency } from "../../notify/index.js";
-import type {
-  ApprovalDoc,
-  AuditDoc,
-  GoalDoc,
-  GrantDoc,
-  IdentityDoc,
-  JournalDoc,
-  LocalMailboxDoc,
-  MemoryDoc,
-  MessageDoc,
-  NotificationDoc,
-  OutboxDoc,
-  PersonDoc,
-  SummaryDoc,
-  TaskDoc,
-} from "./collections.js";
+import { emptyProgress, type OutboxMessage } from "../../outbox/records.js";
+import { parseReach, readAttachments } from "../index.js";
+import { type ApprovalRequest } from "../../approvals/records.js";
+import { type AuditEvent } from "../../audit/records.js";
+import { type ConversationMessage, type ConversationSummary } from "../../conversation/records.js";
+import { type Goal } from "../../goals/records.js";
+import { type Grant } from "../../policy/records.js";
+import { type Identity, type Person } from "../../persons/records.js";
+import { type Json } from "../../json.js";
+import { type JournalEntry, type Task, type TaskKind, type TaskState } from "../../tasks/records.js";
+import { type LocalMessage } from "../../channels/records.js";
+import { type MemoryItem } from "../../memory/records.js";
+import { type NotificationRecord } from "../../notify/records.js";
+import { parseStoredDemotion, parseStoredMonitor, parseStoredOrigin, parseStoredUrgency } from "../index.js";
+import type { ApprovalDoc, AuditDoc, GoalDoc, GrantDoc, IdentityDoc, JournalDoc, LocalMailboxDoc, MemoryDoc, MessageDoc, NotificationDoc, OutboxDoc, PersonDoc, SummaryDoc, TaskDoc } from "./documents.js";
 
 /** Encodes an opaque JSON payload for storage (see collections.ts for why it is text). */
 export function encodeJson(value: Json): string {

@@ -4,7 +4,8 @@
  * offline with mingo. Task and outbox documents are in task-filters.ts and outbox-filters.ts.
  */
 import type { Document } from "mongodb";
-import type { Actor, ApprovalDecision } from "../index.js";
+import type { Actor } from "../../persons/records.js";
+import type { ApprovalDecision } from "../../approvals/records.js";
 
 /** `$set` of the defined entries of `patch` plus `updatedAt` (undefined entries are left alone). */
 export function setPatch(patch: Record<string, unknown>, now: Date): Document {

@@ -2,8 +2,10 @@
 import type { Clock } from "../../clock.js";
 import { NotFoundError } from "../../errors.js";
 import { newId, type GoalId, type PersonId } from "../../ids.js";
-import type { GoalRepository, Goal, GoalPatch, GoalStatus, NewGoal, Page, PageRequest } from "../index.js";
-import type { GoalDoc } from "./collections.js";
+import type { GoalRepository } from "../index.js";
+import type { Goal, GoalPatch, GoalStatus, NewGoal } from "../../goals/records.js";
+import type { Page, PageRequest } from "../index.js";
+import type { GoalDoc } from "./documents.js";
 import { toGoal } from "./codec.js";
 import type { DbLike } from "./driver.js";
 import { setPatch } from "./filters.js";

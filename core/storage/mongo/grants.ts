@@ -1,8 +1,9 @@
 /** MongoDB implementation of `GrantRepository` (`grants`). Consumption and revocation are conditional updates. */
 import type { Clock } from "../../clock.js";
 import { newId, type GrantId, type PersonId } from "../../ids.js";
-import type { GrantRepository, Grant, GrantConstraints, NewGrant } from "../index.js";
-import type { GrantDoc } from "./collections.js";
+import type { GrantRepository } from "../index.js";
+import type { Grant, GrantConstraints, NewGrant } from "../../policy/records.js";
+import type { GrantDoc } from "./documents.js";
 import { encodeJson, toGrant } from "./codec.js";
 import type { DbLike } from "./driver.js";
 import { activeGrantsFilter, consumableGrantFilter, revocableGrantFilter } from "./filters.js";

@@ -3,9 +3,11 @@
  * `inbound_held`, one document per held update). Old records are removed by `pruneProcessedUpdates`
  * (the caller picks the window), not by a TTL index, so the retention rule is the same as SQLite's.
  */
-import type { HeldUpdate, InboundRepository, ChannelName } from "../index.js";
+import type { HeldUpdate, InboundRepository } from "../index.js";
+import type { ChannelName } from "../../channels/records.js";
 import { DuplicateKeyError } from "../../errors.js";
-import { creationKey, type InboundDoc, type InboundHeldDoc } from "./collections.js";
+import { creationKey } from "./collections.js";
+import type { InboundDoc, InboundHeldDoc } from "./documents.js";
 import type { DbLike } from "./driver.js";
 import { openColl } from "./session.js";
 

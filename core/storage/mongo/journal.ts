@@ -2,8 +2,11 @@
 import type { Clock } from "../../clock.js";
 import { ConflictError, NotFoundError } from "../../errors.js";
 import type { TaskId } from "../../ids.js";
-import type { JournalRepository, Json, JournalEntry, NewJournalIntent } from "../index.js";
-import { creationKey, type JournalDoc } from "./collections.js";
+import type { JournalRepository } from "../index.js";
+import type { Json } from "../../json.js";
+import type { JournalEntry, NewJournalIntent } from "../../tasks/records.js";
+import { creationKey } from "./collections.js";
+import type { JournalDoc } from "./documents.js";
 import { encodeJson, toJournalEntry } from "./codec.js";
 import type { DbLike } from "./driver.js";
 import { openJournalEntryFilter } from "./filters.js";

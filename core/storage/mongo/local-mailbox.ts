@@ -3,8 +3,10 @@
  * store-wide counter, so a poller that remembers the highest seq it saw never misses a message or
  * an edit (an edit takes a new seq).
  */
-import type { Button, Json, LocalMessage, NewLocalMessage, LocalMailboxRepository } from "../index.js";
-import type { CounterDoc, LocalMailboxDoc } from "./collections.js";
+import type { Button, LocalMessage, NewLocalMessage } from "../../channels/records.js";
+import type { Json } from "../../json.js";
+import type { LocalMailboxRepository } from "../index.js";
+import type { CounterDoc, LocalMailboxDoc } from "./documents.js";
 import { encodeJson, toLocalMessage } from "./codec.js";
 import { nextCounterValue, type Atomically } from "./conversation.js";
 import type { DbLike } from "./driver.js";

@@ -4,8 +4,9 @@
  * claimed, so a person's messages go out in the order they were enqueued.
  */
 import type { Document } from "mongodb";
-import type { ChannelName, OutboxStatus } from "../index.js";
-import type { OutboxDoc } from "./collections.js";
+import type { ChannelName } from "../../channels/records.js";
+import type { OutboxStatus } from "../../outbox/records.js";
+import type { OutboxDoc } from "./documents.js";
 
 /** Statuses of messages not yet delivered nor given up on. */
 export const undeliveredStatuses: readonly OutboxStatus[] = ["queued", "sending"];

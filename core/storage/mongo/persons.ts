@@ -2,17 +2,12 @@
 import type { Clock } from "../../clock.js";
 import { NotFoundError } from "../../errors.js";
 import { newId, type PersonId } from "../../ids.js";
-import type {
-  PersonRepository,
-  ChannelName,
-  Identity,
-  NewPerson,
-  Page,
-  PageRequest,
-  Person,
-  PersonSettingsPatch,
-} from "../index.js";
-import { creationKey, type IdentityDoc, type PersonDoc } from "./collections.js";
+import type { PersonRepository } from "../index.js";
+import type { ChannelName } from "../../channels/records.js";
+import type { Identity, NewPerson, Person, PersonSettingsPatch } from "../../persons/records.js";
+import type { Page, PageRequest } from "../index.js";
+import { creationKey } from "./collections.js";
+import type { IdentityDoc, PersonDoc } from "./documents.js";
 import { toIdentity, toPerson } from "./codec.js";
 import type { DbLike } from "./driver.js";
 import { setPatch } from "./filters.js";

@@ -1,7 +1,8 @@
 /** MongoDB implementation of `AccessRepository`: admins (`person_roles`) and group member lists (`group_members`). */
 import { asId, type PersonId } from "../../ids.js";
-import type { AccessRepository, GroupRef, PersonRole } from "../index.js";
-import type { GroupMemberDoc, PersonRoleDoc } from "./collections.js";
+import type { AccessRepository } from "../index.js";
+import type { GroupRef, PersonRole } from "../../persons/records.js";
+import type { GroupMemberDoc, PersonRoleDoc } from "./documents.js";
 import type { DbLike } from "./driver.js";
 import { openColl } from "./session.js";
 

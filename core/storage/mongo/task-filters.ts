@@ -7,7 +7,7 @@
  * rejects an illegal change even when a caller skipped its own checks.
  */
 import type { Document } from "mongodb";
-import { legalTransitions, type TaskState, type TaskStatus, type WaitCondition } from "../index.js";
+import { legalTransitions, type TaskState, type TaskStatus, type WaitCondition } from "../../tasks/records.js";
 
 const allStatuses = Object.keys(legalTransitions) as TaskStatus[];
 

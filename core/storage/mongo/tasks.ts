@@ -6,22 +6,12 @@
 import type { Clock } from "../../clock.js";
 import { ConflictError, IllegalTransitionError, NotFoundError, ValidationError } from "../../errors.js";
 import { newId, type PersonId, type TaskId } from "../../ids.js";
-import {
-  type TaskRepository,
-  legalTransitions,
-  type ClaimedTask,
-  type Json,
-  type NewTask,
-  type Page,
-  type PageRequest,
-  type Task,
-  type TaskState,
-  type TaskKind,
-  type TaskStatus,
-  type WaitMatch,
-} from "../index.js";
+import { type TaskRepository } from "../index.js";
+import { legalTransitions, type ClaimedTask, type NewTask, type Task, type TaskState, type TaskKind, type TaskStatus, type WaitMatch } from "../../tasks/records.js";
+import { type Json } from "../../json.js";
+import { type Page, type PageRequest } from "../index.js";
 import type { Document } from "mongodb";
-import type { TaskDoc } from "./collections.js";
+import type { TaskDoc } from "./documents.js";
 
 /** What a claim needs of a due task. */
 type DueHead = Pick<TaskDoc, "_id" | "dueAt" | "createdAt" | "kind" | "personId">;

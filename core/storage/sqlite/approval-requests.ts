@@ -1,15 +1,9 @@
 import { asId, newId, type ApprovalId, type PersonId, type TaskId } from "../../ids.js";
-import type {
-  ApprovalRepository,
-  Actor,
-  ApprovalDecision,
-  ApprovalRequest,
-  ApprovalStatus,
-  ChannelName,
-  DecideResult,
-  Json,
-  NewApprovalRequest,
-} from "../index.js";
+import type { ApprovalRepository } from "../index.js";
+import type { Actor } from "../../persons/records.js";
+import type { ApprovalDecision, ApprovalRequest, ApprovalStatus, DecideResult, NewApprovalRequest } from "../../approvals/records.js";
+import type { ChannelName } from "../../channels/records.js";
+import type { Json } from "../../json.js";
 import { type Row, type SqliteContext, jsonText, ms, parseJson, toDate, toDateOrNull } from "./context.js";
 
 function toRequest(row: Row): ApprovalRequest {

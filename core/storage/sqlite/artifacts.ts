@@ -1,7 +1,8 @@
 import { NotFoundError } from "../../errors.js";
 import { asId, newId, type ArtifactId, type PersonId } from "../../ids.js";
-import { artifactKindOf, type ArtifactRepository, type Artifact, type ArtifactKind, type NewArtifact } from "../artifacts.js";
-import type { Page, PageRequest } from "../types.js";
+import { artifactKindOf, type Artifact, type ArtifactKind, type NewArtifact } from "../../artifacts/records.js";
+import { type ArtifactRepository } from "../artifacts.js";
+import type { Page, PageRequest } from "../index.js";
 import { type Row, type SqliteContext, ms, toDate } from "./context.js";
 import { keyset, toPage } from "./pagination.js";
 

@@ -1,5 +1,8 @@
 import { asId, newId, type PersonId } from "../../ids.js";
-import type { AuditRepository, AuditEvent, Json, NewAuditEvent, Page, PageRequest } from "../index.js";
+import type { AuditRepository } from "../index.js";
+import type { AuditEvent, NewAuditEvent } from "../../audit/records.js";
+import type { Json } from "../../json.js";
+import type { Page, PageRequest } from "../index.js";
 import { type Row, type SqliteContext, inJson, jsonText, ms, parseJson, toDate } from "./context.js";
 import { keyset, toPage } from "./pagination.js";
 

@@ -5,17 +5,9 @@
  */
 import { DuplicateKeyError, NotFoundError } from "../../errors.js";
 import { asId, newId, type ConnectionId, type PersonId } from "../../ids.js";
-import type {
-  ChangeRepository,
-  Connection,
-  ConnectionChange,
-  ConnectionPatch,
-  ConnectionRepository,
-  ConnectionStatus,
-  Json,
-  NewConnection,
-  NewConnectionChange,
-} from "../index.js";
+import type { ChangeRepository, ConnectionRepository } from "../index.js";
+import type { Connection, ConnectionChange, ConnectionPatch, ConnectionStatus, NewConnection, NewConnectionChange } from "../../connections/records.js";
+import type { Json } from "../../json.js";
 import { type Row, type SqliteContext, jsonText, ms, parseJson, toDate, toDateOrNull } from "./context.js";
 
 const unknownStatus: ConnectionStatus = { state: "unknown", mode: "stopped", lastSyncAt: null, lastError: null, checkedAt: null };

@@ -6,7 +6,7 @@ import {
   StoreUnavailableError,
   ValidationError,
 } from "../../errors.js";
-import type { Json } from "../index.js";
+import type { Json } from "../../json.js";
 import type { Clock } from "../../clock.js";
 import type { TxGate } from "./gate.js";
 

@@ -1,12 +1,7 @@
 import { asId, newId, type MessageId, type PersonId } from "../../ids.js";
-import {
-  type ConversationRepository,
-  type ChannelName,
-  type ConversationMessage,
-  type ConversationSummary,
-  type NewConversationMessage,
-  readAttachments,
-} from "../index.js";
+import { type ConversationRepository, readAttachments } from "../index.js";
+import { type ChannelName } from "../../channels/records.js";
+import { type ConversationMessage, type ConversationSummary, type NewConversationMessage } from "../../conversation/records.js";
 import { type Row, type SqliteContext, ms, toDate } from "./context.js";
 import { DuplicateKeyError } from "../../errors.js";
 

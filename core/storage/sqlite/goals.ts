@@ -1,15 +1,8 @@
 import { NotFoundError } from "../../errors.js";
 import { asId, newId, type GoalId, type PersonId } from "../../ids.js";
-import type {
-  GoalRepository,
-  CheckInSchedule,
-  Goal,
-  GoalPatch,
-  GoalStatus,
-  NewGoal,
-  Page,
-  PageRequest,
-} from "../index.js";
+import type { GoalRepository } from "../index.js";
+import type { CheckInSchedule, Goal, GoalPatch, GoalStatus, NewGoal } from "../../goals/records.js";
+import type { Page, PageRequest } from "../index.js";
 import { type Row, type SqliteContext, inJson, jsonText, parseJson, toDate } from "./context.js";
 import { keyset, toPage } from "./pagination.js";
 

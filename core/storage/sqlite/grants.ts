@@ -1,5 +1,8 @@
 import { asId, newId, type GrantId, type PersonId } from "../../ids.js";
-import type { GrantRepository, ChannelName, Grant, GrantConstraints, GrantScope, Json, NewGrant } from "../index.js";
+import type { GrantRepository } from "../index.js";
+import type { ChannelName } from "../../channels/records.js";
+import type { Grant, GrantConstraints, GrantScope, NewGrant } from "../../policy/records.js";
+import type { Json } from "../../json.js";
 import { type Row, type SqliteContext, jsonText, ms, parseJson, toDate, toDateOrNull } from "./context.js";
 
 function toScope(row: Row): GrantScope {

@@ -1,5 +1,6 @@
 import { asId, newId, type HookId, type PersonId } from "../../ids.js";
-import type { HookRepository, Hook, NewHook } from "../index.js";
+import type { HookRepository } from "../index.js";
+import type { Hook, NewHook } from "../../runtime/records.js";
 import { type Row, type SqliteContext, ms, toDate, toDateOrNull } from "./context.js";
 
 function toHook(row: Row): Hook {

@@ -1,4 +1,5 @@
-import type { HeldUpdate, InboundRepository, ChannelName } from "../index.js";
+import type { HeldUpdate, InboundRepository } from "../index.js";
+import type { ChannelName } from "../../channels/records.js";
 import { type SqliteContext, ms, toDate } from "./context.js";
 
 /** Durable dedupe of platform update ids (`inbound_updates`) and the updates held until handled (`inbound_held`). */

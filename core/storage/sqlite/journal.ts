@@ -1,6 +1,8 @@
 import { ConflictError, DuplicateKeyError, NotFoundError } from "../../errors.js";
 import { asId, type TaskId } from "../../ids.js";
-import type { JournalRepository, Json, JournalEntry, NewJournalIntent } from "../index.js";
+import type { JournalRepository } from "../index.js";
+import type { Json } from "../../json.js";
+import type { JournalEntry, NewJournalIntent } from "../../tasks/records.js";
 import { type Row, type SqliteContext, jsonText, ms, parseJson, toDate } from "./context.js";
 
 function toEntry(row: Row): JournalEntry {

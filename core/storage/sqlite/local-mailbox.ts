@@ -1,13 +1,7 @@
 import { DuplicateKeyError } from "../../errors.js";
-import type {
-  LocalMailboxRepository,
-  Button,
-  ChannelName,
-  Json,
-  LocalAttachment,
-  LocalMessage,
-  NewLocalMessage,
-} from "../index.js";
+import type { LocalMailboxRepository } from "../index.js";
+import type { Button, ChannelName, LocalAttachment, LocalMessage, NewLocalMessage } from "../../channels/records.js";
+import type { Json } from "../../json.js";
 import { type Row, type SqliteContext, jsonText, ms, parseJson, toDate } from "./context.js";
 
 function toLocal(row: Row): LocalMessage {

@@ -1,15 +1,9 @@
 import { NotFoundError } from "../../errors.js";
 import { asId, newId, type MemoryId, type PersonId } from "../../ids.js";
-import type {
-  MemoryRepository,
-  ChannelName,
-  MemoryItem,
-  MemoryKind,
-  MemoryPatch,
-  NewMemoryItem,
-  Page,
-  PageRequest,
-} from "../index.js";
+import type { MemoryRepository } from "../index.js";
+import type { ChannelName } from "../../channels/records.js";
+import type { MemoryItem, MemoryKind, MemoryPatch, NewMemoryItem } from "../../memory/records.js";
+import type { Page, PageRequest } from "../index.js";
 import { type Row, type SqliteContext, ms, msOrNull, toDate, toDateOrNull } from "./context.js";
 import { keyset, toPage } from "./pagination.js";
 

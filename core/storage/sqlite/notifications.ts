@@ -1,11 +1,7 @@
 import { asId, newId, type NotificationId, type PersonId } from "../../ids.js";
-import type {
-  NotificationRepository,
-  NewNotificationRecord,
-  NotificationDecision,
-  NotificationRecord,
-} from "../index.js";
-import { parseStoredDemotion, parseStoredMonitor, parseStoredOrigin, parseStoredUrgency } from "../../notify/index.js";
+import type { NotificationRepository } from "../index.js";
+import type { NewNotificationRecord, NotificationDecision, NotificationRecord } from "../../notify/records.js";
+import { parseStoredDemotion, parseStoredMonitor, parseStoredOrigin, parseStoredUrgency } from "../index.js";
 import {
   type Row,
   type SqliteContext,

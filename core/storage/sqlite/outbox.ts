@@ -1,18 +1,10 @@
 import { ConflictError, NotFoundError } from "../../errors.js";
 import { asId, newId, type OutboxId, type PersonId } from "../../ids.js";
-import {
-  type OutboxRepository,
-  emptyProgress,
-  type Button,
-  type ChannelName,
-  type DeliveryProgress,
-  type Json,
-  type NewOutboxMessage,
-  type OutboxMessage,
-  type OutboxStatus,
-  type Page,
-  type PageRequest,
-} from "../index.js";
+import { type OutboxRepository } from "../index.js";
+import { emptyProgress, type DeliveryProgress, type NewOutboxMessage, type OutboxMessage, type OutboxStatus } from "../../outbox/records.js";
+import { type Button, type ChannelName } from "../../channels/records.js";
+import { type Json } from "../../json.js";
+import { type Page, type PageRequest } from "../index.js";
 import { type Row, type SqliteContext, inJson, jsonText, ms, parseJson, toDate, toDateOrNull } from "./context.js";
 import { keyset, toPage } from "./pagination.js";
 

@@ -1,15 +1,9 @@
 import { DuplicateKeyError, NotFoundError } from "../../errors.js";
 import { asId, newId, type PersonId } from "../../ids.js";
-import type {
-  PersonRepository,
-  ChannelName,
-  Identity,
-  NewPerson,
-  Page,
-  PageRequest,
-  Person,
-  PersonSettingsPatch,
-} from "../index.js";
+import type { PersonRepository } from "../index.js";
+import type { ChannelName } from "../../channels/records.js";
+import type { Identity, NewPerson, Person, PersonSettingsPatch } from "../../persons/records.js";
+import type { Page, PageRequest } from "../index.js";
 import { parseReach, reachText } from "../index.js";
 import { type Row, type SqliteContext, ms, toDate, toDateOrNull } from "./context.js";
 import { keyset, toPage } from "./pagination.js";

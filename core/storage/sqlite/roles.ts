@@ -1,5 +1,6 @@
 import { asId, type PersonId } from "../../ids.js";
-import type { AccessRepository, GroupRef, PersonRole } from "../index.js";
+import type { AccessRepository } from "../index.js";
+import type { GroupRef, PersonRole } from "../../persons/records.js";
 import { type Row, type SqliteContext, ms } from "./context.js";
 
 /** Roles (admins) and group member lists. */

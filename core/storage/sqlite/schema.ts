@@ -2,7 +2,7 @@
  * SQL of Familiar's SQLite schema (migration 1). Conventions: ids are app-generated TEXT; every
  * instant is INTEGER UTC milliseconds; JSON values are TEXT; booleans are 0/1.
  */
-import { legalTransitions, type TaskStatus } from "../index.js";
+import { legalTransitions, type TaskStatus } from "../../tasks/records.js";
 import { illegalTransitionMarker } from "./context.js";
 
 export const initialSchema = `

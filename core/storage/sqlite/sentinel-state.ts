@@ -1,12 +1,8 @@
 import { DuplicateKeyError } from "../../errors.js";
 import { asId, type ApprovalId, type PersonId } from "../../ids.js";
-import type {
-  SentinelStateRepository,
-  ApprovalChoice,
-  ApprovalChoiceKind,
-  HostSighting,
-  SentinelSession,
-} from "../index.js";
+import type { SentinelStateRepository } from "../index.js";
+import type { ApprovalChoice, ApprovalChoiceKind } from "../../approvals/records.js";
+import type { HostSighting, SentinelSession } from "../../policy/records.js";
 import { type Row, type SqliteContext, ms, toDate } from "./context.js";
 
 function toChoice(row: Row): ApprovalChoice {

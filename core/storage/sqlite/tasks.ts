@@ -6,20 +6,10 @@ import {
   ValidationError,
 } from "../../errors.js";
 import { asId, newId, type GoalId, type PersonId, type TaskId } from "../../ids.js";
-import type {
-  TaskRepository,
-  ClaimedTask,
-  Json,
-  NewTask,
-  Page,
-  PageRequest,
-  Task,
-  TaskKind,
-  TaskState,
-  TaskStatus,
-  WaitCondition,
-  WaitMatch,
-} from "../index.js";
+import type { TaskRepository } from "../index.js";
+import type { ClaimedTask, NewTask, Task, TaskKind, TaskState, TaskStatus, WaitCondition, WaitMatch } from "../../tasks/records.js";
+import type { Json } from "../../json.js";
+import type { Page, PageRequest } from "../index.js";
 import {
   type Row,
   type SqliteContext,

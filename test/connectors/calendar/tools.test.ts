@@ -103,6 +103,46 @@ describe("calendar_list", () => {
   });
 });
 
+describe("calendar_conflicts", () => {
+  it("reports overlaps in the person's own calendars in local time (not with a followed feed), and says when there are none", async () => {
+    await radicale.put(work, "review.ics", vcal("UID:review", "DTSTART;TZID=Europe/Berlin:20260513T100000", "DTEND;TZID=Europe/Berlin:20260513T110000", "SUMMARY:Review", "LOCATION:Room 4", "ATTENDEE:mailto:a@example.org", "ATTENDEE:mailto:b@example.org"));
+    await radicale.put(work, "call.ics", vcal("UID:call", "DTSTART;TZID=Europe/Berlin:20260513T103000", "DTEND;TZID=Europe/Berlin:20260513T111500", "SUMMARY:Client call"));
+    const school = (...more: string[][]) =>
+      ["BEGIN:VCALENDAR", "VERSION:2.0", "X-WR-CALNAME:School", ...[["UID:term", "DTSTART;VALUE=DATE:20260330", "DTEND;VALUE=DATE:20260411", "SUMMARY:Easter holidays"], ...more].flatMap((e) => ["BEGIN:VEVENT", ...e, "END:VEVENT"]), "END:VCALENDAR", ""].join("\r\n");
+    // A followed feed's event at the same time is not the person's own: no conflict with it.
+    feeds.set("/school.ics", { body: school(["UID:parents", "DTSTART;TZID=Europe/Berlin:20260513T101500", "DTEND;TZID=Europe/Berlin:20260513T110000", "SUMMARY:Parents' evening"]) });
+    await sync();
+    await syncFeedSource({ ...deps, http: deps.httpFor("conn_feed") }, person, "conn_feed", `${feeds.origin}/school.ics`);
+    try {
+      const found = await call("calendar_conflicts", { from: "2026-05-11", to: "2026-05-17" });
+      expect(found.ok).toBe(true);
+      if (!found.ok) return;
+      const lines = found.content.split("\n");
+      expect(lines[0]).toBe("1 conflict from 2026-05-11 to 2026-05-17 (times in Europe/Berlin):");
+      expect(lines[1]).toMatch(/^- “Review” 2026-05-13T10:00:00\+02:00 to 2026-05-13T11:00:00\+02:00 \(calendar “Work”, id ev_[0-9a-f]{12}\) overlaps “Client call” 2026-05-13T10:30:00\+02:00 to 2026-05-13T11:15:00\+02:00 \(calendar “Work”, id ev_[0-9a-f]{12}\)$/);
+      expect(lines).toHaveLength(2);
+      expect(found.untrusted?.source).toMatch(/calendar/);
+      // The list shows the same day with the place and the attendees, and the feed's event beside them.
+      const day = await call("calendar_list", { from: "2026-05-13", to: "2026-05-13" });
+      expect(day.ok && day.content).toMatch(/- 2026-05-13T10:00:00\+02:00 to 2026-05-13T11:00:00\+02:00 · “Review” · calendar “Work” · at “Room 4” · 2 attendees · id ev_/);
+      expect(day.ok && day.content).toContain("· “Parents' evening” · calendar “School”");
+      zone = "America/New_York";
+      const there = await call("calendar_conflicts", { from: "2026-05-13", to: "2026-05-13" });
+      zone = "Europe/Berlin";
+      expect(there.ok && there.content).toContain("“Review” 2026-05-13T04:00:00-04:00 to 2026-05-13T05:00:00-04:00");
+      expect(await call("calendar_conflicts", { from: "2026-05-14", to: "2026-05-20" })).toMatchObject({ ok: true, content: "No overlapping events from 2026-05-14 to 2026-05-20 (times in Europe/Berlin)." });
+      expect(await call("calendar_conflicts", { from: "2026-05-20", to: "2026-05-14" })).toMatchObject({ ok: false, code: "invalid_arguments" });
+    } finally {
+      zone = "Europe/Berlin";
+      await radicale.remove(`${work}review.ics`);
+      await radicale.remove(`${work}call.ics`);
+      feeds.set("/school.ics", { body: school() });
+      await sync();
+      await syncFeedSource({ ...deps, http: deps.httpFor("conn_feed") }, person, "conn_feed", `${feeds.origin}/school.ics`);
+    }
+  });
+});
+
 describe("write tools", () => {
   it("describes a new weekly event on the card (weekday, date, local range with zone, repetition, attendees), then creates it with the person's TZID", async () => {
     const args = { title: "Piano", start: "2026-03-17T17:00", end: "2026-03-17T18:00", repeat: { frequency: "weekly" as const }, attendees: ["teacher@example.org"] };

@@ -14,7 +14,7 @@ import { Sentinel } from "../../../core/sentinel/gate.js";
 import { SentinelClock, SessionTracker } from "../../../core/policy/time.js";
 import { SentinelViews } from "../../../core/sentinel/views.js";
 import { openSqliteStore, type SqliteStore } from "../../../core/storage/sqlite/index.js";
-import type { ApprovalRequest } from "../../../core/storage/types.js";
+import type { ApprovalRequest } from "../../../core/approvals/index.js";
 import { defineTool, type ToolContext, type ToolDefinition, type ToolResult } from "../../../core/tools/tool.js";
 import { Outbound } from "../../../core/outbox/index.js";
 

@@ -8,7 +8,8 @@ import { createTokenCounter } from "../../../core/context/tokens.js";
 import type { ChatMessage } from "../../../core/model/port.js";
 import type { Store } from "../../../core/storage/ports.js";
 import { openSqliteStore } from "../../../core/storage/sqlite/index.js";
-import type { ConversationMessage, MessageAttachment, Person } from "../../../core/storage/types.js";
+import type { ConversationMessage, MessageAttachment } from "../../../core/conversation/index.js";
+import type { Person } from "../../../core/persons/index.js";
 import { asId } from "../../../core/ids.js";
 
 /** Photos in the assembled context: the newest shown as image parts, all described in words. */

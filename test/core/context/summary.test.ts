@@ -7,7 +7,7 @@ import { createTokenCounter } from "../../../core/context/tokens.js";
 import { OpenAIModelClient } from "../../../core/model/openai.js";
 import type { Store } from "../../../core/storage/ports.js";
 import { openSqliteStore } from "../../../core/storage/sqlite/index.js";
-import type { Person } from "../../../core/storage/types.js";
+import type { Person } from "../../../core/persons/index.js";
 import { startFakeOpenAI, text, type FakeOpenAIServer } from "../../fakes/openai-server.js";
 
 describe("rolling summary", () => {

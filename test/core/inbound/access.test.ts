@@ -8,7 +8,8 @@ import { AccessControl } from "../../../core/inbound/pairing.js";
 import { CommandRegistry } from "../../../core/inbound/commands.js";
 import type { Store } from "../../../core/storage/ports.js";
 import { openSqliteStore } from "../../../core/storage/sqlite/index.js";
-import type { ChannelName, Person } from "../../../core/storage/types.js";
+import type { ChannelName } from "../../../core/channels/index.js";
+import type { Person } from "../../../core/persons/index.js";
 
 describe("who may talk: ALLOW_FROM, pairing codes, /link", () => {
   let dir: string;

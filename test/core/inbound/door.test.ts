@@ -12,7 +12,8 @@ import type { InboundMessage } from "../../../core/channels/port.js";
 import { CommandRegistry } from "../../../core/inbound/commands.js";
 import { Door } from "../../../core/inbound/door.js";
 import { openSqliteStore, type SqliteStore } from "../../../core/storage/sqlite/index.js";
-import type { ChannelName, Person } from "../../../core/storage/types.js";
+import type { ChannelName } from "../../../core/channels/index.js";
+import type { Person } from "../../../core/persons/index.js";
 
 describe("Door", () => {
   let dir: string;

@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { InboundMessage } from "../../../core/channels/port.js";
 import { CODE_ALPHABET, LINK_CODE_LENGTH, LINK_TTL_MS, LinkCodes } from "../../../core/inbound/links.js";
 import { openSqliteStore, type SqliteStore } from "../../../core/storage/sqlite/index.js";
-import type { Person } from "../../../core/storage/types.js";
+import type { Person } from "../../../core/persons/index.js";
 
 describe("LinkCodes", () => {
   let dir: string;

@@ -9,7 +9,8 @@ import { CommandRegistry, registerCoreCommands } from "../../../core/inbound/com
 import { InboundHandler } from "../../../core/inbound/handler.js";
 import type { Store } from "../../../core/storage/ports.js";
 import { openSqliteStore } from "../../../core/storage/sqlite/index.js";
-import { channelNames, type ChannelName, type Person } from "../../../core/storage/types.js";
+import { channelNames, type ChannelName } from "../../../core/channels/index.js";
+import { type Person } from "../../../core/persons/index.js";
 
 /**
  * /link in every direction and unknown commands, through the real inbound handler, access control

@@ -10,7 +10,7 @@ import { asId } from "../../../core/ids.js";
 import { fileNameFor, inboxFolder, MediaIntake } from "../../../core/inbound/media.js";
 import { ModelCapabilities } from "../../../core/model/capabilities.js";
 import { TranscriptionUnavailableError, type Transcriber } from "../../../core/model/transcription.js";
-import type { Person } from "../../../core/storage/types.js";
+import type { Person } from "../../../core/persons/index.js";
 import { workspaceReceivedFiles } from "../../../sandbox/workspace/inbox.js";
 
 /** Taking in a message's files: limits, workspace, transcription, vision, honest lines. */

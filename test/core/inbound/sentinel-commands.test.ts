@@ -3,7 +3,7 @@ import { asId } from "../../../core/ids.js";
 import { CommandRegistry } from "../../../core/inbound/commands.js";
 import { registerSentinelCommands } from "../../../core/inbound/sentinel-commands.js";
 import type { SentinelViews } from "../../../core/sentinel/views.js";
-import type { Person } from "../../../core/storage/types.js";
+import type { Person } from "../../../core/persons/index.js";
 
 describe("/activity", () => {
   it("shows times in the person's time zone, not UTC", async () => {

@@ -8,7 +8,7 @@ import { Notifier, digestJobName } from "../../../core/notify/notifier.js";
 import { Outbound } from "../../../core/outbox/outbound.js";
 import type { ScheduleRequest } from "../../../core/scheduling/scheduler.js";
 import { openSqliteStore, type SqliteStore } from "../../../core/storage/sqlite/index.js";
-import type { Person } from "../../../core/storage/types.js";
+import type { Person } from "../../../core/persons/index.js";
 
 /** The Notifier on a real SQLite store: provenance, the hourly cap, the judge's bounds, and release timing. */
 

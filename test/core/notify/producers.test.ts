@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { asId } from "../../../core/ids.js";
 import { backgroundCandidates } from "../../../core/notify/producers.js";
 import { proposeMessageToolName } from "../../../core/notify/tools.js";
-import type { JournalEntry, Task } from "../../../core/storage/types.js";
+import type { JournalEntry, Task } from "../../../core/tasks/index.js";
 
 /** How candidates from background activations are classified (issue 18 item 1). */
 

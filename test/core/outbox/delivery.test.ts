@@ -7,7 +7,8 @@ import { DeliveryError, type ChannelAdapter, type OutboundPart, type RenderOptio
 import { OutboxDelivery, repeatMark, retryDelayMs, uncertainNotice } from "../../../core/outbox/delivery.js";
 import type { Store } from "../../../core/storage/ports.js";
 import { openSqliteStore } from "../../../core/storage/sqlite/index.js";
-import type { ChannelName, OutboxMessage } from "../../../core/storage/types.js";
+import type { ChannelName } from "../../../core/channels/index.js";
+import type { OutboxMessage } from "../../../core/outbox/index.js";
 
 /** A platform fake: splits text at "|" into parts; `fail` decides per send whether the platform refuses. */
 function fakeAdapter(channel: ChannelName, resend: ResendMode) {

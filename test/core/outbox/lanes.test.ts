@@ -8,7 +8,7 @@ import { asId, type ArtifactId, type PersonId } from "../../../core/ids.js";
 import { GIVE_UP_AFTER_MS, OutboxDelivery, WebPresence } from "../../../core/outbox/index.js";
 import type { Store } from "../../../core/storage/index.js";
 import { openSqliteStore } from "../../../core/storage/sqlite/index.js";
-import type { ChannelName } from "../../../core/storage/types.js";
+import type { ChannelName } from "../../../core/channels/index.js";
 
 type Sent = { address: string; text: string | null; file: string | null; asDocument: boolean };
 

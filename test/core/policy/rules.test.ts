@@ -5,7 +5,7 @@ import type { ActiveGrant } from "../../../core/policy/grants.js";
 import { patternFor, type GrantPattern } from "../../../core/policy/patterns.js";
 import { capabilityMatches, decide, defaultPolicy, parsePolicy } from "../../../core/policy/rules.js";
 import type { DecisionInput } from "../../../core/policy/decision.js";
-import type { GrantScope } from "../../../core/storage/types.js";
+import type { GrantScope } from "../../../core/policy/index.js";
 
 const now = new Date("2025-06-01T12:00:00Z");
 const person = asId("person", "per_1") as PersonId;

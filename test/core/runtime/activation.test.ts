@@ -9,7 +9,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { runActivation, type ActivationDeps, type ActivationInput } from "../../../core/runtime/activation.js";
-import type { Task } from "../../../core/storage/types.js";
+import type { Task } from "../../../core/tasks/index.js";
 import { wakeupCheckpoint } from "../../../core/tasks/checkpoint.js";
 import type { ExecuteTool } from "../../../core/tool-loop/index.js";
 import { defineTool, type ToolDefinition, type ToolResult } from "../../../core/tools/index.js";

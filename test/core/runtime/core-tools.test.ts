@@ -9,7 +9,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { GoalId, PersonId } from "../../../core/ids.js";
 import { coreTools } from "../../../core/runtime/index.js";
-import type { Task } from "../../../core/storage/types.js";
+import type { Task } from "../../../core/tasks/index.js";
 import { parseCheckpoint } from "../../../core/tasks/checkpoint.js";
 import type { ToolContext, ToolDefinition, ToolResult } from "../../../core/tools/index.js";
 import { flowFixture, type FlowFixture } from "./flows.js";

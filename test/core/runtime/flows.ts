@@ -15,7 +15,8 @@ import { Outbound } from "../../../core/outbox/index.js";
 import { ProactiveFlow, TaskRunner, WakeupFlow } from "../../../core/runtime/index.js";
 import type { ScheduleRequest } from "../../../core/scheduling/index.js";
 import { openSqliteStore, type SqliteStore } from "../../../core/storage/sqlite/index.js";
-import type { Person, Task } from "../../../core/storage/types.js";
+import type { Person } from "../../../core/persons/index.js";
+import type { Task } from "../../../core/tasks/index.js";
 import type { ToolDefinition } from "../../../core/tools/index.js";
 import { FakeClock, ScriptedModel } from "./harness.js";
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { asId } from "../../../core/ids.js";
 import { inheritedOf, parseCheckpoint } from "../../../core/tasks/checkpoint.js";
-import type { Json, Task, TaskKind } from "../../../core/storage/types.js";
+import type { Json } from "../../../core/json.js";
+import type { Task, TaskKind } from "../../../core/tasks/index.js";
 
 const task = (kind: TaskKind, checkpoint: Json): Task => ({
   id: asId("task", "task_1"),

@@ -7,7 +7,7 @@ import { systemClock } from "../../../core/clock.js";
 import { interruptedOutcome, journalHistory, journaled } from "../../../core/tasks/journal.js";
 import { openSqliteStore } from "../../../core/storage/sqlite/index.js";
 import type { Store } from "../../../core/storage/ports.js";
-import type { Task } from "../../../core/storage/types.js";
+import type { Task } from "../../../core/tasks/index.js";
 import { defineTool, type ToolContext, type ToolDefinition } from "../../../core/tools/tool.js";
 
 describe("tool-call journal: exactly-once side effects", () => {

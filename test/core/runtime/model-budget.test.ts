@@ -12,7 +12,7 @@ import { ModelError } from "../../../core/errors.js";
 import { OpenAIModelClient } from "../../../core/model/openai.js";
 import { ModelBudget, localDay } from "../../../core/runtime/model-budget.js";
 import { openSqliteStore, type SqliteStore } from "../../../core/storage/sqlite/index.js";
-import type { Person } from "../../../core/storage/types.js";
+import type { Person } from "../../../core/persons/index.js";
 import { startFakeOpenAI, text, type FakeOpenAIServer } from "../../fakes/openai-server.js";
 
 describe("ModelBudget", () => {

@@ -9,7 +9,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { proposeMessageToolName } from "../../../core/notify/tools.js";
 import { ProactiveFlow } from "../../../core/runtime/index.js";
-import type { Task } from "../../../core/storage/types.js";
+import type { Task } from "../../../core/tasks/index.js";
 import { checkinCheckpoint, parseCheckpoint, wakeupCheckpoint, type Trigger } from "../../../core/tasks/checkpoint.js";
 import { flowFixture, type FlowFixture } from "./flows.js";
 

@@ -13,7 +13,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { WakeupFlow } from "../../../core/runtime/wakeup.js";
 import { openSqliteStore, type SqliteStore } from "../../../core/storage/sqlite/index.js";
 import type { GoalId } from "../../../core/ids.js";
-import type { Person, Task } from "../../../core/storage/types.js";
+import type { Person } from "../../../core/persons/index.js";
+import type { Task } from "../../../core/tasks/index.js";
 import { parseCheckpoint, wakeupCheckpoint } from "../../../core/tasks/checkpoint.js";
 
 describe("WakeupFlow", () => {

@@ -8,10 +8,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { NewOutboxMessage } from "../../../core/storage/types.js";
+import type { NewOutboxMessage } from "../../../core/outbox/index.js";
 import { WebhookEvents } from "../../../core/runtime/webhook-event.js";
 import { openSqliteStore, type SqliteStore } from "../../../core/storage/sqlite/index.js";
-import type { Person, Task } from "../../../core/storage/types.js";
+import type { Person } from "../../../core/persons/index.js";
+import type { Task } from "../../../core/tasks/index.js";
 
 describe("WebhookEvents", () => {
   let dir: string;

@@ -25,7 +25,7 @@ import {
   transitionFilter,
   transitionUpdate,
 } from "../../../core/storage/mongo/task-filters.js";
-import { legalTransitions, type TaskState, type TaskStatus } from "../../../core/storage/types.js";
+import { legalTransitions, type TaskState, type TaskStatus } from "../../../core/tasks/index.js";
 import { FakeDuplicateKeyError, MingoDb } from "../../fakes/mingo-db.js";
 import { FakeShapeError, applyUpdate } from "../../fakes/mingo-shapes.js";
 

@@ -6,7 +6,7 @@
  * and never shown.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Grant } from "../../../core/storage/types.js";
+import type { Grant } from "../../../core/policy/index.js";
 import { cardOf, pressCard } from "../../helpers/approvals.js";
 import { Sentinel } from "../../../core/sentinel/gate.js";
 import { SecretVault } from "../../../core/secrets/vault.js";

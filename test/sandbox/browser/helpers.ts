@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
-import type { GrantScope } from "../../../core/storage/types.js";
+import type { GrantScope } from "../../../core/policy/index.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { systemClock } from "../../../core/clock.js";

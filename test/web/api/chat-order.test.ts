@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { inFirstShownOrder } from "../../../web/api/chat-log.js";
-import type { LocalMessage } from "../../../core/storage/types.js";
+import type { LocalMessage } from "../../../core/channels/index.js";
 
 const msg = (id: string, seq: number, atMs: number, card = false): LocalMessage => ({
   seq, id, user: "log:p", text: id, buttons: [], card: card ? { v: 1 } : null, attachments: [], at: new Date(atMs), role: "assistant", channel: "local",

@@ -3,7 +3,7 @@ import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer } from "../../fa
 import { startTestApp, type TestApp } from "../../helpers/app.js";
 import { activityLines } from "../../../web/api/activity-lines.js";
 import { scheduleInWords } from "../../../web/api/goal-words.js";
-import type { AuditEvent } from "../../../core/storage/index.js";
+import type { AuditEvent } from "../../../core/audit/index.js";
 
 /** Issue 19 item 8: Activity one line per action in a sentence, a short filter of categories; Now says what is next; Goals say the schedule in words. */
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { asId } from "../../../../core/ids.js";
-import type { Actor } from "../../../../core/storage/types.js";
+import type { Actor } from "../../../../core/persons/index.js";
 import { type ContractContext, at, makePerson, readAllPages } from "./support.js";
 
 const owner: Actor = { channel: "telegram", accountId: "1001" };

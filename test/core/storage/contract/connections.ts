@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { asId } from "../../../../core/ids.js";
-import type { NewConnectionChange } from "../../../../core/storage/index.js";
+import type { NewConnectionChange } from "../../../../core/connections/index.js";
 import { type ContractContext, at, expectCode, makePerson } from "./support.js";
 
 const change = (key: string, over: Partial<NewConnectionChange> = {}): NewConnectionChange => ({

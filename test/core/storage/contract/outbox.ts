@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { asId } from "../../../../core/ids.js";
-import type { OutboxMessage } from "../../../../core/storage/types.js";
+import type { OutboxMessage } from "../../../../core/outbox/index.js";
 import { type ContractContext, at, expectCode, makePerson, readAllPages } from "./support.js";
 
 /** The durable outbox: idempotent enqueue, per-person order, leases and delivery records. */

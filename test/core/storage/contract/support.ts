@@ -4,7 +4,8 @@
  */
 import { expect } from "vitest";
 import type { Store } from "../../../../core/storage/ports.js";
-import type { Page, PageRequest, Person } from "../../../../core/storage/types.js";
+import type { Page, PageRequest } from "../../../../core/storage/index.js";
+import type { Person } from "../../../../core/persons/index.js";
 
 /** Builds a fresh, empty store; `cleanup` closes it and removes whatever it created. */
 export type StoreFactory = () => Promise<{ store: Store; cleanup(): Promise<void> }>;

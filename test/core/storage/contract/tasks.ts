@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { asId, newId } from "../../../../core/ids.js";
-import type { Task } from "../../../../core/storage/types.js";
+import type { Task } from "../../../../core/tasks/index.js";
 import { type ContractContext, at, expectCode, makePerson, readAllPages } from "./support.js";
 
 /** Tasks: the state machine, leases and atomic claims. */
