@@ -26,9 +26,6 @@ export const overLimit = {
   files: {
     "bots/slack/channel.ts": 408,
     "bots/whatsapp/channel.ts": 437,
-    "core/storage/mongo/collections.ts": 508,
-    "sandbox/browser/runtime.ts": 429,
-    "sandbox/browser/tools.ts": 522,
     "test/core/sentinel/sentinel.test.ts": 404,
     "test/core/storage/contract/tasks.ts": 409,
     "test/core/tool-loop/loop.test.ts": 454,
@@ -50,8 +47,6 @@ export const overLimit = {
     "core/runtime/core-tools.ts": { coreTools: 233 },
     "core/sentinel/inert-links.ts": { inertLinks: 100 },
     "core/tool-loop/loop.ts": { runToolLoop: 112 },
-    "sandbox/browser/describe.ts": { describeClick: 100 },
-    "sandbox/browser/tools.ts": { browserTools: 379 },
     "web/api/auth.ts": { webAccess: 121 },
     "webui/chat.tsx": { Chat: 297 },
     "webui/setup.tsx": { ModelSection: 113 },

@@ -95,36 +95,7 @@ export function describeClick(base: Base & { ref: string }, facts: ElementFacts,
   const onCheckout = isCheckout(checkout);
   const common = { page, hardToUndo: false, onceOnly: false, purchase: null };
 
-  if (observed) {
-    // The click was seen sending this before and was stopped: ask with exactly what it sent.
-    const fields = (observed.fields ?? [{ name: "(body)", value: `${observed.bytes} bytes of ${observed.contentType || "data"}` }]).map((f) => ({
-      name: f.name,
-      value: passwords.includes(f.value) && f.value !== "" ? `•••• (${f.value.length} characters)` : base.scrub(f.value),
-    }));
-    const purchase = onCheckout ? purchaseOf(checkout) : null;
-    return {
-      ...common,
-      capability: purchase ? "browser.purchase" : "browser.submit",
-      access: "write",
-      hardToUndo: purchase !== null,
-      onceOnly: purchase !== null,
-      purchase,
-      method: observed.method,
-      destinations: [observed.url],
-      carriesData: true,
-      summary: `${purchase ? "Place an order: click" : "Click"} ${label}, which sends ${observed.method} to ${pageLabel(observed.url)}`,
-      fields,
-      digest: actionDigest({
-        tool: base.tool,
-        ref: base.ref,
-        page: urlWithoutFragment(base.pageUrl),
-        method: observed.method,
-        url: observed.url,
-        fields: observed.fields ? observed.fields.map((f) => [f.name, passwords.includes(f.value) ? `sha256:${sha(f.value)}` : base.scrub(f.value)]) : null,
-        body: observed.fields ? null : observed.bodyDigest,
-      }),
-    };
-  }
+  if (observed) return describeObservedClick(base, label, onCheckout ? checkout : null, observed, passwords);
 
   if (facts.submits && facts.form) {
     const form = facts.form;
@@ -188,6 +159,41 @@ export function describeClick(base: Base & { ref: string }, facts: ElementFacts,
     fields: [],
     digest: actionDigest({ tool: base.tool, ref: base.ref, page: urlWithoutFragment(base.pageUrl), method: "CLICK", label: facts.label }),
   };
+}
+
+/** A click seen sending data before (and stopped): asked about with exactly what it sent. */
+function describeObservedClick(base: Base & { ref: string }, label: string, checkout: CheckoutFacts | null, observed: ObservedWrite, passwords: readonly string[]): ActionDescription {
+  const page = pageLabel(base.pageUrl);
+  const common = { page, hardToUndo: false, onceOnly: false, purchase: null };
+  // The click was seen sending this before and was stopped: ask with exactly what it sent.
+  const fields = (observed.fields ?? [{ name: "(body)", value: `${observed.bytes} bytes of ${observed.contentType || "data"}` }]).map((f) => ({
+    name: f.name,
+    value: passwords.includes(f.value) && f.value !== "" ? `•••• (${f.value.length} characters)` : base.scrub(f.value),
+  }));
+  const purchase = checkout ? purchaseOf(checkout) : null;
+  return {
+    ...common,
+    capability: purchase ? "browser.purchase" : "browser.submit",
+    access: "write",
+    hardToUndo: purchase !== null,
+    onceOnly: purchase !== null,
+    purchase,
+    method: observed.method,
+    destinations: [observed.url],
+    carriesData: true,
+    summary: `${purchase ? "Place an order: click" : "Click"} ${label}, which sends ${observed.method} to ${pageLabel(observed.url)}`,
+    fields,
+    digest: actionDigest({
+      tool: base.tool,
+      ref: base.ref,
+      page: urlWithoutFragment(base.pageUrl),
+      method: observed.method,
+      url: observed.url,
+      fields: observed.fields ? observed.fields.map((f) => [f.name, passwords.includes(f.value) ? `sha256:${sha(f.value)}` : base.scrub(f.value)]) : null,
+      body: observed.fields ? null : observed.bodyDigest,
+    }),
+  };
+
 }
 
 function sha(text: string): string {

@@ -21,13 +21,13 @@
  */
 import { mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import type { PersonId } from "../../core/ids.js";
 import type { Logger } from "../../core/log/index.js";
-import { NetworkGuard } from "./network.js";
-import { readState, writeState } from "./profile-state.js";
-import { EgressProxy, type DeniedRequest, type EgressCheck } from "./proxy.js";
-import { RefMemory } from "./refs.js";
+import { EgressProxy, type EgressCheck } from "./proxy.js";
+import { openSession, type PersonBrowser } from "./session.js";
+
+export { REFUSALS_SETTLE_MS, type PersonBrowser } from "./session.js";
 
 /** Chromium flags: headless, no GPU, no background traffic or phoning home, WebRTC only through the proxy. */
 export const CHROMIUM_ARGS: readonly string[] = [
@@ -44,9 +44,6 @@ export const CHROMIUM_ARGS: readonly string[] = [
   // Playwright's own list (which a second --disable-features would replace) plus autofill server queries.
   "--disable-features=AutofillServerCommunication,OptimizationHints,NetworkTimeServiceQuerying,AimEnabled,PreconnectToSearch,MediaRouter,HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,PaintHolding,AvoidCorsURLLoaderRestartOnRedirect,DestroyProfileOnBrowserClose,ThirdPartyStoragePartitioning,LensOverlay,AvoidUnnecessaryBeforeUnloadCheckSync",
 ];
-
-/** How long a tool waits for request judgments still in flight before reporting refusals, ms. */
-export const REFUSALS_SETTLE_MS = 2_000;
 
 /** Settings of the {@link BrowserRuntime}. */
 export interface BrowserRuntimeOptions {
@@ -76,31 +73,6 @@ export class BrowserUnavailableError extends Error {
     super(message, options);
     this.name = "BrowserUnavailableError";
   }
-}
-
-/** One person's open browser: context, its one page, the network door and element memory. */
-export interface PersonBrowser {
-  personId: PersonId;
-  context: BrowserContext;
-  /** The page the tools drive (re-created if it crashes or is closed). */
-  page(): Promise<Page>;
-  network: NetworkGuard;
-  refs: RefMemory;
-  /**
-   * Requests refused (by the proxy or the request interception) since the last call, oldest first.
-   * Waits first for judgments still in flight (at most {@link REFUSALS_SETTLE_MS}), so a request the
-   * page made before this call is in the answer once it has reached the interception; a refusal is
-   * handed out exactly once — by this call or a later one, never dropped.
-   */
-  takeRefusals(): Promise<DeniedRequest[]>;
-  /** Saves cookies and storage now. */
-  save(): Promise<void>;
-  /** The page URL when the context was last closed (shown after an idle close). */
-  lastUrl: string | null;
-  /** A download may start (browser_download runs); any other download is cancelled. */
-  downloadArmed: boolean;
-  /** The open page's URL, or null when no page is open. */
-  currentUrl(): string | null;
 }
 
 interface Slot {
@@ -282,66 +254,14 @@ export class BrowserRuntime {
     const browser = await this.launch();
     const dir = this.profileDir(personId);
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    const stateFile = join(dir, "state.json");
-    const saved = await readState(stateFile);
-    const denied: DeniedRequest[] = [];
-    const proxy = await EgressProxy.start({
-      egress: this.options.egress,
-      onDenied: (d) => {
-        if (denied.length < 50) denied.push(d);
-      },
-    });
-    const context = await browser.newContext({
-      ...(saved ? { storageState: saved.storage } : {}),
-      proxy: { server: proxy.url, bypass: "<-loopback>" },
-      serviceWorkers: "block",
-      acceptDownloads: true,
-      viewport: { width: 1280, height: 900 },
-      locale: "en-US",
-    });
-    context.setDefaultTimeout(this.actionTimeoutMs);
-    context.setDefaultNavigationTimeout(this.actionTimeoutMs);
-    const network = new NetworkGuard({
-      ...(this.options.secretCheck && { secretCheck: this.options.secretCheck }),
-      onDenied: (d) => {
-        if (denied.length < 50) denied.push(d);
-      },
-    });
-    await network.install(context);
-    let page: Page | null = null;
-    const session: PersonBrowser = {
+    const { session, proxy } = await openSession(browser, {
       personId,
-      context,
-      network,
-      refs: new RefMemory(),
-      lastUrl: saved?.lastUrl ?? null,
-      downloadArmed: false,
-      takeRefusals: async () => {
-        await Promise.all([network.settled(REFUSALS_SETTLE_MS), proxy.settled(REFUSALS_SETTLE_MS)]);
-        return denied.splice(0);
-      },
-      currentUrl: () => (page && !page.isClosed() ? page.url() : null),
-      page: async () => {
-        if (page === null || page.isClosed()) {
-          page = await context.newPage();
-          page.on("download", (download) => {
-            if (!session.downloadArmed) void download.cancel().catch(() => undefined);
-          });
-          page.on("crash", () => {
-            this.options.logger?.warn({ personId }, "browser page crashed; a new page opens on next use");
-            page?.close().catch(() => undefined);
-          });
-          session.refs.clear();
-        }
-        return page;
-      },
-      save: async () => {
-        const storage = await context.storageState({ indexedDB: true });
-        const url = page && !page.isClosed() ? page.url() : session.lastUrl;
-        session.lastUrl = url && url !== "about:blank" ? url : session.lastUrl;
-        await writeState(stateFile, { storage, lastUrl: session.lastUrl });
-      },
-    };
+      stateFile: join(dir, "state.json"),
+      egress: this.options.egress,
+      actionTimeoutMs: this.actionTimeoutMs,
+      ...(this.options.secretCheck && { secretCheck: this.options.secretCheck }),
+      ...(this.options.logger && { logger: this.options.logger }),
+    });
     const slot: Slot = { session, proxy, lastUsed: Date.now(), busy: 0, queue: Promise.resolve(), timer: null };
     this.slots.set(personId, slot);
     this.stats.contextsOpened++;

@@ -8,6 +8,8 @@
  * - after SMTP accepted an approved reply but before its copy reached the Sent folder (the proxy
  *   holds the APPEND): after the restart the reply is in the other account's INBOX once, the repeated
  *   call sends nothing and makes the Sent copy, and no second card is shown.
+ * And the mail server killed while the app holds IMAP IDLE: the app reconnects (back to IDLE), and
+ * mail written while the server was down and after it came back is recorded and told once.
  */
 import Database from "better-sqlite3";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -18,6 +20,7 @@ import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type RecordedRe
 import type { LocalReply } from "../helpers/app.js";
 import { freePort, startChild, type ChildApp } from "../helpers/child.js";
 import { lastTool, sleep } from "../helpers/e2e.js";
+import { eventually as until } from "../helpers/mail/app.js";
 import { fillMaildir } from "../helpers/mail/maildir.js";
 import { postfixUnavailable, settingsFor, startMailServers, testMail, type MailServers } from "../helpers/mail/servers.js";
 import { startTcpProxy, type TcpProxy } from "../helpers/mail/tcp-proxy.js";
@@ -72,15 +75,6 @@ async function childEnv(capabilities: string[], imapPort: number, plainImap = fa
   };
 }
 
-/** Polls `probe` (sync or async) every 50 ms until it holds; throws naming `what` after `timeoutMs`. */
-async function until(probe: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
 async function start(env: Record<string, string>): Promise<ChildApp> {
   const child = await startChild(env, "main.ts", 60_000);
   children.push(child);
@@ -103,6 +97,8 @@ interface Row {
   data: string;
 }
 const changes = (env: Record<string, string>, kind: string): Row[] => readDb(env, (db) => db.prepare("SELECT key, kind, data FROM connection_changes WHERE kind = ? ORDER BY seq").all(kind) as Row[]);
+/** The mailbox's status as the sync last wrote it (the Connections page's). */
+const statusOf = (env: Record<string, string>) => readDb(env, (db) => JSON.parse((db.prepare("SELECT status FROM connections WHERE kind = 'email'").get() as { status: string }).status) as { mode: string; lastError: string | null });
 const subjectOf = (r: Row) => (JSON.parse(r.data) as { subject: string }).subject;
 
 async function say(child: ChildApp, user: string, message: string): Promise<void> {
@@ -128,21 +124,27 @@ async function messagesUntil(child: () => ChildApp, user: string, done: (ms: Loc
 }
 
 /** The burst: 300 messages, three of them from the school about tryouts (at 50, 150 and 250). */
+const burstTryouts: Record<number, string> = { 50: "Tryouts start Saturday at ten", 150: "Tryouts need a signed health form", 250: "Tryouts for goalkeepers are on Monday" };
+const burstSubject = (i: number) => burstTryouts[i] ?? `Shop notice ${i}`;
 function burstMail(i: number, at: Date): string {
-  const tryouts = i % 100 === 50;
-  return testMail(tryouts ? `Tryouts update ${i}` : `Shop notice ${i}`, { from: tryouts ? "Coach <coach@school.example>" : `Shop <news${i % 7}@shop.example>`, id: `<burst-${i}@outside.test>`, body: `Message ${i} of the burst, ${at.toISOString()}.` });
+  const tryouts = i in burstTryouts;
+  return testMail(burstSubject(i), { from: tryouts ? "Coach <coach@school.example>" : `Shop <news${i % 7}@shop.example>`, id: `<burst-${i}@outside.test>`, body: `Message ${i} of the burst, ${at.toISOString()}.` });
 }
+
+/** The model: "tell me when the school writes about tryouts" makes a watch; each wake tells the subject. */
+const watchScript = (r: RecordedRequest) => {
+  const wake = r.messages.find((m) => typeof m.content === "string" && m.content.includes("A new mail matched"));
+  if (wake && lastTool(r) === null) return text(`Tryouts mail: ${/Subject: (.*)/.exec(String(wake.content))?.[1] ?? "?"}`);
+  if (lastTool(r) === null && r.lastUserText?.includes("tryouts")) return toolCall("email_watch", { note: "Tell Ana about school mail on tryouts", filter: { from: ["school.example"], subjectContains: ["tryouts"] } });
+  return text("Watching.");
+};
+const toldTryouts = (ms: LocalReply[]) => ms.filter((m) => m.text.startsWith("Tryouts mail:")).map((m) => m.text);
 
 describe.skipIf(noPostfix !== null)("email across SIGKILL", () => {
   it("a kill halfway through a sync loses no mail and announces none twice; the watch is told each match once", async () => {
     proxy = await startTcpProxy(servers.imap.port);
     const env = await childEnv(["read"], proxy.port);
-    script = (r) => {
-      const wake = r.messages.find((m) => typeof m.content === "string" && m.content.includes("A new mail matched"));
-      if (wake && lastTool(r) === null) return text(`Tryouts mail: ${/Subject: (.*)/.exec(String(wake.content))?.[1] ?? "?"}`);
-      if (lastTool(r) === null && r.lastUserText?.includes("tryouts")) return toolCall("email_watch", { note: "Tell Ana about school mail on tryouts", filter: { from: ["school.example"], subjectContains: ["tryouts"] } });
-      return text("Watching.");
-    };
+    script = watchScript;
     let child = await start(env);
     const current = () => child;
     await say(child, "ana", "Tell me when the school writes about tryouts");
@@ -165,9 +167,9 @@ describe.skipIf(noPostfix !== null)("email across SIGKILL", () => {
     const recorded = changes(env, "email.arrived");
     expect(recorded).toHaveLength(300);
     expect(new Set(recorded.map((r) => r.key)).size).toBe(300);
-    expect(new Set(recorded.map(subjectOf))).toEqual(new Set(Array.from({ length: 300 }, (_, i) => (i % 100 === 50 ? `Tryouts update ${i}` : `Shop notice ${i}`))));
+    expect(new Set(recorded.map(subjectOf))).toEqual(new Set(Array.from({ length: 300 }, (_, i) => burstSubject(i))));
     const after = (await messages(current, "ana")).filter((m) => m.text.startsWith("Tryouts mail:")).map((m) => m.text);
-    expect(after.sort()).toEqual(["Tryouts mail: Tryouts update 150", "Tryouts mail: Tryouts update 250", "Tryouts mail: Tryouts update 50"]);
+    expect(after.sort()).toEqual(["Tryouts mail: Tryouts for goalkeepers are on Monday", "Tryouts mail: Tryouts need a signed health form", "Tryouts mail: Tryouts start Saturday at ten"]);
     expect(told.filter((m) => m.text.startsWith("Tryouts mail:"))).toHaveLength(3);
   }, 240_000);
 
@@ -214,5 +216,33 @@ describe.skipIf(noPostfix !== null)("email across SIGKILL", () => {
     // One card only (the decided card loses its buttons; each card shows the whole body).
     expect((await messages(current, "ana")).filter((m) => m.text.includes(reply))).toHaveLength(1);
     expect(changes(env, "email.sent")).toHaveLength(1);
+  }, 180_000);
+
+  it("the mail server killed mid-IDLE: the app reconnects to IDLE, and mail from while it was down and after is recorded and told once", async () => {
+    const env = await childEnv(["read"], servers.imap.port);
+    script = watchScript;
+    const child = await start(env);
+    const current = () => child;
+    await say(child, "ana", "Tell me when the school writes about tryouts");
+    await messagesUntil(current, "ana", (ms) => ms.some((m) => m.text === "Watching."));
+    await until(() => statusOf(env).mode === "idle", "IMAP IDLE", 30_000);
+    await servers.deliver(ana().address, testMail("Tryouts: bring shin pads and water", { from: "Coach <coach@school.example>" }));
+    await messagesUntil(current, "ana", (ms) => toldTryouts(ms).length === 1);
+
+    await servers.dovecot.kill();
+    await until(() => statusOf(env).mode === "waiting" && statusOf(env).lastError !== null, "the app to notice the server is gone", 30_000);
+    // Mail that reached the mailbox while the server was down (written straight into its Maildir).
+    await fillMaildir(servers.dovecot, ana(), 4, 2_000, (i, at) => (i === 2_001 ? testMail("Tryouts moved to the park on Tuesday", { from: "Coach <coach@school.example>", id: `<down-${i}@outside.test>` }) : burstMail(i, at)));
+    await servers.dovecot.start();
+    await servers.deliver(ana().address, testMail("Tryouts results go up on Friday", { from: "Coach <coach@school.example>" }));
+    await until(() => changes(env, "email.arrived").length === 6, "the mail from while the server was down and after", 60_000);
+    await until(() => statusOf(env).mode === "idle", "IMAP IDLE again", 30_000);
+    // (The subjects differ in more than a word: the notification filter drops a message that says nothing new.)
+    await messagesUntil(current, "ana", (ms) => toldTryouts(ms).length === 3, 60_000);
+    await sleep(4_000); // more sessions and passes: nothing twice
+    const recorded = changes(env, "email.arrived");
+    expect(recorded).toHaveLength(6);
+    expect(new Set(recorded.map((r) => r.key)).size).toBe(6);
+    expect(toldTryouts(await messages(current, "ana")).sort()).toEqual(["Tryouts mail: Tryouts moved to the park on Tuesday", "Tryouts mail: Tryouts results go up on Friday", "Tryouts mail: Tryouts: bring shin pads and water"]);
   }, 180_000);
 });

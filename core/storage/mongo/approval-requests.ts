@@ -7,7 +7,7 @@ import { newId, type ApprovalId, type PersonId, type TaskId } from "../../ids.js
 import type { ApprovalRepository } from "../index.js";
 import type { Actor } from "../../persons/records.js";
 import type { ApprovalDecision, ApprovalRequest, DecideResult, NewApprovalRequest } from "../../approvals/records.js";
-import type { ApprovalDoc } from "./collections.js";
+import type { ApprovalDoc } from "./documents.js";
 import { encodeJson, toApproval } from "./codec.js";
 import type { DbLike } from "./driver.js";
 import {

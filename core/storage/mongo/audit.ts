@@ -4,7 +4,7 @@ import { newId, type PersonId } from "../../ids.js";
 import type { AuditRepository } from "../index.js";
 import type { AuditEvent, NewAuditEvent } from "../../audit/records.js";
 import type { Page, PageRequest } from "../index.js";
-import type { AuditDoc } from "./collections.js";
+import type { AuditDoc } from "./documents.js";
 import { encodeJson, toAudit } from "./codec.js";
 import type { DbLike } from "./driver.js";
 import { auditFilter } from "./filters.js";

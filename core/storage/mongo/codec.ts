@@ -17,22 +17,7 @@ import { type LocalMessage } from "../../channels/records.js";
 import { type MemoryItem } from "../../memory/records.js";
 import { type NotificationRecord } from "../../notify/records.js";
 import { parseStoredDemotion, parseStoredMonitor, parseStoredOrigin, parseStoredUrgency } from "../index.js";
-import type {
-  ApprovalDoc,
-  AuditDoc,
-  GoalDoc,
-  GrantDoc,
-  IdentityDoc,
-  JournalDoc,
-  LocalMailboxDoc,
-  MemoryDoc,
-  MessageDoc,
-  NotificationDoc,
-  OutboxDoc,
-  PersonDoc,
-  SummaryDoc,
-  TaskDoc,
-} from "./collections.js";
+import type { ApprovalDoc, AuditDoc, GoalDoc, GrantDoc, IdentityDoc, JournalDoc, LocalMailboxDoc, MemoryDoc, MessageDoc, NotificationDoc, OutboxDoc, PersonDoc, SummaryDoc, TaskDoc } from "./documents.js";
 
 /** Encodes an opaque JSON payload for storage (see collections.ts for why it is text). */
 export function encodeJson(value: Json): string {

@@ -11,7 +11,7 @@ import { asId, newId, type ConnectionId, type PersonId } from "../../ids.js";
 import type { ChangeRepository, ConnectionRepository } from "../index.js";
 import type { Connection, ConnectionChange, ConnectionPatch, ConnectionStatus, NewConnection, NewConnectionChange } from "../../connections/records.js";
 import type { Json } from "../../json.js";
-import type { ChangeDoc, ConnectionDoc, CounterDoc, SyncCursorDoc } from "./collections.js";
+import type { ChangeDoc, ConnectionDoc, CounterDoc, SyncCursorDoc } from "./documents.js";
 import { decodeJson, encodeJson } from "./codec.js";
 import type { Atomically } from "./conversation.js";
 import { nextCounterValue } from "./conversation.js";

@@ -9,7 +9,7 @@ import { DuplicateKeyError, StoreUnavailableError } from "../../errors.js";
 import { newId, type MessageId, type PersonId } from "../../ids.js";
 import type { ConversationRepository } from "../index.js";
 import type { ConversationMessage, ConversationSummary, NewConversationMessage } from "../../conversation/records.js";
-import type { CounterDoc, MessageDoc, SummaryDoc } from "./collections.js";
+import type { CounterDoc, MessageDoc, SummaryDoc } from "./documents.js";
 import { toMessage, toSummary } from "./codec.js";
 import type { DbLike } from "./driver.js";
 import { conversationCounter, counterIncrement, summaryCasFilter } from "./filters.js";

@@ -5,7 +5,7 @@ import { newId, type GoalId, type PersonId } from "../../ids.js";
 import type { GoalRepository } from "../index.js";
 import type { Goal, GoalPatch, GoalStatus, NewGoal } from "../../goals/records.js";
 import type { Page, PageRequest } from "../index.js";
-import type { GoalDoc } from "./collections.js";
+import type { GoalDoc } from "./documents.js";
 import { toGoal } from "./codec.js";
 import type { DbLike } from "./driver.js";
 import { setPatch } from "./filters.js";

@@ -3,7 +3,7 @@ import type { Clock } from "../../clock.js";
 import { newId, type GrantId, type PersonId } from "../../ids.js";
 import type { GrantRepository } from "../index.js";
 import type { Grant, GrantConstraints, NewGrant } from "../../policy/records.js";
-import type { GrantDoc } from "./collections.js";
+import type { GrantDoc } from "./documents.js";
 import { encodeJson, toGrant } from "./codec.js";
 import type { DbLike } from "./driver.js";
 import { activeGrantsFilter, consumableGrantFilter, revocableGrantFilter } from "./filters.js";

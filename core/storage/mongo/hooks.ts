@@ -3,7 +3,7 @@ import type { Clock } from "../../clock.js";
 import { asId, newId, type HookId, type PersonId } from "../../ids.js";
 import type { HookRepository } from "../index.js";
 import type { Hook, NewHook } from "../../runtime/records.js";
-import type { HookDoc } from "./collections.js";
+import type { HookDoc } from "./documents.js";
 import type { DbLike } from "./driver.js";
 import { openColl } from "./session.js";
 

@@ -6,7 +6,8 @@
 import type { HeldUpdate, InboundRepository } from "../index.js";
 import type { ChannelName } from "../../channels/records.js";
 import { DuplicateKeyError } from "../../errors.js";
-import { creationKey, type InboundDoc, type InboundHeldDoc } from "./collections.js";
+import { creationKey } from "./collections.js";
+import type { InboundDoc, InboundHeldDoc } from "./documents.js";
 import type { DbLike } from "./driver.js";
 import { openColl } from "./session.js";
 

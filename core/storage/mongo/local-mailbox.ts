@@ -6,7 +6,7 @@
 import type { Button, LocalMessage, NewLocalMessage } from "../../channels/records.js";
 import type { Json } from "../../json.js";
 import type { LocalMailboxRepository } from "../index.js";
-import type { CounterDoc, LocalMailboxDoc } from "./collections.js";
+import type { CounterDoc, LocalMailboxDoc } from "./documents.js";
 import { encodeJson, toLocalMessage } from "./codec.js";
 import { nextCounterValue, type Atomically } from "./conversation.js";
 import type { DbLike } from "./driver.js";

@@ -8,7 +8,7 @@ import { newId, type MemoryId, type PersonId } from "../../ids.js";
 import type { MemoryRepository } from "../index.js";
 import type { MemoryItem, MemoryPatch, NewMemoryItem } from "../../memory/records.js";
 import type { Page, PageRequest } from "../index.js";
-import type { MemoryDoc } from "./collections.js";
+import type { MemoryDoc } from "./documents.js";
 import { toMemory } from "./codec.js";
 import type { DbLike } from "./driver.js";
 import { memorySearchFilter, searchTerms, setPatch, textScoreProjection, textScoreSort } from "./filters.js";

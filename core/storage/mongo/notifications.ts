@@ -3,7 +3,7 @@ import type { Clock } from "../../clock.js";
 import { newId, type NotificationId, type PersonId } from "../../ids.js";
 import type { NotificationRepository } from "../index.js";
 import type { NewNotificationRecord, NotificationRecord } from "../../notify/records.js";
-import type { NotificationDoc } from "./collections.js";
+import type { NotificationDoc } from "./documents.js";
 import { toNotification } from "./codec.js";
 import type { DbLike } from "./driver.js";
 import { heldNotificationsFilter, markDigested, monitorReportFilter, occurrenceFilter } from "./filters.js";

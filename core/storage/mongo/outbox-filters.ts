@@ -6,7 +6,7 @@
 import type { Document } from "mongodb";
 import type { ChannelName } from "../../channels/records.js";
 import type { OutboxStatus } from "../../outbox/records.js";
-import type { OutboxDoc } from "./collections.js";
+import type { OutboxDoc } from "./documents.js";
 
 /** Statuses of messages not yet delivered nor given up on. */
 export const undeliveredStatuses: readonly OutboxStatus[] = ["queued", "sending"];

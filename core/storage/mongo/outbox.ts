@@ -11,7 +11,7 @@ import { type OutboxRepository } from "../index.js";
 import { emptyProgress, type DeliveryProgress, type NewOutboxMessage, type OutboxMessage } from "../../outbox/records.js";
 import { type ChannelName } from "../../channels/records.js";
 import { type Page, type PageRequest } from "../index.js";
-import type { OutboxDoc } from "./collections.js";
+import type { OutboxDoc } from "./documents.js";
 import { encodeJson, toOutbox } from "./codec.js";
 import type { DbLike } from "./driver.js";
 import {

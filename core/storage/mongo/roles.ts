@@ -2,7 +2,7 @@
 import { asId, type PersonId } from "../../ids.js";
 import type { AccessRepository } from "../index.js";
 import type { GroupRef, PersonRole } from "../../persons/records.js";
-import type { GroupMemberDoc, PersonRoleDoc } from "./collections.js";
+import type { GroupMemberDoc, PersonRoleDoc } from "./documents.js";
 import type { DbLike } from "./driver.js";
 import { openColl } from "./session.js";
 

@@ -8,7 +8,7 @@ import { asId, type ApprovalId, type PersonId } from "../../ids.js";
 import type { SentinelStateRepository } from "../index.js";
 import type { ApprovalChoice } from "../../approvals/records.js";
 import type { HostSighting, SentinelSession } from "../../policy/records.js";
-import type { ApprovalChoiceDoc, SentinelClockDoc, SentinelSessionDoc, UntrustedHostDoc } from "./collections.js";
+import type { ApprovalChoiceDoc, SentinelClockDoc, SentinelSessionDoc, UntrustedHostDoc } from "./documents.js";
 import type { DbLike } from "./driver.js";
 import { openColl } from "./session.js";
 

@@ -11,7 +11,7 @@ import { legalTransitions, type ClaimedTask, type NewTask, type Task, type TaskS
 import { type Json } from "../../json.js";
 import { type Page, type PageRequest } from "../index.js";
 import type { Document } from "mongodb";
-import type { TaskDoc } from "./collections.js";
+import type { TaskDoc } from "./documents.js";
 
 /** What a claim needs of a due task. */
 type DueHead = Pick<TaskDoc, "_id" | "dueAt" | "createdAt" | "kind" | "personId">;
