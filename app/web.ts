@@ -65,6 +65,7 @@ export async function mountWebApp(
       publicUrl: parts.publicUrl,
       deliver: (event) => channels.local.deliver(event),
       typing: (account) => channels.local.isTyping(account),
+      maxFileBytes: config.MAX_ATTACHMENT_BYTES,
       channelStatus: channels.status.channels,
       setupApi: {
         model: parts.models.switchable,

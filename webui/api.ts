@@ -45,6 +45,22 @@ export async function api<T>(method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
   return data as T;
 }
 
+/** Posts a multipart form (files) with the session's CSRF token; answers and throws like {@link api}. */
+export async function apiForm<T>(path: string, form: FormData): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(path, { method: "POST", headers: { "x-familiar-csrf": csrf }, credentials: "same-origin", body: form });
+  } catch {
+    throw new ApiError("Familiar cannot be reached right now.", 0);
+  }
+  const data: unknown = await res.json().catch(() => ({}));
+  if (!res.ok) {
+    const error = typeof data === "object" && data !== null && "error" in data && typeof data.error === "string" ? data.error : `HTTP ${res.status}`;
+    throw new ApiError(error, res.status);
+  }
+  return data as T;
+}
+
 /**
  * A date in the person's time zone, named the way approval cards name it (core/approvals/card.ts),
  * e.g. "3 Dec 2026, 09:30 (Europe/Berlin)".

@@ -1,6 +1,8 @@
+import type { RefObject } from "preact";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api, localTime, newClientId, onChannel, shortTime, type Session } from "./api.js";
 import { ApprovalCard, type ApprovalCardView } from "./approval-card.js";
+import { AttachButton, Attachments, ChosenFiles, isLoggedAs, sendWithFiles, type ChatAttachment } from "./chat-files.js";
 import { renderMarkdown } from "./markdown.js";
 import { loadDrafts, saveDrafts } from "./drafts.js";
 import { MESSAGE_COUNTER_FROM, MESSAGE_TEXT_MAX, formatCount, tooLongMessage } from "../web/shared/index.js";
@@ -15,12 +17,16 @@ interface Item {
   buttons: { id: string; label: string }[];
   /** An approval card's structured view; `text` is its markdown form. */
   card?: ApprovalCardView;
+  /** Files sent with it (Familiar's: images shown inline, others as links). */
+  attachments?: ChatAttachment[];
   at: string;
 }
 /** A message this page is sending (or failed to send). */
 interface Outgoing {
   clientId: string;
   text: string;
+  /** Files sent with it (kept in this page only). */
+  files?: File[];
   state: "sending" | "sent" | "failed";
   error?: string;
   /** Failed because Familiar could not be reached (or was not sure it got it): sent again on reconnect. */
@@ -58,6 +64,10 @@ export function Chat({ session }: { session: Session }) {
   const [connection, setConnection] = useState<"ok" | "lost">("ok");
   const [unseen, setUnseen] = useState(0);
   const [text, setText] = useState(kept.draft);
+  const [files, setFiles] = useState<File[]>([]);
+  const addFiles = (more: Iterable<File>) => setFiles((list) => [...list, ...more]);
+  /** The largest file the server takes (MAX_ATTACHMENT_BYTES); larger ones are named, not uploaded. */
+  const maxFileBytes = useRef<number | null>(null);
   const [composeError, setComposeError] = useState("");
   const box = useRef<HTMLTextAreaElement>(null);
   const [notice, setNotice] = useState("");
@@ -106,8 +116,9 @@ export function Chat({ session }: { session: Session }) {
     void (async () => {
       for (;;) {
         try {
-          const first = await api<{ items: Item[]; before: number | null; cursor: number }>("GET", "/api/web/chat?limit=30");
+          const first = await api<{ items: Item[]; before: number | null; cursor: number; maxFileBytes: number | null }>("GET", "/api/web/chat?limit=30");
           if (stopped) return;
+          maxFileBytes.current = first.maxFileBytes;
           setItems(first.items);
           setBefore(first.before);
           cursor = first.cursor;
@@ -142,7 +153,7 @@ export function Chat({ session }: { session: Session }) {
             // Our own messages arrived in the log: the sending bubbles are done.
             const mine = live.items.filter((i) => i.role === "user").map((i) => i.text);
             for (const t of mine) logged.current.add(t);
-            setOutgoing((list) => list.filter((o) => o.state === "failed" || !mine.includes(o.text)));
+            setOutgoing((list) => list.filter((o) => o.state === "failed" || !mine.some((t) => isLoggedAs(t, o.text, o.files ?? []))));
             if (!stick.current) setUnseen((n) => n + fresh.length);
             arrived(fresh);
           }
@@ -199,7 +210,9 @@ export function Chat({ session }: { session: Session }) {
     setOutgoing((list) => [...list.filter((o) => o.clientId !== message.clientId), { ...message, state: "sending" }]);
     stick.current = true;
     try {
-      const answer = await api<{ notice: string | null }>("POST", "/api/web/chat", { text: message.text, clientMessageId: message.clientId });
+      const answer = message.files?.length
+        ? await sendWithFiles(message.text, message.clientId, message.files, maxFileBytes.current)
+        : await api<{ notice: string | null }>("POST", "/api/web/chat", { text: message.text, clientMessageId: message.clientId });
       if (answer.notice) setNotice(answer.notice);
       // Accepted by the server (or recognised as already accepted): no longer kept in the browser.
       // Already back from the log (it is written before the answer): drop the bubble now.
@@ -226,7 +239,15 @@ export function Chat({ session }: { session: Session }) {
   };
 
   return (
-    <main class="chat">
+    <main
+      class="chat"
+      onDragOver={(e) => e.dataTransfer?.types.includes("Files") && e.preventDefault()}
+      onDrop={(e) => {
+        if (!e.dataTransfer?.files.length) return;
+        e.preventDefault();
+        addFiles(e.dataTransfer.files);
+      }}
+    >
       <div class="chat-tools">
         {connection === "lost" && <span role="status" class="warn">Reconnecting…</span>}
         {permission === "default" && (
@@ -250,8 +271,9 @@ export function Chat({ session }: { session: Session }) {
                   <ApprovalCard card={item.card} />
                 </div>
               ) : (
-                <div class="bubble" dangerouslySetInnerHTML={{ __html: renderMarkdown(item.text) }} />
+                item.text !== "" && <div class="bubble" dangerouslySetInnerHTML={{ __html: renderMarkdown(item.text) }} />
               )}
+              {item.attachments && <Attachments files={item.attachments} />}
               {item.buttons.length > 0 && (
                 <div class="card-buttons" role="group" aria-label="Answer">
                   {item.buttons.map((b) => (
@@ -297,45 +319,30 @@ export function Chat({ session }: { session: Session }) {
         onSubmit={(e) => {
           e.preventDefault();
           const value = text.trim();
-          if (!value) return;
+          if (!value && files.length === 0) return;
           // Over the limit: refused here with the limit in words; the text stays in the box.
           if (value.length > MESSAGE_TEXT_MAX) return void setComposeError(tooLongMessage(value.length));
           setComposeError("");
           setText("");
           setNotice("");
-          void send({ clientId: newClientId(), text: value, state: "sending" });
+          setFiles([]);
+          void send({ clientId: newClientId(), text: value, state: "sending", ...(files.length > 0 && { files }) });
           toBottom();
         }}
       >
+        <ChosenFiles files={files} onRemove={(i) => setFiles((list) => list.filter((_, j) => j !== i))} />
+        <AttachButton onFiles={addFiles} />
         <label for="text" class="visually-hidden">
           Message
         </label>
-        <textarea
-          id="text"
-          ref={box}
-          rows={1}
-          placeholder="Message Familiar…"
-          aria-describedby={text.length >= MESSAGE_COUNTER_FROM ? "text-count" : undefined}
-          value={text}
-          onInput={(e) => {
-            setText(e.currentTarget.value);
-            if (e.currentTarget.value.trim().length <= MESSAGE_TEXT_MAX) setComposeError("");
-          }}
-          onKeyDown={(e) => {
-            if (e.key === "Enter" && !e.shiftKey) {
-              e.preventDefault();
-              e.currentTarget.form?.requestSubmit();
-            }
+        <MessageBox
+          text={text}
+          box={box}
+          onText={(value) => {
+            setText(value);
+            if (value.trim().length <= MESSAGE_TEXT_MAX) setComposeError("");
           }}
         />
-        <div class="send">
-          <button type="submit">Send</button>
-          {text.length >= MESSAGE_COUNTER_FROM && (
-            <span id="text-count" class={`counter${text.trim().length > MESSAGE_TEXT_MAX ? " error" : ""}`} aria-live="polite">
-              {formatCount(text.length)} / {formatCount(MESSAGE_TEXT_MAX)}
-            </span>
-          )}
-        </div>
       </form>
     </main>
   );
@@ -345,7 +352,7 @@ export function Chat({ session }: { session: Session }) {
 function PendingItem({ message: o, onRetry }: { message: Outgoing; onRetry: () => void }) {
   return (
     <li class="msg me pending">
-      <div class="bubble plain">{o.text}</div>
+      <div class="bubble plain">{[...(o.files ?? []).map((f) => `[${f.name}]`), o.text].filter((l) => l !== "").join("\n")}</div>
       {o.state === "failed" ? (
         <span class="meta error" role="alert">
           Not sent: {o.error}
@@ -358,5 +365,36 @@ function PendingItem({ message: o, onRetry }: { message: Outgoing; onRetry: () =
         <span class="meta">{o.state === "sending" ? "Sending…" : "Sent"}</span>
       )}
     </li>
+  );
+}
+
+/** The message box (Enter sends, Shift+Enter a new line) with Send and, near the limit, the count. */
+function MessageBox({ text, box, onText }: { text: string; box: RefObject<HTMLTextAreaElement>; onText: (value: string) => void }) {
+  return (
+    <>
+      <textarea
+        id="text"
+        ref={box}
+        rows={1}
+        placeholder="Message Familiar…"
+        aria-describedby={text.length >= MESSAGE_COUNTER_FROM ? "text-count" : undefined}
+        value={text}
+        onInput={(e) => onText(e.currentTarget.value)}
+        onKeyDown={(e) => {
+          if (e.key === "Enter" && !e.shiftKey) {
+            e.preventDefault();
+            e.currentTarget.form?.requestSubmit();
+          }
+        }}
+      />
+      <div class="send">
+        <button type="submit">Send</button>
+        {text.length >= MESSAGE_COUNTER_FROM && (
+          <span id="text-count" class={`counter${text.trim().length > MESSAGE_TEXT_MAX ? " error" : ""}`} aria-live="polite">
+            {formatCount(text.length)} / {formatCount(MESSAGE_TEXT_MAX)}
+          </span>
+        )}
+      </div>
+    </>
   );
 }

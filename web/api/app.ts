@@ -9,6 +9,7 @@ import type { ArtifactShelf } from "../../sandbox/artifacts/index.js";
 import { artifactsWeb } from "./artifacts-api.js";
 import { webAccess } from "./auth.js";
 import { chatApi, type ChatApiDeps } from "./chat-api.js";
+import { chatFilesApi } from "./chat-files.js";
 import type { ChatLog } from "./chat-log.js";
 import { dashboardApi, type WebCore, type DashboardApiDeps } from "./dashboard-api.js";
 import { secretFormRouter, secretsWebApi } from "./secret-form.js";
@@ -64,6 +65,8 @@ export interface WebAppDeps {
   publicUrl: () => string;
   deliver: ChatApiDeps["deliver"];
   typing: ChatApiDeps["typing"];
+  /** MAX_ATTACHMENT_BYTES: the largest file the web chat takes (as the messengers do). */
+  maxFileBytes: number;
   channelStatus: DashboardApiDeps["channelStatus"];
   setupApi: Omit<SetupApiDeps, "setup" | "logger">;
   /** README.md text, served rendered at `/readme` (linked from the setup page). */
@@ -84,10 +87,15 @@ export interface WebAppDeps {
 export function webApp(deps: WebAppDeps): Router {
   const access = webAccess({ store: deps.store, sessions: deps.sessions, setup: deps.setup, clock: deps.clock, logger: deps.logger, allowRemote: deps.allowRemote, secureCookies: deps.secureCookies });
   const router = express.Router();
+  // Uploads read their own (larger) body: mounted before the JSON parser of /api/web.
+  if (deps.artifacts) {
+    const shelf = deps.artifacts;
+    router.use(chatFilesApi({ store: deps.store, log: deps.chatLog, clock: deps.clock, maxFileBytes: deps.maxFileBytes, deliver: deps.deliver, load: (personId, id) => shelf.load(personId, id), gate: access.gate, requireSession: access.requireSession }));
+  }
   router.use(access.router);
   router.use("/api/web", access.requireSession);
   router.use(dashboardApi({ store: deps.store, familiar: deps.familiar, clock: deps.clock, channelStatus: deps.channelStatus }));
-  router.use(chatApi({ store: deps.store, log: deps.chatLog, clock: deps.clock, deliver: deps.deliver, typing: deps.typing, presence: deps.familiar.presence }));
+  router.use(chatApi({ store: deps.store, log: deps.chatLog, clock: deps.clock, deliver: deps.deliver, typing: deps.typing, presence: deps.familiar.presence, maxFileBytes: deps.maxFileBytes }));
   router.use(setupApi({ ...deps.setupApi, setup: deps.setup, logger: deps.logger }));
   if (deps.artifacts) {
     const requirePage: RequestHandler = (req, res, next) =>

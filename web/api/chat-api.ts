@@ -36,7 +36,9 @@ const liveQuery = z.object({
 export function chatItemJson(m: LocalMessage) {
   // An approval card comes with its structured view (Sentinel's CardView); `text` is its markdown form.
   const card = parseCardView(m.card);
-  return { id: m.id, seq: m.seq, role: m.role, channel: m.channel, text: m.text, buttons: m.buttons, ...(card ? { card } : {}), at: m.at.toISOString() };
+  // Files come with the address the page fetches them at (web/api/chat-files.ts) and, being artifacts, their own page.
+  const attachments = m.attachments.map((a) => ({ ...a, url: `/api/web/chat/files/${encodeURIComponent(m.id)}/${encodeURIComponent(a.id)}`, page: `/a/${encodeURIComponent(a.id)}` }));
+  return { id: m.id, seq: m.seq, role: m.role, channel: m.channel, text: m.text, buttons: m.buttons, ...(card ? { card } : {}), ...(attachments.length > 0 ? { attachments } : {}), at: m.at.toISOString() };
 }
 
 /** What the chat API needs. */
@@ -48,6 +50,8 @@ export interface ChatApiDeps {
   deliver: (event: InboundEvent) => Promise<InboundOutcome>;
   /** Whether Familiar is typing to this local account now. */
   typing: (account: string) => boolean;
+  /** MAX_ATTACHMENT_BYTES, told to the page (it does not upload a file over it, and says so through the core). */
+  maxFileBytes?: number;
   /** Told each time a page polls for news: while one polls, the person counts as reachable here. */
   presence?: { seen(personId: PersonId): void };
 }
@@ -95,7 +99,7 @@ export function chatApi(deps: ChatApiDeps): Router {
     // The oldest by seq stays for the next page; the rest shows as it was first shown (edited cards in place).
     const shown = inFirstShownOrder(more ? items.slice(1) : items);
     const cursor = q.data.before === undefined ? (await log.page(person.id, undefined, 1))[0]?.seq ?? 0 : null;
-    res.json({ items: shown.map(chatItemJson), before: more ? Math.min(...shown.map((m) => m.seq)) : null, cursor });
+    res.json({ items: shown.map(chatItemJson), before: more ? Math.min(...shown.map((m) => m.seq)) : null, cursor, maxFileBytes: deps.maxFileBytes ?? null });
   });
 
   router.get("/api/web/chat/live", async (req, res) => {

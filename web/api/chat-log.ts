@@ -7,8 +7,10 @@ import {
   type InboundMessage,
   type InboundOutcome,
   type InboundSink,
+  type OutboundAttachment,
   type OutboundContent,
   type OutboundPart,
+  fileOfPart,
   type RenderOptions,
 } from "../../core/channels/index.js";
 import { KeyedWaiters, type ActivityWait } from "../../bots/shared/index.js";
@@ -18,7 +20,7 @@ import { DuplicateKeyError } from "../../core/errors.js";
 import type { PersonId } from "../../core/ids.js";
 import type { Logger } from "../../core/log/index.js";
 import type { Store } from "../../core/storage/index.js";
-import type { Button, ChannelName, LocalMessage } from "../../core/channels/index.js";
+import type { Button, ChannelName, LocalAttachment, LocalMessage } from "../../core/channels/index.js";
 import type { Json } from "../../core/json.js";
 
 /** The mailbox key of a person's chat log; `:` keeps it apart from every local user name. */
@@ -56,6 +58,11 @@ export class ChatLog {
   /** Records what Familiar sent on `channel` (its first platform id identifies it for later edits). */
   async recordOutbound(personId: PersonId, channel: ChannelName, platformId: string, content: OutboundContent): Promise<void> {
     await this.put(personId, { id: logId("out", channel, platformId), role: "assistant", channel, text: content.text, buttons: content.buttons, card: content.card ?? null, at: this.clock.now() });
+  }
+
+  /** Records a file Familiar sent on `channel` (its part's platform id), shown in the web chat with a link to it. */
+  async recordOutboundFile(personId: PersonId, channel: ChannelName, platformId: string, file: OutboundAttachment): Promise<void> {
+    await this.put(personId, { id: logId("out", channel, platformId), role: "assistant", channel, text: "", buttons: [], attachments: [{ id: file.id, name: file.name, mimeType: file.mimeType, size: file.bytes.length }], at: this.clock.now() });
   }
 
   /** Records an edit of an earlier message (a decided approval card); unknown messages are ignored. */
@@ -99,7 +106,7 @@ export class ChatLog {
     return (await this.store.persons.findIdentity(channel, accountId))?.personId ?? null;
   }
 
-  private async put(personId: PersonId, message: { id: string; role: "user" | "assistant"; channel: ChannelName; text: string; buttons: Button[]; card?: Json | null; at: Date }): Promise<void> {
+  private async put(personId: PersonId, message: { id: string; role: "user" | "assistant"; channel: ChannelName; text: string; buttons: Button[]; card?: Json | null; attachments?: LocalAttachment[]; at: Date }): Promise<void> {
     try {
       await this.store.localMailbox.putLocalMessage({ ...message, user: chatLogKey(personId) });
     } catch (err) {
@@ -168,7 +175,12 @@ export function recordingAdapter(adapter: ChannelAdapter, log: ChatLog): Channel
       const hash = key.lastIndexOf("#");
       const deliveryKey = hash > 0 ? key.slice(0, hash) : key;
       const content = rendered.get(deliveryKey);
-      if (content) {
+      const file = fileOfPart(part);
+      if (file) {
+        // A file part (sent after the text): its own entry, so the web chat shows the image or a link.
+        const personId = await log.personOf(channel, target.accountId);
+        if (personId) await log.recordOutboundFile(personId, channel, id, file);
+      } else if (content) {
         rendered.delete(deliveryKey);
         const personId = await log.personOf(channel, target.accountId);
         if (personId) await log.recordOutbound(personId, channel, id, content);

@@ -9,7 +9,10 @@ import type {
   OutboundContent,
   OutboundPart,
 } from "../../../core/channels/port.js";
+import { filePart } from "../../../core/channels/port.js";
 import { systemClock } from "../../../core/clock.js";
+import { asId } from "../../../core/ids.js";
+import { chatItemJson } from "../../../web/api/chat-api.js";
 import { openSqliteStore, type SqliteStore } from "../../../core/storage/sqlite/index.js";
 
 /** A messenger adapter that records what it was asked to do; `deliver` plays an inbound update. */
@@ -91,5 +94,25 @@ describe("ChatLog and recordingAdapter", () => {
     await noticed;
     expect(woke).toBe(true);
     wait.cancel();
+  });
+
+  it("logs a file Familiar sent on a messenger as its own entry, which the web chat shows with a link to it", async () => {
+    store = openSqliteStore({ path: ":memory:" });
+    const person = await store.persons.createPerson({ displayName: "Ana" });
+    await store.persons.addIdentity({ personId: person.id, channel: "telegram", accountId: "42" });
+    const log = new ChatLog(store, systemClock, pino({ level: "silent" }));
+    const tg = fakeMessenger();
+    const recorded = recordingAdapter(tg.adapter, log);
+    const ana = { accountId: "42", address: "42" };
+    await sendThrough(recorded, ana, { text: "Here is the page.", buttons: [], deliveryKey: "send:1" });
+    const file = { id: asId("artifact", "art_0123456789abcdef0123456789ab"), name: "page.png", mimeType: "image/png", bytes: Buffer.from("PNGDATA") };
+    await recorded.sendPart(ana, filePart(file), "send:1#1");
+    const items = await log.page(person.id, undefined, 10);
+    expect(items.map((m) => [m.role, m.text, m.attachments])).toEqual([
+      ["assistant", "Here is the page.", []],
+      ["assistant", "", [{ id: file.id, name: "page.png", mimeType: "image/png", size: 7 }]],
+    ]);
+    expect(chatItemJson(items[1]!).attachments).toEqual([{ id: file.id, name: "page.png", mimeType: "image/png", size: 7, url: `/api/web/chat/files/${items[1]!.id}/${file.id}`, page: `/a/${file.id}` }]);
+    expect(chatItemJson(items[0]!)).not.toHaveProperty("attachments");
   });
 });
