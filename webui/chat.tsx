@@ -34,8 +34,7 @@ interface Outgoing {
 }
 
 const NEAR_BOTTOM_PX = 80;
-/** The tab's title without an unread count. */
-const BASE_TITLE = "Familiar";
+const BASE_TITLE = "Familiar"; // the tab's title without an unread count
 
 /** Merges items by id: a known id is replaced where it stands (an edited card), new ones append. */
 function merge(list: Item[], incoming: Item[], prepend = false): Item[] {
