@@ -121,6 +121,7 @@ describe.skipIf(noPostfix !== null)(`mailbox operations${noPostfix ? ` (skipped:
       expect(m.inReplyTo).toBe("<orig-1@school.test>");
       expect(m.references).toEqual(["<root@school.test>", "<orig-1@school.test>"]);
       expect(m.headerLines.find((h) => h.key === "auto-submitted")?.line).toMatch(/auto-replied/);
+      expect(m.headerLines.find((h) => h.key === "x-auto-response-suppress")?.line).toMatch(/All/);
       expect(m.attachments.map((x) => x.filename)).toEqual(["note.txt"]);
     } finally {
       await benClient.close();
