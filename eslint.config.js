@@ -38,7 +38,6 @@ export const overLimit = {
    * tables"); the others are to be split.
    */
   functions: {
-    "connectors/calendar/kinds.ts": { calendarKinds: 86 },
     "connectors/email/parse-pool.ts": { createParsePool: 90 },
     "core/context/assemble.ts": { assembleContext: 90 },
     "core/context/tokens.ts": { createTokenCounter: 90 },
