@@ -214,7 +214,7 @@ function wireRuntime(
   };
   const proactive = new ProactiveFlow({ store, notifier: parts.notifier, inertLinks: inertLinks.apply });
   const setupUrl = () => `${deps.publicUrl().replace(/\/$/, "")}/setup`;
-  const tasks = new TaskRunner({ store, clock, logger, owner, leaseMs, model, activation, tools: parts.tools.all, wakeups, proactive, outbound, poke: parts.tasks.poke, typing: typing.start, summarize: summaries.summarize, inertLinks: inertLinks.apply, setupUrl, budget: parts.budget, ...(deps.watchArmed && { watchArmed: deps.watchArmed }) });
+  const tasks = new TaskRunner({ store, clock, logger, owner, leaseMs, model, activation, tools: parts.tools.all, wakeups, proactive, outbound, poke: parts.tasks.poke, typing: typing.start, summarize: summaries.summarize, inertLinks: inertLinks.apply, setupUrl, budget: parts.budget, keptEvents: webhooks.resumeKept, ...(deps.watchArmed && { watchArmed: deps.watchArmed }) });
   const taskLoop = new DueLoop(tasks, { name: "tasks", clock, logger, maxInFlight: deps.maxConcurrentActivations ?? 16 });
   const heartbeat = new Heartbeat({ store, clock, logger, owner, leaseMs });
   return { wakeups, goals, webhooks, tasks, taskLoop, heartbeat };

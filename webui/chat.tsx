@@ -34,6 +34,7 @@ interface Outgoing {
 }
 
 const NEAR_BOTTOM_PX = 80;
+const BASE_TITLE = "Familiar"; // the tab's title without an unread count
 
 /** Merges items by id: a known id is replaced where it stands (an edited card), new ones append. */
 function merge(list: Item[], incoming: Item[], prepend = false): Item[] {
@@ -95,11 +96,10 @@ export function Chat({ session }: { session: Session }) {
     let stopped = false;
     let cursor = 0;
     let typingShown = false;
-    const baseTitle = "Familiar";
     const onVisible = () => {
       if (!document.hidden) {
         unread.current = 0;
-        document.title = baseTitle;
+        document.title = BASE_TITLE;
       }
     };
     document.addEventListener("visibilitychange", onVisible);
@@ -107,7 +107,7 @@ export function Chat({ session }: { session: Session }) {
       const said = fresh.filter((i) => i.role === "assistant");
       if (said.length === 0 || !document.hidden) return;
       unread.current += said.length;
-      document.title = `(${unread.current}) ${baseTitle}`;
+      document.title = `(${unread.current}) ${BASE_TITLE}`;
       if (typeof Notification !== "undefined" && Notification.permission === "granted") {
         const last = said[said.length - 1]!;
         new Notification("Familiar", { body: last.text.slice(0, 160), tag: last.id });

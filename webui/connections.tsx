@@ -22,7 +22,7 @@ interface FieldJson {
 interface CapabilityJson { id: string; label: string; allows: string }
 interface KindJson { kind: string; title: string; command: string; intro: string; fields: FieldJson[]; capabilities: CapabilityJson[]; defaultCapabilities: string[] }
 interface StatusJson { state: string; mode: string; lastSyncAt: string | null; lastError: string | null; checkedAt: string | null; words: string; sync: string }
-interface ConnectionJson { id: string; kind: string; title: string; label: string; source: "config" | "person"; capabilities: string[]; available: CapabilityJson[]; status: StatusJson }
+interface ConnectionJson { id: string; kind: string; title: string; label: string; source: "config" | "person"; capabilities: string[]; available: CapabilityJson[]; status: StatusJson; values: Record<string, string> | null }
 type TestJson = { ok: true; summary: string } | { ok: false; problems: string[] };
 interface ListJson { items: ConnectionJson[]; kinds: KindJson[] }
 
@@ -67,7 +67,7 @@ export function Connections({ tz }: { tz: string }) {
       {data.items.length === 0 && <p class="empty">No connections yet.</p>}
       <ul class="cards">
         {data.items.map((c) => (
-          <ConnectionCard key={c.id} c={c} tz={tz} onNotice={setNotice} onChanged={() => void load()} />
+          <ConnectionCard key={c.id} c={c} kind={data.kinds.find((k) => k.kind === c.kind)} tz={tz} onNotice={setNotice} onChanged={() => void load()} />
         ))}
       </ul>
       <h3>Add a connection</h3>
@@ -79,11 +79,11 @@ export function Connections({ tz }: { tz: string }) {
         ))}
       </div>
       {kind && (
-        <AddForm
+        <ConnectionForm
           key={kind.kind}
           kind={kind}
           onCancel={() => setAdding(null)}
-          onConnected={(c, created) => {
+          onDone={(c, created) => {
             setAdding(null);
             setNotice(`${created ? "Connected" : "Updated"} ${c.label}. Familiar may: ${c.available.filter((a) => c.capabilities.includes(a.id)).map((a) => a.label).join(", ") || "nothing yet — grant what it may do below"}.`);
             void load();
@@ -115,11 +115,29 @@ function Detail({ term, children }: { term: string; children: ComponentChildren 
   );
 }
 
-/** One connection: its state, its grants, Test and Disconnect. */
-function ConnectionCard({ c, tz, onNotice, onChanged }: { c: ConnectionJson; tz: string; onNotice: (text: string) => void; onChanged: () => void }) {
+/** A box per capability, each with what it allows: each is granted (ticked) on its own. */
+function CapabilityBoxes({ capabilities, granted, onChange }: { capabilities: CapabilityJson[]; granted: string[]; onChange: (cap: CapabilityJson, on: boolean) => void }) {
+  return (
+    <fieldset class="caps">
+      <legend>What Familiar may do (each is granted separately)</legend>
+      {capabilities.map((cap) => (
+        <div key={cap.id} class="cap">
+          <label class="inline">
+            <input type="checkbox" checked={granted.includes(cap.id)} onChange={(e) => onChange(cap, e.currentTarget.checked)} /> {cap.label}
+          </label>
+          <p class="hint">{cap.allows}</p>
+        </div>
+      ))}
+    </fieldset>
+  );
+}
+
+/** One connection: its state, its grants, Test, Change settings and Disconnect. */
+function ConnectionCard({ c, kind, tz, onNotice, onChanged }: { c: ConnectionJson; kind: KindJson | undefined; tz: string; onNotice: (text: string) => void; onChanged: () => void }) {
   const [test, setTest] = useState<TestJson | null>(null);
   const [busy, setBusy] = useState(false);
   const [confirming, setConfirming] = useState(false);
+  const [editing, setEditing] = useState(false);
   const s = c.status;
   const runTest = async () => {
     setBusy(true);
@@ -168,19 +186,10 @@ function ConnectionCard({ c, tz, onNotice, onChanged }: { c: ConnectionJson; tz:
         <Detail term="Last sync">{s.lastSyncAt ? localTime(s.lastSyncAt, tz) : "never"}</Detail>
         <Detail term="Last error">{s.lastError ?? "none"}</Detail>
       </dl>
-      <fieldset class="caps">
-        <legend>What Familiar may do (each is granted separately)</legend>
-        {c.available.map((cap) => (
-          <div key={cap.id} class="cap">
-            <label class="inline">
-              <input type="checkbox" checked={c.capabilities.includes(cap.id)} onChange={(e) => void grant(cap, e.currentTarget.checked)} /> {cap.label}
-            </label>
-            <p class="hint">{cap.allows}</p>
-          </div>
-        ))}
-      </fieldset>
+      <CapabilityBoxes capabilities={c.available} granted={c.capabilities} onChange={(cap, on) => void grant(cap, on)} />
       <div class="actions">
         <button type="button" disabled={busy} onClick={() => void runTest()}>{busy ? "Testing…" : "Test"}</button>
+        {kind && c.values && !editing && <button type="button" onClick={() => setEditing(true)}>Change settings…</button>}
         {confirming ? (
           <button type="button" class="danger" onClick={() => void disconnect()}>Really disconnect {c.label}</button>
         ) : (
@@ -189,13 +198,27 @@ function ConnectionCard({ c, tz, onNotice, onChanged }: { c: ConnectionJson; tz:
       </div>
       {confirming && <p class="hint">Disconnecting deletes its password from your vault and what Familiar synced from it.</p>}
       <Outcome test={test} />
+      {editing && kind && c.values && (
+        <ConnectionForm
+          kind={kind}
+          edit={{ id: c.id, label: c.label, values: c.values }}
+          onCancel={() => setEditing(false)}
+          onDone={(updated) => {
+            setEditing(false);
+            onNotice(`Saved the settings of ${updated.label}.`);
+            onChanged();
+          }}
+        />
+      )}
     </li>
   );
 }
 
-function FieldInput({ id, f, value, onValue }: { id: string; f: FieldJson; value: string; onValue: (v: string) => void }) {
+/** One field; `keeping`: a password that may stay empty (changing a connection keeps the stored one). */
+function FieldInput({ id, f, value, keeping, onValue }: { id: string; f: FieldJson; value: string; keeping: boolean; onValue: (v: string) => void }) {
   const hintId = f.hint ? `${id}-hint` : undefined;
-  const common = { id, name: f.name, required: f.required, "aria-describedby": hintId };
+  const secret = f.type === "password";
+  const common = { id, name: f.name, required: f.required && !(secret && keeping), "aria-describedby": hintId, ...(secret && keeping && { placeholder: "unchanged" }) };
   return (
     <>
       <label for={id}>{f.label}</label>
@@ -213,9 +236,16 @@ function FieldInput({ id, f, value, onValue }: { id: string; f: FieldJson; value
   );
 }
 
-/** A kind's form: its fields, the capabilities (the kind's default ticked), Test and Connect. */
-function AddForm({ kind, onCancel, onConnected }: { kind: KindJson; onCancel: () => void; onConnected: (c: ConnectionJson, created: boolean) => void }) {
-  const [values, setValues] = useState<Record<string, string>>(() => Object.fromEntries(kind.fields.map((f) => [f.name, f.type === "password" ? "" : (f.value ?? "")])));
+/** What changing a kept connection starts from: its id, label and form values (never its password). */
+interface Edit { id: string; label: string; values: Record<string, string> }
+
+/**
+ * A kind's form: its fields, the capabilities (the kind's default ticked), Test and Connect — or,
+ * changing a kept connection (`edit`), its values with the password empty (empty keeps the stored
+ * one), Test and Save.
+ */
+function ConnectionForm({ kind, edit, onCancel, onDone }: { kind: KindJson; edit?: Edit; onCancel: () => void; onDone: (c: ConnectionJson, created: boolean) => void }) {
+  const [values, setValues] = useState<Record<string, string>>(() => Object.fromEntries(kind.fields.map((f) => [f.name, f.type === "password" ? "" : (edit?.values[f.name] ?? f.value ?? "")])));
   const [caps, setCaps] = useState<string[]>(kind.defaultCapabilities);
   const [test, setTest] = useState<TestJson | null>(null);
   const [busy, setBusy] = useState<"" | "test" | "connect">("");
@@ -228,8 +258,10 @@ function AddForm({ kind, onCancel, onConnected }: { kind: KindJson; onCancel: ()
     try {
       if (what === "test") setTest(await api<TestJson>("POST", "/api/web/connections/check", { kind: kind.kind, values: filled() }));
       else {
-        const made = await api<{ connection: ConnectionJson; created: boolean }>("POST", "/api/web/connections", { kind: kind.kind, values: filled(), capabilities: caps });
-        onConnected(made.connection, made.created);
+        const made = edit
+          ? await api<{ connection: ConnectionJson; created: boolean }>("PATCH", `/api/web/connections/${edit.id}`, { values: filled() })
+          : await api<{ connection: ConnectionJson; created: boolean }>("POST", "/api/web/connections", { kind: kind.kind, values: filled(), capabilities: caps });
+        onDone(made.connection, made.created);
       }
     } catch (err) {
       setTest({ ok: false, problems: err instanceof ApiError && err.problems.length ? err.problems : [message(err)] });
@@ -238,27 +270,17 @@ function AddForm({ kind, onCancel, onConnected }: { kind: KindJson; onCancel: ()
     }
   };
   return (
-    <form class="card connect-form" aria-label={kind.title} autocomplete="off" onSubmit={(e) => (e.preventDefault(), void run("connect"))}>
-      <h3>{kind.title}</h3>
-      <p class="hint">{kind.intro}</p>
+    <form class="card connect-form" aria-label={edit ? `Change ${edit.label}` : kind.title} autocomplete="off" onSubmit={(e) => (e.preventDefault(), void run("connect"))}>
+      <h3>{edit ? `Change ${edit.label}` : kind.title}</h3>
+      <p class="hint">{edit ? "The password is not shown: leave it empty to keep the stored one, or type a new one." : kind.intro}</p>
       {kind.fields.map((f) => (
-        <FieldInput key={f.name} id={`cf-${kind.kind}-${f.name}`} f={f} value={values[f.name] ?? ""} onValue={(v) => setValues({ ...values, [f.name]: v })} />
+        <FieldInput key={f.name} id={`cf-${edit ? edit.id : kind.kind}-${f.name}`} f={f} value={values[f.name] ?? ""} keeping={edit !== undefined} onValue={(v) => setValues({ ...values, [f.name]: v })} />
       ))}
-      <fieldset class="caps">
-        <legend>What Familiar may do (each is granted separately)</legend>
-        {kind.capabilities.map((cap) => (
-          <div key={cap.id} class="cap">
-            <label class="inline">
-              <input type="checkbox" checked={caps.includes(cap.id)} onChange={(e) => setCaps(e.currentTarget.checked ? [...caps, cap.id] : caps.filter((id) => id !== cap.id))} /> {cap.label}
-            </label>
-            <p class="hint">{cap.allows}</p>
-          </div>
-        ))}
-      </fieldset>
-      <p class="hint">Test tries the settings and keeps nothing. Connect tests them again and keeps them only if they work; the password goes to your vault and is never shown again.</p>
+      {!edit && <CapabilityBoxes capabilities={kind.capabilities} granted={caps} onChange={(cap, on) => setCaps(on ? [...caps, cap.id] : caps.filter((id) => id !== cap.id))} />}
+      <p class="hint">Test tries the settings and keeps nothing. {edit ? "Save" : "Connect"} tests them again and keeps them only if they work; the password goes to your vault and is never shown again.</p>
       <div class="actions">
         <button type="button" disabled={busy !== ""} onClick={() => void run("test")}>{busy === "test" ? "Testing…" : "Test"}</button>
-        <button type="submit" disabled={busy !== ""}>{busy === "connect" ? "Connecting…" : "Connect"}</button>
+        <button type="submit" disabled={busy !== ""}>{busy === "connect" ? (edit ? "Saving…" : "Connecting…") : edit ? "Save" : "Connect"}</button>
         <button type="button" onClick={onCancel}>Cancel</button>
       </div>
       <Outcome test={test} connecting={last === "connect"} />

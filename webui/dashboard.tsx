@@ -1,4 +1,3 @@
-import { KIND_WORDS } from "../web/shared/index.js";
 import { useEffect, useState, useRef } from "preact/hooks";
 import { ApiError, api, channelLabel, localTime, navigate, newClientId, onChannel, type Session } from "./api.js";
 import { renderMarkdown } from "./markdown.js";
@@ -6,6 +5,9 @@ import { Artifacts } from "./artifacts.js";
 import { Connections } from "./connections.js";
 import { Empty, Pager, usePaged } from "./paged.js";
 import { Settings } from "./settings.js";
+import { Activity } from "./activity.js";
+import { Goals } from "./goals.js";
+import { Now } from "./now.js";
 
 const tabs = [
   ["now", "Now"],
@@ -38,113 +40,9 @@ export function Dashboard({ session, tab, onPerson }: { session: Session; tab: s
         ))}
       </nav>
       <section class="panel" aria-label={tabs.find(([id]) => id === tab)?.[1] ?? "Now"}>
-        {tab === "goals" ? <Goals tz={tz} /> : tab === "approvals" ? <Approvals tz={tz} /> : tab === "activity" ? <Activity tz={tz} /> : tab === "permissions" ? <Permissions tz={tz} /> : tab === "memory" ? <Memory tz={tz} /> : tab === "artifacts" ? <Artifacts tz={tz} /> : tab === "connections" ? <Connections tz={tz} /> : tab === "settings" ? <Settings onSaved={onPerson} /> : tab === "messengers" ? <Messengers tz={tz} /> : <Now />}
+        {tab === "goals" ? <Goals tz={tz} /> : tab === "approvals" ? <Approvals tz={tz} /> : tab === "activity" ? <Activity tz={tz} /> : tab === "permissions" ? <Permissions tz={tz} /> : tab === "memory" ? <Memory tz={tz} /> : tab === "artifacts" ? <Artifacts tz={tz} /> : tab === "connections" ? <Connections tz={tz} /> : tab === "settings" ? <Settings onSaved={onPerson} /> : tab === "messengers" ? <Messengers tz={tz} /> : <Now tz={tz} />}
       </section>
     </main>
-  );
-}
-
-/** The person's model use today (GET /api/web/now `modelUse`). */
-interface ModelUse {
-  used: number;
-  limit: number | null;
-  exhausted: boolean;
-}
-
-type NowState = { status: string; pendingApprovals: number; paused: boolean; modelUse?: ModelUse };
-
-function modelUseText(use: ModelUse): string {
-  const used = use.used.toLocaleString("en-US");
-  if (use.limit === null) return `Model use today: ${used} tokens (no daily budget set).`;
-  const of = `Model use today: ${used} of ${use.limit.toLocaleString("en-US")} tokens`;
-  return use.exhausted ? `${of} — today's budget is used; I go on at 00:00 your time.` : `${of}.`;
-}
-
-function Now() {
-  const [now, setNow] = useState<NowState | null>(null);
-  useEffect(() => {
-    const load = () => void api<NowState>("GET", "/api/web/now").then(setNow, () => undefined);
-    load();
-    const timer = setInterval(load, 5_000);
-    return () => clearInterval(timer);
-  }, []);
-  if (!now) return <p>Loading…</p>;
-  return (
-    <div>
-      <h2>Now</h2>
-      <p class="status-line" role="status">{now.status}</p>
-      {now.paused && <p class="warn">Background work is paused (send /resume to continue).</p>}
-      {now.modelUse && <p class={now.modelUse.exhausted ? "warn model-use" : "meta model-use"}>{modelUseText(now.modelUse)}</p>}
-      {now.pendingApprovals > 0 && (
-        <p>
-          <a href="/dashboard/approvals" onClick={(e) => (e.preventDefault(), navigate("/dashboard/approvals"))}>
-            {now.pendingApprovals} request{now.pendingApprovals > 1 ? "s" : ""} waiting for your approval
-          </a>
-        </p>
-      )}
-    </div>
-  );
-}
-
-interface TaskJson { id: string; title: string; status: string; waitingFor: string | null; nextWakeAt: string | null; heldBy: "goal" | null }
-interface GoalJson { id: string; title: string; status: string; tasks: TaskJson[] }
-
-function TaskLine({ task, tz }: { task: TaskJson; tz: string }) {
-  return (
-    <li>
-      {task.title} — <span class={`badge ${task.status}`}>{task.status}{task.waitingFor ? ` for ${task.waitingFor}` : ""}</span>
-      {task.heldBy === "goal" && <span class="meta"> · will not wake while the goal is paused</span>}
-      {task.nextWakeAt && <> · next wake-up <time dateTime={task.nextWakeAt}>{localTime(task.nextWakeAt, tz)}</time></>}
-    </li>
-  );
-}
-
-function Goals({ tz }: { tz: string }) {
-  const list = usePaged<GoalJson>("/api/web/goals");
-  const [loose, setLoose] = useState<TaskJson[]>([]);
-  const [notice, setNotice] = useState("");
-  const [confirming, setConfirming] = useState<string | null>(null);
-  useEffect(() => void api<{ tasks: TaskJson[] }>("GET", "/api/web/goals?limit=1").then((r) => setLoose(r.tasks), () => undefined), []);
-  const act = async (goal: GoalJson, action: "pause" | "resume" | "cancel") => {
-    try {
-      setNotice((await api<{ notice: string }>("POST", `/api/web/goals/${goal.id}/${action}`, {})).notice);
-      setConfirming(null);
-      await list.reload();
-    } catch (err) {
-      setNotice(err instanceof ApiError ? err.message : String(err));
-    }
-  };
-  return (
-    <div>
-      <h2>Goals</h2>
-      {notice && <p role="status" class="notice">{notice}</p>}
-      <Empty loaded={list.loaded} count={list.items.length}>No goals yet. Ask Familiar to keep track of something.</Empty>
-      <ul class="cards">
-        {list.items.map((g) => (
-          <li key={g.id} class="card">
-            <h3>{g.title} <span class={`badge ${g.status}`}>{g.status}</span></h3>
-            <ul class="tasks">{g.tasks.map((t) => <TaskLine key={t.id} task={t} tz={tz} />)}</ul>
-            <div class="actions">
-              {g.status === "active" && <button type="button" onClick={() => void act(g, "pause")}>Pause</button>}
-              {g.status === "paused" && <button type="button" onClick={() => void act(g, "resume")}>Resume</button>}
-              {(g.status === "active" || g.status === "paused") &&
-                (confirming === g.id ? (
-                  <button type="button" class="danger" onClick={() => void act(g, "cancel")}>Really cancel “{g.title}”</button>
-                ) : (
-                  <button type="button" onClick={() => setConfirming(g.id)}>Cancel goal…</button>
-                ))}
-            </div>
-          </li>
-        ))}
-      </ul>
-      <Pager next={list.next} error={list.error} more={() => void list.more()} />
-      {loose.length > 0 && (
-        <>
-          <h3>Reminders and wake-ups</h3>
-          <ul class="tasks">{loose.map((t) => <TaskLine key={t.id} task={t} tz={tz} />)}</ul>
-        </>
-      )}
-    </div>
   );
 }
 
@@ -180,50 +78,6 @@ function Approvals({ tz }: { tz: string }) {
           </li>
         ))}
       </ul>
-      <Pager next={list.next} error={list.error} more={() => void list.more()} />
-    </div>
-  );
-}
-
-interface ActivityJson { at: string; kind: string; label: string; summary: string; tool: string | null; decision: string | null; why: string | null }
-const kinds = Object.entries(KIND_WORDS).sort((a, b) => a[1].localeCompare(b[1]));
-const decisionWords: Record<string, string> = { allow: "allowed", ask: "asked you", deny: "blocked" };
-
-function Activity({ tz }: { tz: string }) {
-  const [kind, setKind] = useState("");
-  const [goal, setGoal] = useState("");
-  const goals = usePaged<GoalJson>("/api/web/goals?limit=100");
-  const query = new URLSearchParams({ limit: "20", ...(kind && { kind }), ...(goal && { goal }) });
-  const list = usePaged<ActivityJson>(`/api/web/activity?${query.toString()}`);
-  return (
-    <div>
-      <h2>Activity</h2>
-      <div class="filters">
-        <label>
-          Kind{" "}
-          <select value={kind} onChange={(e) => setKind(e.currentTarget.value)}>
-            <option value="">all</option>
-            {kinds.map(([k, label]) => <option key={k} value={k}>{label}</option>)}
-          </select>
-        </label>
-        <label>
-          Goal{" "}
-          <select value={goal} onChange={(e) => setGoal(e.currentTarget.value)}>
-            <option value="">all</option>
-            {goals.items.map((g) => <option key={g.id} value={g.id}>{g.title}</option>)}
-          </select>
-        </label>
-      </div>
-      <Empty loaded={list.loaded} count={list.items.length}>Nothing here yet.</Empty>
-      <ol class="lines">
-        {list.items.map((e, i) => (
-          <li key={`${e.at}-${i}`}>
-            <time dateTime={e.at}>{localTime(e.at, tz)}</time> <span class="kind" title={e.kind}>{e.label}</span> {e.summary}
-            {e.decision && <span class={`badge ${e.decision}`}> {decisionWords[e.decision] ?? e.decision}</span>}
-            {e.why && <span class="why"> — because {e.why}</span>}
-          </li>
-        ))}
-      </ol>
       <Pager next={list.next} error={list.error} more={() => void list.more()} />
     </div>
   );

@@ -17,7 +17,7 @@ import {
 import { clientAuth } from "./auth.js";
 import { CardBook, numberedHint, pollOptions, POLL_MAX_OPTIONS, POLL_MIN_OPTIONS, pollQuestion } from "./cards.js";
 import { renderWhatsApp, renderWhatsAppMessages, renderWhatsAppPlain, WHATSAPP_MESSAGE_LIMIT } from "./render.js";
-import { mediaAttachment } from "./media.js";
+import { messageEvent, voteEvents, type InboundContext } from "./inbound.js";
 import type { Button } from "../../core/channels/index.js";
 
 /** What one rendered WhatsApp part carries to `sendPart`: a text, or a card's poll; `buttons` register the card. */
@@ -344,73 +344,21 @@ export class WhatsAppChannel implements ChannelAdapter {
     }
   }
 
-  /** `+<digits>` for a phone-based id; `…@lid` ids are mapped through WhatsApp's contact look-up. */
-  private async phoneOf(id: string): Promise<string> {
-    let phoneId = id;
-    if (id.endsWith("@lid") && this.client) {
-      try {
-        const [pair] = await this.client.getContactLidAndPhone([id]);
-        if (pair?.pn) phoneId = pair.pn;
-      } catch (err) {
-        this.options.logger.warn({ err, id }, "whatsapp: could not map a @lid sender to a phone number");
-      }
-    }
-    const user = /^(\d+)@(c\.us|s\.whatsapp\.net)$/.exec(phoneId)?.[1];
-    return user ? `+${user}` : phoneId;
-  }
-
   private async onMessage(message: WaMessage): Promise<void> {
     const sink = this.sink;
-    const attachment = mediaAttachment(message);
-    if (!sink || message.fromMe || message.from === "status@broadcast" || (!message.body?.trim() && !attachment)) return;
-    let text = message.body ?? "";
-    const group = message.from.endsWith("@g.us");
-    if (group) {
-      const me = this.client?.info?.wid._serialized;
-      if (!this.groups.has(message.from) || !me || !message.mentionedIds.includes(me)) return;
-      text = text.replace(new RegExp(`@${me.split("@")[0]}\\b`, "g"), "").replace(/\s{2,}/g, " ").trim();
-    }
-    const contact = await message.getContact().catch(() => null);
-    const base = {
-      channel: "whatsapp" as const,
-      updateId: message.id._serialized,
-      accountId: await this.phoneOf(group ? (message.author ?? message.from) : message.from),
-      // A group mention is answered in the person's own chat: the core keeps one address per account.
-      address: group ? (message.author ?? message.from) : message.from,
-      ...(group ? { groupId: message.from } : {}),
-      at: new Date(message.timestamp * 1000),
-      ...(contact?.pushname || contact?.name ? { displayName: contact.pushname || contact.name } : {}),
-    };
-    const picked = attachment ? null : this.cards.numbered(message.from, text);
-    const event: InboundEvent = picked
-      ? { ...base, kind: "press", buttonId: picked.button.id, messageRef: picked.card.ref }
-      : { ...base, kind: "message", text, ...(attachment && { attachments: [attachment] }) };
-    await this.deliver(sink, event);
+    if (!sink) return;
+    const event = await messageEvent(message, this.inboundContext());
+    if (event) await this.deliver(sink, event);
   }
 
   private async onVote(vote: WaPollVote): Promise<void> {
     const sink = this.sink;
-    const pollId = vote.parentMessage.id._serialized;
-    const card = this.cards.get(pollId);
-    if (!sink || !card || vote.voter === this.client?.info?.wid._serialized) {
-      if (!card) this.options.logger.info({ pollId }, "whatsapp: vote on a poll this process does not know (sent before a restart?)");
-      return;
-    }
-    const added = this.cards.newlySelected(pollId, vote.voter, vote.selectedOptions.map((o) => o.id));
-    for (const optionId of added) {
-      const button = card.buttons[optionId];
-      if (!button) continue;
-      await this.deliver(sink, {
-        channel: "whatsapp",
-        kind: "press",
-        updateId: `vote:${pollId}:${vote.voter}:${optionId}:${vote.interractedAtTs}`,
-        accountId: await this.phoneOf(vote.voter),
-        address: card.address,
-        at: new Date(vote.interractedAtTs),
-        buttonId: button.id,
-        messageRef: pollId,
-      });
-    }
+    if (!sink) return;
+    for (const event of await voteEvents(vote, this.inboundContext())) await this.deliver(sink, event);
+  }
+
+  private inboundContext(): InboundContext {
+    return { client: this.client, groups: this.groups, cards: this.cards, logger: this.options.logger };
   }
 
   /** Hands an event to the core; a press's notice is sent as a reply (WhatsApp has no transient feedback). */

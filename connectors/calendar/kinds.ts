@@ -11,7 +11,7 @@
  * (`calendar.changed`) and how a task's filter matches them (`watch-filter.ts`).
  */
 import { z } from "zod";
-import type { CapabilityInfo, ConnectionKind } from "../../core/connections/index.js";
+import type { CapabilityInfo, ConnectionForm, ConnectionKind } from "../../core/connections/index.js";
 import type { ConnectionId } from "../../core/ids.js";
 import type { Connection, ConnectionChange } from "../../core/connections/index.js";
 import type { Json } from "../../core/json.js";
@@ -64,6 +64,36 @@ const WRITE: CapabilityInfo = {
   allows: "Familiar may create, change and delete events; every change is shown to you on a card first, unless you approved such changes for longer.",
 };
 
+/** The CalDAV account's form (the Connections section and the one-time `/connect calendar` page). */
+const caldavForm: ConnectionForm = {
+  intro:
+    "Enter your calendar server's CalDAV address, your user name and an app password (not your main password). iCloud: https://caldav.icloud.com with an app-specific password from appleid.apple.com. Fastmail: https://caldav.fastmail.com with an app password. Nextcloud: https://your-server/remote.php/dav. Google Calendar is not supported yet (it needs OAuth).",
+  fields: [
+    { name: "url", label: "CalDAV server URL", type: "text", required: true, hint: "e.g. https://caldav.fastmail.com" },
+    { name: "user", label: "User name", type: "text", required: true, hint: "usually your e-mail address" },
+    { name: "password", label: "App password", type: "password", required: true },
+  ],
+  toSettings: (values) => ({ url: values.url ?? "", user: values.user ?? "" }),
+  toValues: (settings): Record<string, string> => {
+    const parsed = caldavSettingsSchema.safeParse(settings);
+    return parsed.success ? { url: parsed.data.url, user: parsed.data.user } : {};
+  },
+};
+
+/** A feed's form (the Connections section and the one-time `/connect feed` page). */
+const icsForm: ConnectionForm = {
+  intro: "Paste the address of a calendar feed (a school's term dates, a club's fixtures): it usually ends in .ics, and may start with webcal://. Familiar only reads it.",
+  fields: [
+    { name: "url", label: "Feed URL", type: "text", required: true, hint: "https://… or webcal://…" },
+    { name: "name", label: "Name (optional)", type: "text" },
+  ],
+  toSettings: (values) => ({ url: values.url ?? "", ...(values.name ? { name: values.name } : {}) }),
+  toValues: (settings): Record<string, string> => {
+    const parsed = icsSettingsSchema.safeParse(settings);
+    return parsed.success ? { url: parsed.data.url, name: parsed.data.name ?? "" } : {};
+  },
+};
+
 /** What the kinds need: the network door for a connection, and what to do when one changes. */
 export interface CalendarKindDeps {
   /**
@@ -101,16 +131,7 @@ export function calendarKinds(deps: CalendarKindDeps): ConnectionKind[] {
       const settings = parseOrExplain(caldavSettingsSchema, input, "CalDAV");
       return { settings, label: `${settings.user} at ${new URL(settings.url).host}` };
     },
-    form: {
-      intro:
-        "Enter your calendar server's CalDAV address, your user name and an app password (not your main password). iCloud: https://caldav.icloud.com with an app-specific password from appleid.apple.com. Fastmail: https://caldav.fastmail.com with an app password. Nextcloud: https://your-server/remote.php/dav. Google Calendar is not supported yet (it needs OAuth).",
-      fields: [
-        { name: "url", label: "CalDAV server URL", type: "text", required: true, hint: "e.g. https://caldav.fastmail.com" },
-        { name: "user", label: "User name", type: "text", required: true, hint: "usually your e-mail address" },
-        { name: "password", label: "App password", type: "password", required: true },
-      ],
-      toSettings: (values) => ({ url: values.url ?? "", user: values.user ?? "" }),
-    },
+    form: caldavForm,
     async test(settings, secret) {
       const parsed = caldavSettingsSchema.safeParse(settings);
       if (!parsed.success) return { ok: false, problems: [parsed.error.issues.map((i) => i.message).join("; ")] };
@@ -138,14 +159,7 @@ export function calendarKinds(deps: CalendarKindDeps): ConnectionKind[] {
       const url = feedUrl(settings.url);
       return { settings: { ...settings, url }, label: settings.name ?? `${new URL(url).host}${new URL(url).pathname}` };
     },
-    form: {
-      intro: "Paste the address of a calendar feed (a school's term dates, a club's fixtures): it usually ends in .ics, and may start with webcal://. Familiar only reads it.",
-      fields: [
-        { name: "url", label: "Feed URL", type: "text", required: true, hint: "https://… or webcal://…" },
-        { name: "name", label: "Name (optional)", type: "text" },
-      ],
-      toSettings: (values) => ({ url: values.url ?? "", ...(values.name ? { name: values.name } : {}) }),
-    },
+    form: icsForm,
     async test(settings) {
       const parsed = icsSettingsSchema.safeParse(settings);
       if (!parsed.success) return { ok: false, problems: [parsed.error.issues.map((i) => i.message).join("; ")] };

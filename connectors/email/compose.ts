@@ -2,9 +2,11 @@
  * Building outgoing mail with nodemailer's MailComposer: one RFC 822 message serves the SMTP send,
  * the copy in Sent and a draft, so what was approved is byte for byte what goes out. Replies get
  * RFC 5322 threading (In-Reply-To, References, "Re:"); automatic sends carry
- * `Auto-Submitted: auto-replied` (RFC 3834) so well-behaved responders do not answer them.
+ * `Auto-Submitted: auto-replied` (RFC 3834) and `X-Auto-Response-Suppress: All` (Exchange) so
+ * well-behaved responders do not answer them.
  */
 import MailComposer from "nodemailer/lib/mail-composer";
+import { AUTOMATIC_SEND_HEADERS } from "./automatic.js";
 import type { MailAddress } from "./message.js";
 
 /** An attachment to send: bytes and a name (from the person's workspace). */
@@ -26,7 +28,7 @@ export interface OutgoingMail {
   /** The Message-ID answered, angle brackets included. */
   inReplyTo?: string | null;
   references?: string[];
-  /** Sent by Familiar on its own (not at the person's word in this turn): `Auto-Submitted: auto-replied`. */
+  /** Sent by Familiar on its own (not at the person's word in this turn): `AUTOMATIC_SEND_HEADERS`. */
   automatic?: boolean;
 }
 
@@ -68,7 +70,7 @@ export async function composeMail(mail: OutgoingMail, options: { now: Date; mess
     inReplyTo: mail.inReplyTo ?? undefined,
     references: mail.references?.length ? mail.references : undefined,
     attachments: mail.attachments.map((a) => ({ filename: a.filename, content: a.content, contentType: a.contentType })),
-    headers: mail.automatic ? { "Auto-Submitted": "auto-replied" } : {},
+    headers: mail.automatic ? { ...AUTOMATIC_SEND_HEADERS } : {},
     disableFileAccess: true,
     disableUrlAccess: true,
     xMailer: false,

@@ -52,6 +52,25 @@ export const emailForm: ConnectionForm = {
       ...(ids.length ? { authservIds: ids } : {}),
     };
   },
+  toValues(settings): Record<string, string> {
+    const parsed = emailSettingsSchema.safeParse(settings);
+    if (!parsed.success) return {};
+    const s = parsed.data;
+    const user = s.imap.user && s.imap.user !== s.address ? s.imap.user : "";
+    return {
+      address: s.address,
+      name: s.name ?? "",
+      imap_host: s.imap.host,
+      imap_port: String(s.imap.port),
+      imap_tls: s.imap.tls,
+      smtp_host: s.smtp.host,
+      smtp_port: String(s.smtp.port),
+      smtp_tls: s.smtp.tls,
+      user,
+      ca: s.imap.ca ?? s.smtp.ca ?? "",
+      authserv_ids: (s.authservIds ?? []).join(", "),
+    };
+  },
 };
 
 /** Settings problems as sentences ("imap.port: …"). */

@@ -133,7 +133,7 @@ export class EmailService {
       pollMs: timings.pollMs,
       watchdogMs: timings.watchdogMs,
       now: () => clock.now(),
-      onStatus: (s) => void this.deps.connections.setStatus(connection.id, statusOf(s, clock.now())).catch(() => undefined),
+      onStatus: (s) => void this.deps.connections.setStatus(connection.id, statusOf(s, clock.now(), connection.status)).catch(() => undefined),
       log: (event, data) => logger.info({ connectionId: connection.id, ...data }, event),
     });
     const running = this.sessions.get(connection.id) ?? new Set<MailboxWatcher>();
@@ -218,12 +218,18 @@ export class EmailService {
   }
 }
 
-/** The Connections page's view of a watcher's state. */
-function statusOf(s: WatchStatus, now: Date): ConnectionStatus {
+/**
+ * The Connections section's view of a watcher's state. Each sync session has a watcher of its own,
+ * which knows nothing before its first pass: until it has news (a pass or a failure), the state,
+ * last sync and last error of before (`prior`, the status when the session began) still hold, so a
+ * new session never shows "never synced" while it connects.
+ */
+export function statusOf(s: WatchStatus, now: Date, prior: ConnectionStatus): ConnectionStatus {
+  if (!s.lastError && !s.lastSyncAt) return { ...prior, mode: s.mode, checkedAt: now };
   return {
-    state: s.lastError ? "error" : s.lastSyncAt ? "ok" : "unknown",
+    state: s.lastError ? "error" : "ok",
     mode: s.mode,
-    lastSyncAt: s.lastSyncAt ? new Date(s.lastSyncAt) : null,
+    lastSyncAt: s.lastSyncAt ? new Date(s.lastSyncAt) : prior.lastSyncAt,
     lastError: s.lastError,
     checkedAt: now,
   };

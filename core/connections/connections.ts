@@ -166,6 +166,26 @@ export class Connections {
     return kind.test(parsed.settings, secret);
   }
 
+  /**
+   * Changes a kept connection's settings (and its password, unless `secret` is null: then the stored
+   * one is kept), tested before kept like `connect`. The settings must still name the same
+   * connection (its label: the mailbox's address, the account's user and host); other settings are
+   * a new connection and are refused in words. @throws NotFoundError
+   */
+  async change(personId: PersonId, id: ConnectionId, settings: unknown, secret: string | null): Promise<ConnectResult> {
+    const current = await this.get(id, personId);
+    const kind = current ? this.byKind.get(current.kind) : undefined;
+    if (!current || !kind) throw new NotFoundError("connection", id);
+    let label: string;
+    try {
+      label = kind.parseSettings(settings).label;
+    } catch (err) {
+      return { ok: false, problems: [(err as Error).message] };
+    }
+    if (label !== current.label) return { ok: false, problems: [`These settings are for ${label}, not ${current.label}: add it as a new connection instead.`] };
+    return this.connect({ personId, kind: kind.kind, settings, secret, capabilities: current.capabilities, source: "person", test: true });
+  }
+
   /** Grants exactly `capabilities` (the others are withdrawn). @throws NotFoundError, Error (unknown capability) */
   async setCapabilities(personId: PersonId, id: ConnectionId, capabilities: readonly string[]): Promise<Connection> {
     const current = await this.get(id, personId);

@@ -40,6 +40,11 @@ export interface ConnectionForm {
   fields: readonly FormField[];
   /** Posted values (by field name) → the settings input. */
   toSettings(values: Record<string, string>): unknown;
+  /**
+   * Kept settings → the form's values, to change a connection (never a password: password fields
+   * are write-only and left empty, which keeps the stored one). Absent: it can only be connected again.
+   */
+  toValues?(settings: Json): Record<string, string>;
   /** Plain hints shown above the form (app passwords, provider settings). */
   intro: string;
 }

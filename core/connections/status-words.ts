@@ -14,7 +14,7 @@ export interface StatusWords {
   sync: string;
 }
 
-/** Describes `connection`'s status (mode names: core/storage ConnectionStatus). */
+/** Describes `connection`'s status (mode names: ConnectionStatus in records.ts). */
 export function describeStatus(connection: Pick<Connection, "kind" | "capabilities" | "status">): StatusWords {
   const s = connection.status;
   const state = s.state === "ok" ? "connected" : s.state === "error" ? "problem" : s.mode === "connecting" ? "connecting" : "not checked yet";

@@ -7,4 +7,5 @@
 export { Notifier, digestJobName } from "./notifier.js";
 export { backgroundCandidates, occurrenceKeyOf, reminderCandidate, wakeupProvenance } from "./producers.js";
 export { notifyTools } from "./tools.js";
+export { withoutSilenceTokens } from "./silence.js";
 export { monitorStateSchema, notificationOrigins, urgencies, type MonitorState, type MonitorValue, type NewNotificationRecord, type NotificationDecision, type NotificationOrigin, type NotificationRecord, type Urgency } from "./records.js";

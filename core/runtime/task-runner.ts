@@ -7,7 +7,7 @@
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log/index.js";
 import type { ModelClient } from "../model/index.js";
-import { asId } from "../ids.js";
+import { asId, type HookId } from "../ids.js";
 import type { Store } from "../storage/index.js";
 import type { ClaimedTask, Task, TaskState } from "../tasks/records.js";
 import type { ConversationMessage } from "../conversation/records.js";
@@ -26,6 +26,7 @@ import {
 } from "../tasks/index.js";
 import type { Outbound } from "../outbox/index.js";
 import type { DueSource } from "../scheduling/index.js";
+import { withoutSilenceTokens } from "../notify/index.js";
 import { resumeDecidedApproval } from "./approval-resume.js";
 import type { ModelBudget } from "./model-budget.js";
 import { highestActivation, settleRuntime, unpark } from "./parking.js";
@@ -63,6 +64,8 @@ export interface TaskRunnerDeps {
   summarize?: (person: Person, keepFromSeq: number) => Promise<void>;
   /** A watch re-armed (waits for the next connection change): changes that came meanwhile are dispatched. */
   watchArmed?: (personId: Person["id"]) => void;
+  /** The task now waits for a webhook: an event that came before it waited (kept by `WebhookEvents`) resumes it. */
+  keptEvents?: (hookId: HookId) => Promise<number>;
   /** The per-person daily model budget: counts every call; once used up, activations wait for the person's next midnight. */
   budget?: Pick<ModelBudget, "meter" | "exhaustedUntil" | "tell">;
 }
@@ -230,8 +233,7 @@ export class TaskRunner implements DueSource<ClaimedTask> {
         await store.tasks.transitionTask({ taskId: task.id, owner, to: next, now: clock.now() });
       });
       this.deps.outbound.wake();
-      if (next.status === "waiting" && next.wait.kind === "change") this.deps.watchArmed?.(person.id);
-      await this.afterRelease(watch);
+      await this.afterRelease(watch, next, person);
       return;
     }
     const goal = task.goalId ? await store.goals.getGoal(task.goalId) : null;
@@ -241,7 +243,8 @@ export class TaskRunner implements DueSource<ClaimedTask> {
       origin,
       person,
       activation: runtime.activation,
-      text,
+      // The answer to the person's own press is a reply, not a proactive message: said directly.
+      text: await this.answerPress(person, task, runtime.trigger, text, result.tainted, `reply:${key}`),
       key,
       waitsFor: { approval: waitsForApproval, reply: requests.waitForReply },
       tainted: result.tainted,
@@ -252,8 +255,25 @@ export class TaskRunner implements DueSource<ClaimedTask> {
       await store.tasks.saveCheckpoint({ taskId: task.id, owner, cursor: task.cursor, checkpoint: toStored(checkpoint, { runtime: after, input: null }), now: clock.now(), leaseMs });
       await store.tasks.transitionTask({ taskId: task.id, owner, to: next, now: clock.now() });
     });
-    if (next.status === "waiting" && next.wait.kind === "change") this.deps.watchArmed?.(person.id);
-    await this.afterRelease(watch);
+    await this.afterRelease(watch, next, person);
+  }
+
+  /**
+   * When the activation was resumed by the person's own press on its card (approved or denied, not
+   * expired), what the model said answers that press: it is queued as a reply — to the chat they
+   * pressed in — and recorded in the conversation, never second-guessed by the notification filter
+   * (which judges what Familiar says first). Returns the text left for the filter: `text`, or null
+   * once it was said (a silence token says nothing).
+   */
+  private async answerPress(person: Person, task: Task, trigger: Trigger | undefined, text: string | null, tainted: boolean, deliveryKey: string): Promise<string | null> {
+    if (text === null || trigger?.kind !== "approval" || trigger.outcome === "expired") return text;
+    const spoken = withoutSilenceTokens(text).trim();
+    if (spoken === "") return null;
+    const request = await this.deps.store.approvals.getApprovalRequest(asId("approval", trigger.approvalId));
+    const reply = tainted && this.deps.inertLinks ? await this.deps.inertLinks(person, spoken) : spoken;
+    await this.deps.store.transaction(() => this.say(person, reply, deliveryKey, request?.decidedBy?.channel ?? null, task));
+    this.deps.outbound.wake();
+    return null;
   }
 
   /**
@@ -298,8 +318,14 @@ export class TaskRunner implements DueSource<ClaimedTask> {
     });
   }
 
-  /** The person may have answered the approval while the activation still ran: resume at once then. */
-  private async afterRelease(approvalId: string | null): Promise<void> {
+  /**
+   * What may have come while the activation still ran: the person's answer to its card (resumed at
+   * once), changes for a re-armed watch (dispatched), an event for the hook it now waits for (kept
+   * by the webhook flow, handed over now).
+   */
+  private async afterRelease(approvalId: string | null, next: TaskState, person: Person): Promise<void> {
+    if (next.status === "waiting" && next.wait.kind === "change") this.deps.watchArmed?.(person.id);
+    if (next.status === "waiting" && next.wait.kind === "event") await this.deps.keptEvents?.(next.wait.hookId);
     if (approvalId && (await resumeDecidedApproval(this.deps, asId("approval", approvalId)))) this.deps.poke();
   }
 

@@ -60,7 +60,7 @@ export async function askApproval(ctx: AskContext, tool: ToolDefinition, args: u
     personId: context.personId,
     kind: "approval.requested",
     summary: `Asked to approve ${request.summary}`,
-    data: { approvalId: request.id, ruleId: decision.ruleId, expiresAt: request.expiresAt.toISOString(), offered: details.offered, provenance: details.provenance.kind },
+    data: { approvalId: request.id, ruleId: decision.ruleId, expiresAt: request.expiresAt.toISOString(), offered: details.offered, provenance: details.provenance.kind, idempotencyKey: context.idempotencyKey },
     at: input.now,
   });
   try {

@@ -97,7 +97,8 @@ export class SentinelViews {
       return `Waiting for your approval: ${pending[0]!.summary}${more}.`;
     }
     const running = await this.store.tasks.listTasks({ personId, status: ["running"] }, { limit: 1 });
-    if (running.items[0]) return `Working on: ${running.items[0].title}.`;
+    const task = running.items[0];
+    if (task) return task.kind === "turn" ? "Answering your message." : `Working on “${task.title}”.`;
     const latest = await this.store.audit.listAudit(personId, { limit: 1 });
     const event = latest.items[0];
     if (event) return `Idle. Last: ${event.summary} (${ago(now, event.at)}).`;

@@ -35,3 +35,4 @@ export type { ChangeRepository, ConnectionRepository } from "./connections.js";
 export { type Page, type PageRequest } from "./page.js";
 export { parseStoredDemotion, parseStoredMonitor, parseStoredOrigin, parseStoredUrgency } from "./stored-notifications.js";
 export type { ModelUsageDay, ModelUsageRepository } from "./usage.js";
+export type { HookEventRepository, KeptHookEvent } from "./hook-events.js";

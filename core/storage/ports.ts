@@ -35,6 +35,7 @@ import type { Page, PageRequest } from "./page.js";
 import type { ArtifactRepository } from "./artifacts.js";
 import type { ChangeRepository, ConnectionRepository } from "./connections.js";
 import type { ModelUsageRepository } from "./usage.js";
+import type { HookEventRepository } from "./hook-events.js";
 
 export interface PersonRepository {
   /** Creates a person with defaults (UTC, en-US, proactivity normal, digest 18:00). */
@@ -390,6 +391,7 @@ export interface Store {
   readonly changes: ChangeRepository;
   /** Model tokens per person and local day (the daily model budget). */
   readonly usage: ModelUsageRepository;
+  readonly hookEvents: HookEventRepository;
   transaction<T>(fn: () => Promise<T>): Promise<T>;
   health(): Promise<StoreHealth>;
   close(): Promise<void>;

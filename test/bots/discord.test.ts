@@ -22,6 +22,7 @@ function coreLikeSink(options: { pressDelayMs?: number } = {}) {
     if (seen.has(event.updateId)) return { status: "duplicate" };
     seen.add(event.updateId);
     if (event.kind === "message") return { status: "accepted" };
+    // The fake core's own slowness (options.pressDelayMs), not a wait of the test.
     if (options.pressDelayMs) await new Promise((r) => setTimeout(r, options.pressDelayMs));
     const card = event.messageRef ?? "";
     resolved.push(event.updateId);
@@ -241,6 +242,7 @@ describe("Discord channel over the real discord.js against a local fake", () => 
     const id = fake.sendGuildMessage(allowed, bob, "what's on today?", true);
     const event = await until(() => events.find((e) => e.updateId === id));
     expect(event).toMatchObject({ accountId: bob.id, address: bob.id, text: "what's on today?" });
+    // A fixed wait on purpose: it asserts that NO other message reaches the sink meanwhile.
     await new Promise((r) => setTimeout(r, 200));
     expect(events).toHaveLength(1);
   });

@@ -156,6 +156,7 @@ describe("Slack channel: HTTP events", () => {
     expect((await postEvent(url, dm("edited", "1700000000.000203", { subtype: "message_changed" }), "Ev4", signed)).status).toBe(200);
     await postEvent(url, dm("real", "1700000000.000204"), "Ev5", signed);
     await eventually(() => expect(core.calls).toHaveLength(1));
+    // A fixed wait on purpose: it asserts that NO further event reaches the core meanwhile.
     await sleep(100);
     expect(core.calls.map((c) => (c.event as { text: string }).text)).toEqual(["real"]);
   });
@@ -167,6 +168,7 @@ describe("Slack channel: HTTP events", () => {
     await postEvent(url, { type: "message", channel: GROUP, channel_type: "channel", user: "UADA", text: "no mention here", ts: "1700000000.000302" }, "Ev7", signed);
     await postEvent(url, mention(GROUP, "1700000000.000303"), "Ev8", signed);
     await eventually(() => expect(core.calls).toHaveLength(1));
+    // A fixed wait on purpose: it asserts that NO further event reaches the core meanwhile.
     await sleep(100);
     expect(core.calls).toHaveLength(1);
     // The address is the sender (their DM), never the channel: whatever Familiar says to them later stays private.
@@ -179,6 +181,7 @@ describe("Slack channel: HTTP events", () => {
     core.holdTurns();
     const event = dm("book the dentist", "1700000000.000400");
     const first = await postEvent(url, event, "EvS1", signed);
+    // A fixed wait on purpose: it models Slack's timing (the retry comes after its 3 s ack window), not a wait for Familiar.
     await sleep(4_000); // Slack retries 4 s later
     const retry = await postEvent(url, event, "EvS1", { ...signed, retryNum: 1, retryReason: "timeout" });
     expect(first.status).toBe(200);
@@ -199,6 +202,7 @@ describe("Slack channel: HTTP events", () => {
     const ts = "1700000000.000500";
     const text = "<@UBOT> what's on today?";
     const a = postEvent(url, { type: "message", channel: GROUP, channel_type: "channel", user: "UADA", text, ts, event_ts: ts }, "EvS2a", signed);
+    // A fixed wait on purpose: it models the platform's timing (the two deliveries come 80 ms apart).
     await sleep(80);
     const b = postEvent(url, { type: "app_mention", channel: GROUP, user: "UADA", text, ts, event_ts: ts }, "EvS2b", signed);
     expect((await a).status).toBe(200);
@@ -215,6 +219,7 @@ describe("Slack channel: HTTP events", () => {
     const stale = await postEvent(url, dm("old", "1700000000.000602"), "EvF2", { ...signed, timestampSec: Math.floor(Date.now() / 1000) - 6 * 60 });
     expect(wrong.status).toBe(401);
     expect(stale.status).toBe(401);
+    // A fixed wait on purpose: it asserts that NO further event reaches the core meanwhile.
     await sleep(100);
     expect(core.calls).toHaveLength(0);
   });
@@ -237,6 +242,7 @@ describe("Slack channel: button presses", () => {
     expect(b!.event.updateId).toBe(a!.event.updateId);
     expect(core.calls.map((c) => c.outcome.status)).toEqual(["handled", "duplicate"]);
     await eventually(() => expect(fake.callsOf("chat.postEphemeral")).toHaveLength(1));
+    // A fixed wait on purpose: it asserts that NO second notice is posted meanwhile.
     await sleep(150);
     expect(fake.callsOf("chat.postEphemeral").map((c) => [c.params.channel, c.params.user, c.params.text])).toEqual([["DADA", "UADA", "Approved once"]]);
     // A second real click (new action_ts) is a new press, not a replay.

@@ -82,6 +82,7 @@ describe("inbound", () => {
     await channel.start(sink);
     const polls = () => fake.callsOf("getUpdates").length;
     const before = polls();
+    // A fixed wait on purpose: it counts polls in a period (that NO more than a few happen).
     await new Promise((r) => setTimeout(r, 1_000));
     const during = polls() - before;
     // 1 s / 200 ms = 5 polls; allow a generous margin for a slow machine. Without the gap: hundreds.
@@ -97,6 +98,7 @@ describe("inbound", () => {
     fake.answerAtOnce = true;
     await channel.start(recordingSink().sink);
     const before = fake.callsOf("getUpdates").length;
+    // A fixed wait on purpose: it counts polls in a period (that NO more than a few happen).
     await new Promise((r) => setTimeout(r, 1_500));
     expect(fake.callsOf("getUpdates").length - before).toBeLessThanOrEqual(6);
   });

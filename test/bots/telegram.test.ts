@@ -105,6 +105,7 @@ describe("T3 late button answer", () => {
 
     const message = fake.push(updates.text(42, "book the flight"));
     await fake.waitFor(() => events.length === 1, 5_000, "the message to reach the sink");
+    // A fixed wait on purpose: it models time passing while the turn is slow (the press must still be answered at once).
     await sleep(2_000);
     const press = fake.push(updates.press(42, "ap:01HX:once", { queryId: "press-1", messageId: 5 }));
     const pressedAt = Date.now();

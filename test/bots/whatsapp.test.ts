@@ -1,4 +1,5 @@
 import { send } from "../helpers/send.js";
+import { waitFor } from "../helpers/wait.js";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -122,7 +123,7 @@ describe("WhatsApp channel through the client port", () => {
     expect(second.qrs).toEqual([]);
     expect(second.invalid).toEqual([]);
     client.receive(ADA, "still there?");
-    await tick();
+    await waitFor(() => second.events.length > 0, "the message to reach the sink");
     expect(second.events).toMatchObject([{ kind: "message", text: "still there?", accountId: "+15550001", address: ADA }]);
   });
 
@@ -134,7 +135,7 @@ describe("WhatsApp channel through the client port", () => {
     s.library.last.emit("qr", "2@new-qr");
     s.library.last.emit("auth_failure", "session expired");
     s.library.last.emit("qr", "2@newer-qr");
-    await tick(150);
+    await waitFor(() => s.invalid.length > 0 && s.channel.currentQr() === "2@newer-qr", "the alert and the newest QR");
     expect(s.invalid).toHaveLength(1);
     expect(s.invalid[0]).toContain("QR");
     expect(s.library.clients).toHaveLength(1);
@@ -146,17 +147,18 @@ describe("WhatsApp channel through the client port", () => {
     const library = new FakeWhatsAppLibrary((c) => void (c.initializeError = new Error("Failed to launch the browser process")));
     const s = setup({ library, maxRestarts: 3 });
     await s.channel.start(s.sink);
-    await tick(300);
+    await waitFor(() => s.channel.state() === "gave_up", "the channel to give up");
     expect(library.clients).toHaveLength(4); // first launch + 3 restarts
     expect(s.channel.state()).toBe("gave_up");
     expect(s.invalid).toHaveLength(1);
     expect(s.invalid[0]).toContain("3 restarts");
+    // A fixed wait on purpose: it asserts that NO further restart comes after giving up.
     await tick(100);
     expect(library.clients).toHaveLength(4);
 
     const ok = await readyChannel();
     ok.library.last.emit("disconnected", "CONFLICT");
-    await tick(60);
+    await waitFor(() => ok.library.clients.length === 2, "the restart after the disconnect");
     expect(ok.library.clients).toHaveLength(2);
     expect(ok.library.clients[0]!.destroyed).toBe(true);
     ok.library.last.pair();
@@ -167,7 +169,7 @@ describe("WhatsApp channel through the client port", () => {
     });
     failing.library.last.pair();
     expect(() => failing.library.last.receive(ADA, "hello")).not.toThrow();
-    await tick();
+    await waitFor(() => failing.lines.join("").includes("inbound event not recorded"), "the logged failure");
     expect(failing.lines.join("")).toContain("inbound event not recorded");
   });
 
@@ -187,7 +189,7 @@ describe("WhatsApp channel through the client port", () => {
     client.vote(poll!.id, ADA, [1], 3000); // the same state again: nothing
     client.vote(poll!.id, OWN_ID, [0], 4000); // our own account: ignored
     client.vote(poll!.id, BOB, [0], 5000); // another voter: attributed to them (the core says "not yours")
-    await tick();
+    await waitFor(() => events.filter((e) => e.kind === "press").length >= 3, "the three presses");
     const presses = events.filter((e) => e.kind === "press");
     expect(presses.map((p) => p.kind === "press" && [p.buttonId, p.accountId, p.messageRef, p.address])).toEqual([
       ["apr:1:once", "+15550001", poll!.id, ADA],
@@ -205,14 +207,14 @@ describe("WhatsApp channel through the client port", () => {
     const pollId = card.platformIds[1]!;
     const replyId = client.receive(ADA, "2");
     client.receive(ADA, "7");
-    await tick();
+    await waitFor(() => events.length >= 2, "the press and the message");
     expect(events[0]).toMatchObject({ kind: "press", buttonId: "apr:1:deny", messageRef: pollId, updateId: replyId });
     expect(events[1]).toMatchObject({ kind: "message", text: "7" });
 
     await channel.edit(target, card.platformIds, { text: "Book it? — *Denied*", buttons: [] });
     expect(client.edits).toEqual([{ id: card.platformIds[0], content: "Book it? — _Denied_", options: { linkPreview: false } }]);
     client.receive(ADA, "1");
-    await tick();
+    await waitFor(() => events.length >= 3, "the plain message");
     expect(events[2]).toMatchObject({ kind: "message", text: "1" });
 
     client.editable = false; // older than WhatsApp's 15-minute edit window: the outcome comes as a reply
@@ -228,7 +230,7 @@ describe("WhatsApp channel through the client port", () => {
     client.receive("120363000000000002@g.us", "@15550009999 not listed", { author: BOB, mentionedIds: [OWN_ID] });
     client.receive(GROUP, "no mention", { author: BOB });
     client.receive(GROUP, "@15550009999 what's next?", { author: BOB, mentionedIds: [OWN_ID] });
-    await tick();
+    await waitFor(() => events.length >= 2, "the two messages read");
     expect(events).toMatchObject([
       { kind: "message", accountId: "+15550001", address: "987654321@lid", text: "hi from a lid" },
       { kind: "message", accountId: "+15550002", address: BOB, text: "what's next?" },

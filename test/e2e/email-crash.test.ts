@@ -20,6 +20,7 @@ import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type RecordedRe
 import type { LocalReply } from "../helpers/app.js";
 import { freePort, startChild, type ChildApp } from "../helpers/child.js";
 import { lastTool, sleep } from "../helpers/e2e.js";
+import { eventually as until } from "../helpers/mail/app.js";
 import { fillMaildir } from "../helpers/mail/maildir.js";
 import { postfixUnavailable, settingsFor, startMailServers, testMail, type MailServers } from "../helpers/mail/servers.js";
 import { startTcpProxy, type TcpProxy } from "../helpers/mail/tcp-proxy.js";
@@ -72,15 +73,6 @@ async function childEnv(capabilities: string[], imapPort: number, plainImap = fa
     EMAIL_WATCHDOG_MS: "1000",
     EMAIL_POLL_MS: "500",
   };
-}
-
-/** Polls `probe` (sync or async) every 50 ms until it holds; throws naming `what` after `timeoutMs`. */
-async function until(probe: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
 }
 
 async function start(env: Record<string, string>): Promise<ChildApp> {

@@ -14,7 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type RecordedRequest } from "../fakes/openai-server.js";
 import type { LocalReply, TestApp } from "../helpers/app.js";
 import { lastTool, sleep } from "../helpers/e2e.js";
-import { arrivals, personOf, startMailApp, synced } from "../helpers/mail/app.js";
+import { arrivals, eventually as until, personOf, startMailApp, synced } from "../helpers/mail/app.js";
 import { postfixUnavailable, startMailServers, testMail, type MailServers } from "../helpers/mail/servers.js";
 
 const noPostfix = postfixUnavailable();
@@ -146,5 +146,56 @@ describe.skipIf(noPostfix !== null)("email tools end to end", () => {
     expect(await servers.subjects(ana(), "Archive")).toEqual(["Trip permission letter"]);
     expect(await servers.subjects(ana())).not.toContain("Trip permission letter");
     expect(model.requests.at(-1)!.toolNames).toEqual(expect.arrayContaining(["email_search", "email_read", "email_save_attachment", "email_draft", "email_send", "email_reply", "email_move", "email_flag", "email_watch"]));
+  }, 120_000);
+
+  it("automatic answers from background work: each asks, carries Auto-Submitted and X-Auto-Response-Suppress, and the thread's budget (EMAIL_AUTOMATIC_SENDS_PER_THREAD=1) refuses the next before any card", async () => {
+    app = await startMailApp(servers, model.url, ["read", "send"], undefined, { EMAIL_AUTOMATIC_SENDS_PER_THREAD: "1" });
+    const personId = await personOf(app, "ana");
+    await synced(app, personId);
+    const answer = "Got it, thanks! (sent by Ana's assistant)";
+    script = (r) => {
+      const last = lastTool(r);
+      const wake = r.messages.find((m) => typeof m.content === "string" && m.content.includes("A new mail matched"));
+      const id = wake ? /email_read \{"id": "([^"]+)"\}/.exec(String(wake.content))?.[1] : undefined;
+      if (wake && (last === null || isApproved(r))) return toolCall("email_reply", { id, body: answer });
+      if (last === null && r.lastUserText?.includes("When Ben writes")) return toolCall("email_watch", { note: "Answer Ben's mail with a short acknowledgement", filter: { from: [ben().address] } });
+      if (last?.startsWith("Watching")) return text("I'll answer Ben's mail.");
+      return text(last && /approval_required/.test(last) ? "Waiting for your OK." : `Result: ${last?.slice(0, 300) ?? ""}`);
+    };
+    await app.say("ana", "When Ben writes, answer him that I got it");
+    await app.repliesUntil("ana", (ms) => ms.some((m) => m.text === "I'll answer Ben's mail."), 20_000);
+
+    let before = await count();
+    await servers.deliver(ana().address, testMail("Plans for the weekend", { from: `Ben <${ben().address}>`, id: "<plans-1@example.test>", body: "Are we still on for Saturday?" }));
+    const card = await nextCard(before);
+    expect(card.text).toContain(answer);
+    expect(card.text).toMatch(/Sent on its own/);
+    expect(card.buttons!.map((b) => b.label)).toEqual(["Approve once", "Deny"]);
+    await approve(card);
+    await app.repliesUntil("ana", (ms) => ms.slice(before).some((m) => m.text.startsWith("Result: Sent to")), 30_000);
+    const client = await servers.imapClient(ben());
+    try {
+      await until(async () => (await servers.subjects(ben())).includes("Re: Plans for the weekend"), "the automatic answer at ben's");
+      const lock = await client.getMailboxLock("INBOX");
+      try {
+        const raw = (await client.fetchAll("1:*", { source: true })).map((m) => m.source?.toString() ?? "").find((s) => s.includes("Re: Plans for the weekend"))!;
+        expect(raw).toMatch(/^Auto-Submitted: auto-replied\r?$/im);
+        expect(raw).toMatch(/^X-Auto-Response-Suppress: All\r?$/im);
+        expect(raw).toMatch(/^In-Reply-To: <plans-1@example\.test>\r?$/im);
+      } finally {
+        lock.release();
+      }
+    } finally {
+      await client.logout();
+    }
+
+    // Ben answers in the same thread: the watch wakes, and the thread's one automatic send is used up.
+    before = await count();
+    await servers.deliver(ana().address, testMail("Re: Plans for the weekend", { from: `Ben <${ben().address}>`, id: "<plans-2@example.test>", extra: "In-Reply-To: <plans-1@example.test>\r\nReferences: <plans-1@example.test>", body: "Great, see you Saturday." }));
+    const refused = await app.repliesUntil("ana", (ms) => ms.slice(before).some((m) => m.text.startsWith("Result:")), 30_000);
+    expect(refused.slice(before).find((m) => m.text.startsWith("Result:"))!.text).toMatch(/send_limit|automatic send/);
+    expect(cards(refused.slice(before))).toEqual([]);
+    await sleep(1_000);
+    expect((await servers.subjects(ben())).filter((s) => s === "Re: Plans for the weekend")).toHaveLength(1);
   }, 120_000);
 });

@@ -125,6 +125,16 @@ describe.skipIf(noPostfix !== null)("the Connections section in real Chromium", 
     await screenshot(mobile, "connections-add-caldav-phone");
     await phone.close();
 
+    // Change its settings: the form comes back filled in, the password empty (write-only), and an empty one keeps the stored one.
+    await card.getByRole("button", { name: "Change settings…" }).click();
+    const change = card.getByRole("form", { name: "Change ana@example.test" });
+    expect(await change.getByLabel("IMAP port").inputValue()).toBe(String(servers.imap.port));
+    expect(await change.getByLabel("App password").inputValue()).toBe("");
+    await change.getByLabel("Your name (shown as sender)").fill("Ana");
+    await change.getByRole("button", { name: "Save", exact: true }).click();
+    await page.getByRole("status").getByText("Saved the settings of ana@example.test.").waitFor({ timeout: 30_000 });
+    expect((await app.store.connections.listConnections())[0]!.settings).toMatchObject({ name: "Ana" });
+
     // Test the kept connection, then disconnect it: the password is deleted from the vault.
     await card.getByRole("button", { name: "Test", exact: true }).click();
     await card.getByText(/Test passed: connected and logged in\. IMAP: logged in/).waitFor({ timeout: 30_000 });

@@ -56,6 +56,7 @@ describe("running jobs", () => {
     const at = new Date(Date.now() + 300);
     expect(await s.schedule({ name: "task.wake", key: "t1", data: {}, timing: { kind: "at", at } })).toEqual(at);
     await waitFor(() => runs.length === 1, "the job to run");
+    // A fixed wait on purpose: it asserts that the job does NOT run a second time.
     await sleep(300);
     expect(runs).toHaveLength(1);
     expect(runs[0]!.at).toBeGreaterThanOrEqual(at.getTime());
@@ -99,6 +100,7 @@ describe("running jobs", () => {
     await s.schedule({ name: "quiet", key: "q", data: {}, timing: { kind: "now" } });
     expect(await s.agenda.disable({ name: "quiet" })).toBe(1);
     await s.start();
+    // A fixed wait on purpose: it asserts that a disabled job does NOT run.
     await sleep(400);
     expect(ran).toBe(0);
     expect(await s.agenda.enable({ name: "quiet" })).toBe(1);
@@ -137,6 +139,7 @@ describe("schedule by (name, key)", () => {
     await s.start();
     await s.schedule({ name: "task.wake", key: "self", data: { step: 1 }, timing: { kind: "now" } });
     await waitFor(() => runs === 1, "the first run");
+    // A fixed wait on purpose: Agenda saves the job after its handler returns, and that save must NOT overwrite the new schedule.
     await sleep(200);
     expect(await s.nextRunAt("task.wake", "self")).toEqual(later);
     const rows = await row(s, "task.wake", "self");
@@ -172,6 +175,7 @@ describe("drain and restart", () => {
     const s = await scheduler();
     let finished = false;
     s.define("slow", async () => {
+      // The job's own work (a slow handler), not a wait of the test.
       await sleep(300);
       finished = true;
     });
@@ -187,6 +191,7 @@ describe("drain and restart", () => {
     const db = tmp.file();
     const s = await scheduler({ path: db });
     s.define("stuck", async () => {
+      // The job's own work (a handler still running at the deadline), not a wait of the test.
       await sleep(1500);
     });
     await s.start();
@@ -239,12 +244,14 @@ describe("locking across workers", () => {
     for (const [worker, s] of [["a", a], ["b", b]] as const) {
       s.define("count", async (job) => {
         ran.push({ worker, key: job.key });
+        // The job's own work, not a wait of the test.
         await sleep(5);
       });
     }
     for (let i = 0; i < 60; i++) await a.schedule({ name: "count", key: `k${i}`, data: {}, timing: { kind: "now" } });
     await Promise.all([a.start(), b.start()]);
     await waitFor(() => new Set(ran.map((r) => r.key)).size === 60, "all 60 jobs to run", 15_000);
+    // A fixed wait on purpose: it asserts that NO job runs twice.
     await sleep(300);
     expect(ran).toHaveLength(60);
     expect(new Set(ran.map((r) => r.worker))).toEqual(new Set(["a", "b"]));
@@ -271,6 +278,7 @@ describe("locking across workers", () => {
     try {
       const runs = () => outputs.flatMap((o) => o.lines.filter((l) => l.startsWith("ran ")));
       await waitFor(() => new Set(runs()).size === 100, "100 distinct runs in the worker processes", 20_000);
+      // A fixed wait on purpose: it asserts that NO job runs twice across the worker processes.
       await sleep(300);
       expect(runs()).toHaveLength(100);
       expect(outputs.every((o) => o.lines.includes("ready"))).toBe(true);
@@ -300,6 +308,7 @@ describe("locking across workers", () => {
     raw.close();
     await s.start();
     await waitFor(() => runs.includes("dead-worker"), "the stale job to run");
+    // A fixed wait on purpose: it asserts that the job locked by a live worker does NOT run here.
     await sleep(400);
     expect(runs).toEqual(["dead-worker"]);
   });

@@ -179,7 +179,7 @@ describe("saveJob", () => {
   it("debounces (maxWait exceeded): the job becomes due now and the window restarts", async () => {
     const opts = { unique: { "data.key": "m" }, uniqueOpts: { debounce: { delay: 60_000, maxWait: 1 } } };
     const a = await repo.saveJob(job("deb2", { data: { key: "m" }, ...opts }), undefined);
-    await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 5)); // on purpose: more than the 1 ms maxWait passes between the saves
     const b = await repo.saveJob(job("deb2", { data: { key: "m" }, ...opts }), undefined);
     expect(b._id).toBe(a._id);
     expect(b.nextRunAt!.getTime()).toBeLessThanOrEqual(Date.now());

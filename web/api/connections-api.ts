@@ -39,6 +39,8 @@ export function connectionView(c: Connection, kind: ConnectionKind | undefined) 
       sync: words.sync,
     },
     createdAt: c.createdAt.toISOString(),
+    /** The form's values to change it (no password, ever); null when it cannot be changed here (set in FAMILIAR_CONFIG, or a kind without them). */
+    values: c.source === "person" && kind?.form?.toValues ? kind.form.toValues(c.settings) : null,
   };
 }
 
@@ -64,6 +66,7 @@ const capabilityIds = z.array(z.string().min(1).max(40)).max(20);
 const valuesShape = z.record(z.string().regex(/^[A-Za-z0-9_]{1,60}$/), z.string().max(20_000, "A value can be at most 20,000 characters.")).refine((v) => Object.keys(v).length <= 40, "Too many fields.");
 const checkBody = z.object({ kind: kindName, values: valuesShape }).strict();
 const connectBody = checkBody.extend({ capabilities: capabilityIds.default([]) }).strict();
+const changeBody = z.object({ values: valuesShape }).strict();
 const capabilitiesBody = z.object({ capabilities: capabilityIds }).strict();
 const linkBody = z.object({ kind: kindName }).strict();
 
@@ -104,6 +107,9 @@ function refuse(res: Response, status: number, problems: string[]): void {
  *   tries the settings, keeps nothing (an empty password uses the stored one of the same connection).
  * - `POST /api/web/connections` `{kind, values, capabilities}` → 201 `{connection, created, test}`
  *   (200 when it updated the same connection), or 400 `{error, problems}` — tested before kept.
+ * - `PATCH /api/web/connections/:id` `{values}` → `{connection, created: false, test}`: changed
+ *   settings, tested before kept; an empty password keeps the stored one; settings naming another
+ *   connection (another address) are refused in words, and so is one set in FAMILIAR_CONFIG (409).
  * - `PUT /api/web/connections/:id/capabilities` `{capabilities}`: exactly these are granted.
  * - `POST /api/web/connections/:id/test` → the test's outcome, recorded as the connection's state.
  * - `DELETE /api/web/connections/:id` → 204: the record, its synced state and its credential deleted.
@@ -117,37 +123,13 @@ export function connectionsWebApi(deps: ConnectWebDeps): Router {
     const kind = connections.kind(name);
     return kind?.form ? kind : undefined;
   };
-  const noKind = (name: string) => [`Familiar cannot connect "${name}" from a form (it can connect: ${formKinds(connections).map((k) => k.title).join(", ") || "nothing"}).`];
-
   router.get("/api/web/connections", async (req, res) => {
     const { person } = webContext(req);
     const mine = await connections.list({ personId: person.id });
     res.json({ items: mine.map((c) => connectionView(c, connections.kind(c.kind))), kinds: formKinds(connections).map(kindView) });
   });
 
-  router.post("/api/web/connections/check", express.json({ limit: "64kb" }), async (req, res) => {
-    const { person } = webContext(req);
-    const body = checkBody.safeParse(req.body);
-    if (!body.success) return refuse(res, 400, [plainErrors(body.error)]);
-    const kind = formKind(body.data.kind);
-    if (!kind) return refuse(res, 400, noKind(body.data.kind));
-    const form = formValues(kind, body.data.values);
-    if (!form.ok) return void res.json({ ok: false, problems: form.problems });
-    res.json(await connections.check({ personId: person.id, kind: kind.kind, settings: kind.form!.toSettings(form.values), secret: form.secret }));
-  });
-
-  router.post("/api/web/connections", express.json({ limit: "64kb" }), async (req, res) => {
-    const { person } = webContext(req);
-    const body = connectBody.safeParse(req.body);
-    if (!body.success) return refuse(res, 400, [plainErrors(body.error)]);
-    const kind = formKind(body.data.kind);
-    if (!kind) return refuse(res, 400, noKind(body.data.kind));
-    const form = formValues(kind, body.data.values);
-    if (!form.ok) return refuse(res, 400, form.problems);
-    const result = await connections.connect({ personId: person.id, kind: kind.kind, settings: kind.form!.toSettings(form.values), secret: form.secret, capabilities: body.data.capabilities, source: "person", test: true });
-    if (!result.ok) return refuse(res, 400, result.problems);
-    res.status(result.created ? 201 : 200).json({ connection: connectionView(result.connection, kind), created: result.created, test: result.test });
-  });
+  formRoutes(router, connections);
 
   router.put("/api/web/connections/:id/capabilities", express.json({ limit: "8kb" }), async (req, res) => {
     const { person } = webContext(req);
@@ -189,4 +171,53 @@ export function connectionsWebApi(deps: ConnectWebDeps): Router {
 
 function formKinds(connections: Connections): ConnectionKind[] {
   return connections.kinds().filter((k) => k.form);
+}
+
+/** The routes that take a kind's form values: check, connect and change (see {@link connectionsWebApi}). */
+function formRoutes(router: Router, connections: Connections): void {
+  const own = (personId: PersonId, id: string) => connections.get(asId("connection", id), personId);
+  const formKind = (name: string) => {
+    const kind = connections.kind(name);
+    return kind?.form ? kind : undefined;
+  };
+  const noKind = (name: string) => [`Familiar cannot connect "${name}" from a form (it can connect: ${formKinds(connections).map((k) => k.title).join(", ") || "nothing"}).`];
+
+  router.post("/api/web/connections/check", express.json({ limit: "64kb" }), async (req, res) => {
+    const { person } = webContext(req);
+    const body = checkBody.safeParse(req.body);
+    if (!body.success) return refuse(res, 400, [plainErrors(body.error)]);
+    const kind = formKind(body.data.kind);
+    if (!kind) return refuse(res, 400, noKind(body.data.kind));
+    const form = formValues(kind, body.data.values);
+    if (!form.ok) return void res.json({ ok: false, problems: form.problems });
+    res.json(await connections.check({ personId: person.id, kind: kind.kind, settings: kind.form!.toSettings(form.values), secret: form.secret }));
+  });
+
+  router.post("/api/web/connections", express.json({ limit: "64kb" }), async (req, res) => {
+    const { person } = webContext(req);
+    const body = connectBody.safeParse(req.body);
+    if (!body.success) return refuse(res, 400, [plainErrors(body.error)]);
+    const kind = formKind(body.data.kind);
+    if (!kind) return refuse(res, 400, noKind(body.data.kind));
+    const form = formValues(kind, body.data.values);
+    if (!form.ok) return refuse(res, 400, form.problems);
+    const result = await connections.connect({ personId: person.id, kind: kind.kind, settings: kind.form!.toSettings(form.values), secret: form.secret, capabilities: body.data.capabilities, source: "person", test: true });
+    if (!result.ok) return refuse(res, 400, result.problems);
+    res.status(result.created ? 201 : 200).json({ connection: connectionView(result.connection, kind), created: result.created, test: result.test });
+  });
+
+  router.patch("/api/web/connections/:id", express.json({ limit: "64kb" }), async (req, res) => {
+    const { person } = webContext(req);
+    const body = changeBody.safeParse(req.body);
+    if (!body.success) return refuse(res, 400, [plainErrors(body.error)]);
+    const c = await own(person.id, String(req.params.id));
+    const kind = c ? formKind(c.kind) : undefined;
+    if (!c || !kind) return refuse(res, 404, ["There is no such connection."]);
+    if (c.source === "config") return refuse(res, 409, [`${c.label} is set by the operator in FAMILIAR_CONFIG; its settings are changed there.`]);
+    const form = formValues(kind, body.data.values);
+    if (!form.ok) return refuse(res, 400, form.problems);
+    const result = await connections.change(person.id, c.id, kind.form!.toSettings(form.values), form.secret);
+    if (!result.ok) return refuse(res, 400, result.problems);
+    res.json({ connection: connectionView(result.connection, kind), created: false, test: result.test });
+  });
 }

@@ -9,7 +9,6 @@ import type { SentinelViews } from "../../core/sentinel/index.js";
 import { asId, type PersonId } from "../../core/ids.js";
 import { type Store } from "../../core/storage/index.js";
 import { channelNames, type ChannelName } from "../../core/channels/index.js";
-import { type AuditEvent } from "../../core/audit/index.js";
 import { type Goal } from "../../core/goals/index.js";
 import { type MemoryItem } from "../../core/memory/index.js";
 import { type Person } from "../../core/persons/index.js";
@@ -17,7 +16,10 @@ import { type Task } from "../../core/tasks/index.js";
 import { resolveTimeZone } from "../../core/time/index.js";
 import { deliveriesOf } from "./deliveries.js";
 import { plainErrors } from "./plain-errors.js";
-import { activityInWords } from "./activity-words.js";
+import { activityApi } from "./activity-api.js";
+import { channelsInWords } from "./activity-words.js";
+import { nowView } from "./now-view.js";
+import { checkInWords } from "./goal-words.js";
 import { hostPath, methodPhrase, parseGrantPattern, type GrantPattern } from "../../core/policy/index.js";
 import { localAccountOf, webContext } from "./auth.js";
 
@@ -136,7 +138,7 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
   router.get("/api/web/now", async (req, res) => {
     const { person } = webContext(req);
     const pending = (await store.approvals.listPendingApprovals(person.id)).filter((a) => a.expiresAt > clock.now()).length;
-    res.json({ status: await familiar.views.currentStatus(person.id), pendingApprovals: pending, paused: person.paused, deliveries: await deliveriesOf(store, person, clock.now()), modelUse: await familiar.budget.state(person) });
+    res.json({ status: channelsInWords(await familiar.views.currentStatus(person.id)), pendingApprovals: pending, paused: person.paused, ...(await nowView(store, person, clock.now())), deliveries: await deliveriesOf(store, person, clock.now()), modelUse: await familiar.budget.state(person) });
   });
 
   router.get("/api/web/goals", async (req, res) => {
@@ -147,7 +149,7 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
     const items = await Promise.all(
       goals.items.map(async (g: Goal) => {
         const tasks = await store.tasks.listTasks({ goalId: g.id }, { limit: 20 });
-        return { id: g.id, title: g.title, status: g.status, checkIn: g.checkIn, createdAt: g.createdAt.toISOString(), tasks: tasks.items.map((t) => taskJson(t, g.status)) };
+        return { id: g.id, title: g.title, status: g.status, checkIn: g.checkIn, checkIns: await checkInWords(store, g, clock.now()), createdAt: g.createdAt.toISOString(), tasks: tasks.items.map((t) => taskJson(t, g.status)) };
       }),
     );
     // Reminders and wake-ups without a goal, so nothing scheduled is invisible.
@@ -196,29 +198,7 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
     res.json({ outcome: outcome.status, notice: outcome.notice ?? null, status: after?.status ?? request.status });
   });
 
-  router.get("/api/web/activity", async (req, res) => {
-    const q = parse(page.extend({ kind: z.string().regex(/^[a-z._]{1,60}$/).optional(), goal: z.string().max(100).optional() }), req.query, res);
-    if (!q) return;
-    const { person } = webContext(req);
-    let taskIds: Set<string> | null = null;
-    if (q.goal) {
-      const goal = await store.goals.getGoal(asId("goal", q.goal));
-      if (!goal || goal.personId !== person.id) return void res.status(404).json({ error: "No such goal of yours." });
-      taskIds = new Set((await store.tasks.listTasks({ goalId: goal.id }, { limit: 500 })).items.map((t) => t.id));
-    }
-    // A goal filter reads on until a page is full (bounded), since the audit log is not indexed by goal.
-    const items: ReturnType<typeof activityJson>[] = [];
-    let after = q.after;
-    let next: string | null = null;
-    for (let round = 0; round < 10 && items.length < q.limit; round++) {
-      const pageOf = await store.audit.listAudit(person.id, { limit: q.limit, ...(after && { after }), ...(q.kind && { kinds: [q.kind] }) });
-      for (const e of pageOf.items) if (!taskIds || taskIds.has(taskOf(e) ?? "")) items.push(activityJson(e));
-      next = pageOf.next ?? null;
-      if (!next) break;
-      after = next;
-    }
-    res.json({ items: items.slice(0, q.limit), next, status: await familiar.views.currentStatus(person.id) });
-  });
+  router.use(activityApi(deps));
 
   router.get("/api/web/permissions", async (req, res) => {
     const { person } = webContext(req);
@@ -317,25 +297,6 @@ async function unlink(deps: DashboardApiDeps, personId: PersonId, channel: Chann
   deps.familiar.outboxLoop.poke();
 }
 
-function taskOf(e: AuditEvent): string | null {
-  const data = e.data;
-  if (data && typeof data === "object" && !Array.isArray(data) && typeof data.taskId === "string") return data.taskId;
-  return null;
-}
-
-function activityJson(e: AuditEvent) {
-  const data = e.data && typeof e.data === "object" && !Array.isArray(e.data) ? e.data : {};
-  const str = (k: string): string | null => {
-    const v = data[k];
-    return typeof v === "string" ? v : null;
-  };
-  const list = (k: string): string[] => {
-    const v = data[k];
-    return Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
-  };
-  const words = activityInWords(e.kind, e.summary, { get: str, list });
-  return { at: e.at.toISOString(), kind: e.kind, label: words.label, summary: words.summary, tool: str("tool"), decision: str("effect"), why: words.why, taskId: taskOf(e) };
-}
 
 /**
  * A grant in words: "Send data (POST) to api.example.com/notes — always (allowed in the web chat)".

@@ -42,3 +42,18 @@ export const KIND_WORDS: Record<string, string> = {
   "sentinel.inert_links": "Links shown as plain text",
 };
 
+
+/**
+ * The Activity tab's filter: a few human categories, each a set of audit kinds (a kind may be in two,
+ * e.g. a refused message is a message and a problem). `effects` narrows Sentinel's decisions: what
+ * Familiar did (allowed calls) versus what it asked about or was stopped from doing.
+ */
+export const ACTIVITY_CATEGORIES: readonly { id: string; label: string; kinds: readonly string[]; effects?: readonly string[] }[] = [
+  { id: "done", label: "What Familiar did", kinds: ["sentinel.decision", "tool.result"], effects: ["allow"] },
+  { id: "asked", label: "Asked you or blocked", kinds: ["sentinel.decision", "approval.requested", "approval.decided", "approval.deferred", "approval.held", "approval.paused", "approval.denied_again", "task.paused", "sentinel.secret_unbound_destination"], effects: ["ask", "deny"] },
+  { id: "messages", label: "Messages", kinds: ["outbound.sent", "outbound.failed", "outbound.part_rejected", "outbound.delayed", "outbound.given_up", "notification.decision", "notification.cap", "inbound.refused", "sentinel.inert_links"] },
+  { id: "permissions", label: "Permissions and secrets", kinds: ["grant.revoked", "grant.ended", "secret.stored", "secret.removed", "connection.capabilities"] },
+  { id: "services", label: "Connected services", kinds: ["connection.capabilities", "connection.disconnected", "hook.event", "hook.rejected", "change.matched"] },
+  { id: "people", label: "Who can talk to Familiar", kinds: ["identity.linked", "identity.unlinked", "pairing.approved", "pairing.refused", "pairing.declined", "access.role", "access.group"] },
+  { id: "problems", label: "Problems", kinds: ["outbound.failed", "outbound.given_up", "outbound.part_rejected", "outbound.delayed", "hook.rejected", "task.skipped", "inbound.refused", "sentinel.secret_unbound_destination", "tool.result"] },
+];

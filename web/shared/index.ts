@@ -2,7 +2,7 @@
  * What the server and the page (webui/) both read: message length limits and the activity log's
  * labels. Plain data; imports nothing.
  */
-export { KIND_WORDS } from "./activity-kinds.js";
+export { ACTIVITY_CATEGORIES, KIND_WORDS } from "./activity-kinds.js";
 export {
   MESSAGE_BODY_MAX_BYTES,
   MESSAGE_COUNTER_FROM,

@@ -42,6 +42,7 @@ export const collectionNames = {
   syncCursors: "sync_cursors",
   connectionChanges: "connection_changes",
   modelUsage: "model_usage",
+  hookEvents: "hook_events",
 } as const;
 
 export type CollectionKey = keyof typeof collectionNames;
@@ -141,4 +142,5 @@ export const indexSpecs: Readonly<Record<CollectionKey, IndexDescription[]>> = {
     { key: { connectionId: 1, kind: 1, topic: 1, occurredAt: 1 }, name: "topic_at" },
   ],
   modelUsage: [],
+  hookEvents: [{ key: { hookId: 1, _id: 1 }, name: "hook_order" }],
 };

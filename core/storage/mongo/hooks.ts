@@ -23,7 +23,7 @@ export class MongoHookRepository implements HookRepository {
   private readonly hooks;
 
   constructor(
-    db: DbLike,
+    private readonly db: DbLike,
     private readonly clock: Clock,
   ) {
     this.hooks = openColl<HookDoc>(db, "hooks", "hook");
@@ -57,6 +57,9 @@ export class MongoHookRepository implements HookRepository {
   }
 
   async deleteHook(personId: PersonId, id: HookId): Promise<boolean> {
-    return (await this.hooks.deleteOne({ _id: id, personId })) === 1;
+    if ((await this.hooks.deleteOne({ _id: id, personId })) !== 1) return false;
+    // Events kept for the hook's task go with it (SQLite: ON DELETE CASCADE).
+    await openColl(this.db, "hookEvents", "webhook event").deleteMany({ hookId: id });
+    return true;
   }
 }

@@ -15,6 +15,7 @@ import { MongoGoalRepository } from "./goals.js";
 import { MongoGrantRepository } from "./grants.js";
 import { MongoHookRepository } from "./hooks.js";
 import { MongoModelUsageRepository } from "./usage.js";
+import { MongoHookEventRepository } from "./hook-events.js";
 import { MongoChangeRepository, MongoConnectionRepository } from "./connections.js";
 import { MongoArtifactRepository } from "./artifacts.js";
 import { MongoInboundRepository } from "./inbound.js";
@@ -72,6 +73,7 @@ export class MongoStore implements Store {
   readonly connections: MongoConnectionRepository;
   readonly changes: MongoChangeRepository;
   readonly usage: MongoModelUsageRepository;
+  readonly hookEvents: MongoHookEventRepository;
 
   constructor(db: DbLike, options: MongoStoreOptions = {}) {
     this.db = db;
@@ -99,6 +101,7 @@ export class MongoStore implements Store {
     this.connections = new MongoConnectionRepository(db, clock);
     this.changes = new MongoChangeRepository(db, atomically);
     this.usage = new MongoModelUsageRepository(db);
+    this.hookEvents = new MongoHookEventRepository(db);
   }
 
   /** Creates the declared indexes (collections.ts). Idempotent; call once before use. */

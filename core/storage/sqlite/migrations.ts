@@ -259,6 +259,19 @@ export const migrations: readonly Migration[] = [
       ) WITHOUT ROWID;`);
     },
   },
+  {
+    version: 99,
+    name: "webhook events kept until their task waits (issue 18)",
+    up(db) {
+      db.exec(`CREATE TABLE hook_events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        hook_id TEXT NOT NULL REFERENCES hooks (id) ON DELETE CASCADE,
+        body TEXT NOT NULL,
+        received_at INTEGER NOT NULL
+      );
+      CREATE INDEX hook_events_by_hook ON hook_events (hook_id, id);`);
+    },
+  },
 ];
 
 /** What `migrate` did. */

@@ -26,6 +26,7 @@ import { SqlitePersonRepository } from "./persons.js";
 import { SqliteSentinelStateRepository } from "./sentinel-state.js";
 import { SqliteTaskRepository } from "./tasks.js";
 import { SqliteModelUsageRepository } from "./usage.js";
+import { SqliteHookEventRepository } from "./hook-events.js";
 
 /** Where the store lives: a file path (created with its parent directory) or a connection you opened. */
 export type SqliteStoreOptions = ({ path: string } | { db: Database.Database }) & {
@@ -60,6 +61,7 @@ export class SqliteStore implements Store {
   readonly connections: SqliteConnectionRepository;
   readonly changes: SqliteChangeRepository;
   readonly usage: SqliteModelUsageRepository;
+  readonly hookEvents: SqliteHookEventRepository;
   readonly artifacts: SqliteArtifactRepository;
   private readonly ctx: SqliteContext;
 
@@ -91,6 +93,7 @@ export class SqliteStore implements Store {
     this.connections = new SqliteConnectionRepository(this.ctx);
     this.changes = new SqliteChangeRepository(this.ctx);
     this.usage = new SqliteModelUsageRepository(this.ctx);
+    this.hookEvents = new SqliteHookEventRepository(this.ctx);
     this.artifacts = new SqliteArtifactRepository(this.ctx);
   }
 

@@ -48,6 +48,7 @@ describe("downloadLimited", () => {
     const error = await downloadLimited(`${base}/chunked`, { maxBytes: 3000, what: "file" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AttachmentError);
     expect((error as AttachmentError).reason).toBe("too_large");
+    // A fixed wait on purpose: it asserts that the server does NOT go on serving after the read stopped.
     await new Promise((r) => setTimeout(r, 100));
     expect(served).toBeLessThan(10); // the read stopped early
   });

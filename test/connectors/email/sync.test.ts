@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { ImapFlow } from "imapflow";
 import { startMailServers, settingsFor, testMail, type MailServers } from "../../helpers/mail/servers.js";
 import { MemorySyncStore } from "../../fakes/mail-sync-store.js";
+import { waitFor } from "../../helpers/wait.js";
 import { openImap, closeImap } from "../../../connectors/email/imap-connect.js";
 import { createParsePool } from "../../../connectors/email/parse-pool.js";
 import { arrivalKey, syncMailbox, type ServerFacts } from "../../../connectors/email/sync.js";
@@ -76,7 +77,8 @@ describe("syncMailbox against Dovecot", () => {
     const store = new MemorySyncStore<Seen>();
     await pass(store);
     // INTERNALDATE has whole seconds: keep the earlier tests' mail out of this one's second.
-    await new Promise((r) => setTimeout(r, 1_100));
+    const second = Math.floor(Date.now() / 1000);
+    await waitFor(() => Math.floor(Date.now() / 1000) > second, "the next whole second", { intervalMs: 20 });
     await servers.deliver(ana.address, testMail("before rebuild", { id: "<rebuild-1@outside.test>" }));
     await pass(store);
     const before = await store.readMark("ana/INBOX");

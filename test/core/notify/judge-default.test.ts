@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../core/config/load.js";
 import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type FakeScriptItem, type RecordedRequest } from "../../fakes/openai-server.js";
-import { runDueAt, startTestApp, TestClock, type TestApp } from "../../helpers/app.js";
-import { isWake, sleep } from "../../helpers/e2e.js";
+import { runDueAt, settled, startTestApp, TestClock, type TestApp } from "../../helpers/app.js";
+import { isWake } from "../../helpers/e2e.js";
 
 /**
  * The model judge is on by default whenever a model is configured (issue 18 item 2): the real app,
@@ -53,7 +53,8 @@ describe("the notification judge by default", () => {
     const pid = (await app.store.persons.findIdentity("local", "ana"))!.personId;
     const [task] = (await app.store.tasks.listTasks({ personId: pid, status: ["pending"] })).items;
     await runDueAt(app, clock, task!.notBefore!);
-    await sleep(300);
+    // Delivered (or decided against) once the loops are quiet.
+    await settled(app, clock);
     return {
       texts: (await app.store.localMailbox.listLocalMessages("ana", 0, 50)).map((m) => m.text),
       decisions: (await app.store.notifications.listNotificationsSince(pid, new Date(0))).map((d) => [d.decision, d.rule]),

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer, type RecordedRequest } from "../../fakes/openai-server.js";
-import { runDueAt, startTestApp, TestClock, type TestApp } from "../../helpers/app.js";
-import { isWake, sleep } from "../../helpers/e2e.js";
+import { runDueAt, settled, startTestApp, TestClock, type TestApp } from "../../helpers/app.js";
+import { isWake } from "../../helpers/e2e.js";
 
 /**
  * Asked-for reminders are never dropped as repeats (issue 18 item 1, field case E5): the real app,
@@ -36,7 +36,8 @@ describe("asked-for reminders after the confirmation that restates them", () => 
     await app.say("ana", `remind me to ${note} in ${inSeconds} seconds`);
     await app.replies("ana", 1);
     await runDueAt(app, clock, due);
-    await sleep(300);
+    // Delivered (or decided against) once the loops are quiet.
+    await settled(app, clock);
     const pid = (await app.store.persons.findIdentity("local", "ana"))!.personId;
     return {
       texts: (await app.store.localMailbox.listLocalMessages("ana", 0, 50)).map((m) => m.text),

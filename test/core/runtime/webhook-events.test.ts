@@ -99,7 +99,7 @@ describe("WebhookEvents", () => {
       queued.pop();
       return sent();
     })();
-    expect(await events.receive(hookId, secret, '{"status":"green"}')).toEqual({ status: "accepted", resumed: 2 });
+    expect(await events.receive(hookId, secret, '{"status":"green"}')).toEqual({ status: "accepted", resumed: 2, kept: false });
     expect(pokes).toBe(1);
     for (const id of [first.id, second.id]) {
       const resumed = (await store.tasks.getTask(id))!;
@@ -107,7 +107,13 @@ describe("WebhookEvents", () => {
       expect(resumed.checkpoint).toMatchObject({ input: { kind: "event", hookId, observations: [{ source: `webhook ${hookId}`, text: '{"status":"green"}' }] } });
     }
     expect((await store.tasks.getTask(unrelated.id))!.state.status).toBe("waiting");
-    expect(await events.receive(hookId, secret, "again")).toEqual({ status: "accepted", resumed: 0 });
+    // Nobody waits any more: the event is kept for the next wait on the hook (issue 18), and it resumes that one.
+    expect(await events.receive(hookId, secret, "again")).toEqual({ status: "accepted", resumed: 0, kept: true });
     expect(pokes).toBe(1);
+    const third = await waitingFor(hookId, "third");
+    expect(await events.resumeKept(hookId)).toBe(1);
+    expect(pokes).toBe(2);
+    expect((await store.tasks.getTask(third.id))!.checkpoint).toMatchObject({ input: { kind: "event", hookId, observations: [{ text: "again" }] } });
+    expect(await events.resumeKept(hookId)).toBe(0);
   });
 });

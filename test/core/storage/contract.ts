@@ -39,6 +39,7 @@ import type { StoreFactory } from "./contract/support.js";
 import { tasksContract } from "./contract/tasks.js";
 import { turnsContract } from "./contract/turns.js";
 import { usageContract } from "./contract/usage.js";
+import { hookEventsContract } from "./contract/hook-events.js";
 
 export type { StoreFactory } from "./contract/support.js";
 
@@ -73,5 +74,6 @@ export function describeStoreContract(name: string, factory: () => Promise<{ sto
     artifactsContract(ctx);
     connectionsContract(ctx);
     usageContract(ctx);
+    hookEventsContract(ctx);
   });
 }

@@ -178,6 +178,7 @@ describe("sqlite store specifics", () => {
           events.push("outside write done");
           return m;
         });
+      // A fixed wait on purpose: it asserts that the outside write does NOT finish while the transaction is open.
       await new Promise((resolve) => setTimeout(resolve, 20));
       expect(events).toEqual([]);
       releaseTx();
@@ -197,6 +198,7 @@ describe("sqlite store specifics", () => {
         store.transaction(async () => {
           order.push(`${name} start`);
           await store.conversation.appendMessage({ personId: person.id, role: "user", channel: "local", text: name, taskId: null });
+          // Work inside the transaction that takes a while (so the two overlap), not a wait of the test.
           await new Promise((resolve) => setTimeout(resolve, 10));
           await store.conversation.appendMessage({ personId: person.id, role: "assistant", channel: "local", text: name, taskId: null });
           order.push(`${name} end`);

@@ -18,8 +18,8 @@ export function mailConfigFile(servers: MailServers, capabilities: string[]): st
   return file;
 }
 
-/** Starts the app with ana's mailbox (`capabilities`), the scripted model at `modelUrl`, 3-second sync sessions. */
-export async function startMailApp(servers: MailServers, modelUrl: string, capabilities: string[], dataDir?: string): Promise<TestApp> {
+/** Starts the app with ana's mailbox (`capabilities`), the scripted model at `modelUrl`, 3-second sync sessions; `env` adds settings. */
+export async function startMailApp(servers: MailServers, modelUrl: string, capabilities: string[], dataDir?: string, env: Record<string, string> = {}): Promise<TestApp> {
   process.env.ANA_MAIL_PASSWORD = servers.accounts[0].password;
   return startTestApp({
     FAMILIAR_CONFIG: mailConfigFile(servers, capabilities),
@@ -29,6 +29,7 @@ export async function startMailApp(servers: MailServers, modelUrl: string, capab
     EMAIL_WATCHDOG_MS: "1000",
     EMAIL_POLL_MS: "500",
     ...(dataDir && { DATA_DIR: dataDir }),
+    ...env,
   });
 }
 
@@ -55,5 +56,14 @@ export async function arrivals(app: TestApp, personId: PersonId, count: number):
     if (list.length >= count) return new Map(list.map((c) => [(c.data as { subject: string }).subject, (c.data as { ref: string }).ref]));
     if (Date.now() > end) throw new Error(`fewer than ${count} arrivals were recorded`);
     await sleep(100);
+  }
+}
+
+/** Polls `probe` (sync or async) every 50 ms until it holds; throws naming `what` after `timeoutMs`. */
+export async function eventually(probe: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
   }
 }

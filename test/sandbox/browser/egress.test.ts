@@ -97,6 +97,7 @@ describe("browser egress: every request the page makes passes the egress check",
     const ref = /button "Send" \[ref=(\w+)\]/.exec(read.ok ? read.content : "")?.[1];
     expect(ref).toBeDefined();
     await rig.run("browser_click", { ref });
+    // A fixed wait on purpose: it asserts that the form post does NOT reach loopback meanwhile.
     await new Promise((r) => setTimeout(r, 1500));
     expect(forbidden.hits).toEqual([]);
     // Service workers are blocked: the page could not register one.

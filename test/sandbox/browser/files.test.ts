@@ -64,6 +64,7 @@ describe("browser downloads and uploads", () => {
     const page = await call("browser_open", { url: `${site.origin}/files` });
     const link = refOf(page.ok ? page.content : "", /link "Ticket PDF" \[ref=(\w+)\]/);
     await call("browser_click", { ref: link });
+    // A fixed wait on purpose: it asserts that NO download lands in the workspace meanwhile.
     await new Promise((r) => setTimeout(r, 1000));
     const downloads = Workspace.of(rig.dataDir, rig.personId);
     expect(await downloads.list()).not.toContain("downloads/");

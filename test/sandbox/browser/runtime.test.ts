@@ -7,6 +7,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PersonId } from "../../../core/ids.js";
+import { waitFor } from "../../helpers/wait.js";
 import { browserRig, type BrowserRig } from "./helpers.js";
 import { TestSite } from "./pages.js";
 
@@ -70,7 +71,7 @@ describe("browser runtime: persistent per-person profiles, idle close, limits, c
     const pids = chromiumChildren();
     expect(pids.length).toBeGreaterThan(0);
     for (const pid of pids) process.kill(pid, "SIGKILL");
-    await new Promise((r) => setTimeout(r, 1000));
+    await waitFor(() => rig.runtime.stats.crashes === 1, "the browser's crash to be noticed");
     const after = await rig.run("browser_open", { url: `${site.origin}/account` });
     expect(after.ok && after.content).toContain("Welcome back ada");
     expect(rig.runtime.stats.crashes).toBe(1);

@@ -5,10 +5,25 @@
  * quota, the size of /tmp and /dev/shm, the read-only system, and the kernel surface the seccomp
  * filter closes.
  */
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { waitFor } from "../../helpers/wait.js";
 import { liveSandboxProcesses, sandboxWorld, type SandboxWorld } from "./helpers.js";
+
+/** Whether a process runs with exactly this command line (read from /proc). */
+function running(...argv: string[]): boolean {
+  const wanted = `${argv.join("\0")}\0`;
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .some((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8") === wanted;
+      } catch {
+        return false;
+      }
+    });
+}
 
 let world: SandboxWorld;
 let fingerprint: string;
@@ -106,7 +121,8 @@ describe("a workspace removed from the host while a run goes on", () => {
     mkdirSync(scratch, { recursive: true });
     const started = Date.now();
     const run = world.runner.run({ workspaceRoot: scratch, quotaBytes: 1024 * 1024, program: { kind: "command", command: "/bin/sleep", args: ["20"] }, wallSeconds: 30 });
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // The program runs (its process exists) before the workspace goes.
+    await waitFor(() => running("/bin/sleep", "20"), "the sandboxed /bin/sleep to start", 15_000);
     rmSync(join(world.dataDir, "persons", "per_gone"), { recursive: true, force: true });
     await expect(run).rejects.toMatchObject({ name: "ExecError", code: "workspace_refused", message: expect.stringContaining("quota could not be held") });
     expect(Date.now() - started).toBeLessThan(15_000);

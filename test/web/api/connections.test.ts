@@ -167,11 +167,27 @@ describe.skipIf(noPostfix !== null)("the Connections API", () => {
     expect(await vaultNames(personId)).toContain(`connection.${id}`);
     expect(JSON.stringify(await app.store.connections.getConnection(id))).not.toContain(password);
 
+    // Its form values come back to change it — never the password; an empty password keeps the stored one.
+    const [kept] = (await call(ana, "GET", "/api/web/connections")).json.items;
+    expect(kept!.values).toMatchObject({ address: "ana@example.test", imap_port: mailValues().imap_port, imap_tls: "starttls", ca: servers.cert.certPem.trim() });
+    expect(kept!.values).not.toHaveProperty("password");
+    const renamed = await call(ana, "PATCH", `/api/web/connections/${id}`, { values: { ...mailValues(), name: "Ana B" } });
+    expect(renamed.status).toBe(200);
+    expect(renamed.json.test).toMatchObject({ ok: true });
+    expect((await app.store.connections.getConnection(id))!.settings).toMatchObject({ name: "Ana B" });
+    const badChange = await call(ana, "PATCH", `/api/web/connections/${id}`, { values: { ...mailValues(), password: "not-the-password" } });
+    expect(badChange.status).toBe(400);
+    expect(badChange.json.error).toMatch(/IMAP server .* refused the user name or app password/);
+    expect((await call(ana, "POST", `/api/web/connections/${id}/test`, {})).json).toMatchObject({ ok: true });
+    const other = await call(ana, "PATCH", `/api/web/connections/${id}`, { values: { ...mailValues(), address: "ben@example.test" } });
+    expect(other.json.error).toBe("These settings are for ben@example.test, not ana@example.test: add it as a new connection instead.");
+
     // Another person sees, tests, grants and disconnects none of it.
     const ben = await signIn("ben");
     expect((await call(ben, "GET", "/api/web/connections")).json.items).toEqual([]);
     expect((await call(ben, "PUT", `/api/web/connections/${id}/capabilities`, { capabilities: ["read", "send"] })).status).toBe(404);
     expect((await call(ben, "POST", `/api/web/connections/${id}/test`, {})).status).toBe(404);
+    expect((await call(ben, "PATCH", `/api/web/connections/${id}`, { values: { ...mailValues(), name: "Ben" } })).status).toBe(404);
     expect((await call(ben, "DELETE", `/api/web/connections/${id}`)).status).toBe(404);
     // A change without the CSRF token is refused.
     expect((await fetch(`${app.url}/api/web/connections/${id}/capabilities`, { method: "PUT", headers: { cookie: ana.cookie, "content-type": "application/json" }, body: JSON.stringify({ capabilities: ["send"] }) })).status).toBe(403);
