@@ -30,7 +30,9 @@ export interface MailQuery {
   since?: string;
   /** Received before. */
   before?: string;
+  /** true: unread only; false: read only. */
   unread?: boolean;
+  /** true: with an attachment only; false: without. */
   hasAttachment?: boolean;
   /** Folder (default INBOX). */
   path?: string;
@@ -163,14 +165,14 @@ export class MailboxClient {
       if (query.text) criteria.text = query.text;
       if (query.since) criteria.since = new Date(query.since);
       if (query.before) criteria.before = new Date(query.before);
-      if (query.unread) criteria.seen = false;
+      if (query.unread !== undefined) criteria.seen = !query.unread;
       if (Object.keys(criteria).length === 0) criteria.all = true;
       const found = await client.search(criteria, { uid: true });
       let uids = (Array.isArray(found) ? found : []).sort((a, b) => b - a);
-      if (query.hasAttachment) {
+      if (query.hasAttachment !== undefined) {
         const candidates = uids.slice(0, Math.max(limit * 10, 200));
         const withParts = candidates.length ? await client.fetchAll(candidates.join(","), { uid: true, bodyStructure: true }, { uid: true }) : [];
-        const keep = new Set(withParts.filter((m) => structureHasAttachment(m.bodyStructure)).map((m) => m.uid));
+        const keep = new Set(withParts.filter((m) => structureHasAttachment(m.bodyStructure) === query.hasAttachment).map((m) => m.uid));
         uids = candidates.filter((u) => keep.has(u));
       }
       return { path, uidValidity, uids: uids.slice(0, limit) };

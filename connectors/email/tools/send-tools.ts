@@ -112,32 +112,28 @@ function messageIdFor(p: Prepared, ctx: ToolContext, verb: "SEND" | "DRAFT"): st
   return messageIdOf(p.account, ctx, describePrepared(p, verb, "").digest);
 }
 
-/** Sends a prepared message after checking the approval still covers it (deliver.ts sends it once). */
-async function sendPrepared(deps: EmailToolDeps, p: Prepared, ctx: ToolContext, described: ActionDescription): Promise<ToolResult> {
-  if (ctx.action && ctx.action.digest !== described.digest) return fail("denied", "The message changed after it was approved; nothing was sent. Ask again with the new text.");
-  await checkBudget(deps, p, ctx.now);
-  return deliverOnce(deps, p, messageIdOf(p.account, ctx, described.digest), ctx.now);
-}
-
-/** What differs between `email_send` and `email_reply`; everything else (the policy, the card, sending once) is shared. */
-interface SendingSpec<S extends z.ZodType> {
+/** What differs between `email_send`, `email_reply` and `email_draft`; the policy, the card and the approval check are shared. */
+interface WritingSpec<S extends z.ZodType> {
   name: string;
   description: string;
   parameters: S;
+  verb: "SEND" | "DRAFT";
   /** Arguments naming where the mail goes (Sentinel's destination check), and carrying data out. */
   destinationArgs: string[];
   exfiltrationArgs: string[];
   prepare(deps: EmailToolDeps, args: z.infer<S>, ctx: ToolContext): Promise<Prepared>;
   /** The card's one-line summary. */
   summary(p: Prepared): string;
+  /** Does it, once the approval is known to cover exactly `p` (its card's digest is `digest`). */
+  run(deps: EmailToolDeps, p: Prepared, ctx: ToolContext, digest: string): Promise<ToolResult>;
 }
 
 /**
- * A tool that sends mail: Sentinel judges the exact message (`describe`: the card's fields and digest;
- * a message already sent, or cut short mid-send, is refused before any card), and `execute` sends
- * it only if the approval still covers it.
+ * A tool that writes mail: Sentinel judges the exact message (`describe`: the card's fields and
+ * digest; a message already sent, or cut short mid-send, is refused before any card), and `execute`
+ * acts only if the approval still covers that message.
  */
-function sendingTool<S extends z.ZodType>(deps: EmailToolDeps, spec: SendingSpec<S>): ToolDefinition {
+function writingTool<S extends z.ZodType>(deps: EmailToolDeps, spec: WritingSpec<S>): ToolDefinition {
   return defineTool({
     name: spec.name,
     description: spec.description,
@@ -148,26 +144,45 @@ function sendingTool<S extends z.ZodType>(deps: EmailToolDeps, spec: SendingSpec
     policy: {
       capability: "email.send",
       access: "write",
-      hardToUndo: true,
-      method: { fixed: "SEND" },
+      hardToUndo: spec.verb === "SEND",
+      method: { fixed: spec.verb },
       destinationArgs: spec.destinationArgs,
       exfiltrationArgs: spec.exfiltrationArgs,
       describe: async (args, ctx) => {
         const p = await spec.prepare(deps, spec.parameters.parse(args), ctx);
-        await refuseRepeat(deps, p, messageIdFor(p, ctx, "SEND"));
-        return describePrepared(p, "SEND", spec.summary(p));
+        if (spec.verb === "SEND") await refuseRepeat(deps, p, messageIdFor(p, ctx, "SEND"));
+        return describePrepared(p, spec.verb, spec.summary(p));
       },
     },
     async execute(args, ctx) {
       try {
         const p = await spec.prepare(deps, args, ctx);
-        return await sendPrepared(deps, p, ctx, describePrepared(p, "SEND", ""));
+        const { digest } = describePrepared(p, spec.verb, "");
+        if (ctx.action && ctx.action.digest !== digest) return fail("denied", `The ${spec.verb === "SEND" ? "message" : "draft"} changed after it was approved; nothing was ${spec.verb === "SEND" ? "sent" : "saved"}. Ask again with the new text.`);
+        return await spec.run(deps, p, ctx, digest);
       } catch (err) {
         if (err instanceof ActionUnavailableError) return fail(err.code, err.message);
         return mailFailure(err);
       }
     },
   });
+}
+
+/** Sends a prepared, approved message (deliver.ts sends it once). */
+async function sendPrepared(deps: EmailToolDeps, p: Prepared, ctx: ToolContext, digest: string): Promise<ToolResult> {
+  await checkBudget(deps, p, ctx.now);
+  return deliverOnce(deps, p, messageIdOf(p.account, ctx, digest), ctx.now);
+}
+
+/** Saves a prepared, approved draft in Drafts (not twice: the same draft in this task has the same Message-ID). */
+async function saveDraft(deps: EmailToolDeps, p: Prepared, ctx: ToolContext, digest: string): Promise<ToolResult> {
+  const client = deps.service.client(p.account);
+  const drafts = (await client.specialFolder("\\Drafts")) ?? "Drafts";
+  const messageId = messageIdOf(p.account, ctx, digest);
+  if (await client.hasMessageId(drafts, messageId).catch(() => false)) return ok(`The draft is already in ${drafts} of ${p.account.connection.label}.`);
+  const composed = await composeMail(p.mail, { now: ctx.now, messageId, keepBcc: true });
+  await client.append(drafts, composed.raw, ["\\Draft"]);
+  return ok(`Saved the draft in ${drafts} of ${p.account.connection.label}.`);
 }
 
 const sendArgs = z.object({
@@ -189,8 +204,10 @@ async function prepareSend(deps: EmailToolDeps, args: z.infer<typeof sendArgs>, 
 }
 
 function sendTool(deps: EmailToolDeps): ToolDefinition {
-  return sendingTool(deps, {
+  return writingTool(deps, {
     name: "email_send",
+    verb: "SEND",
+    run: sendPrepared,
     description: "Send an email. The person sees the whole message on a card and it goes out only when they approve.",
     parameters: sendArgs,
     destinationArgs: ["to[]", "cc[]", "bcc[]"],
@@ -241,8 +258,10 @@ async function prepareReply(deps: EmailToolDeps, args: z.infer<typeof replyArgs>
 }
 
 function replyTool(deps: EmailToolDeps): ToolDefinition {
-  return sendingTool(deps, {
+  return writingTool(deps, {
     name: "email_reply",
+    verb: "SEND",
+    run: sendPrepared,
     description: "Answer a mail by its id (to its sender; reply_all adds the other recipients). The person sees the whole reply on a card and it goes out only when they approve. Automatic mail, lists and Familiar's own mail are never answered.",
     parameters: replyArgs,
     destinationArgs: [],
@@ -255,42 +274,16 @@ function replyTool(deps: EmailToolDeps): ToolDefinition {
 const draftArgs = sendArgs.extend({ to: recipients });
 
 function draftTool(deps: EmailToolDeps): ToolDefinition {
-  return defineTool({
+  return writingTool(deps, {
     name: "email_draft",
+    verb: "DRAFT",
     description: "Save an email as a draft in the mailbox's Drafts folder (nothing is sent). The person approves the draft on a card.",
     parameters: draftArgs,
-    sideEffect: true,
-    capability: "email.send",
-    offered: (pid: PersonId) => deps.connections.granted(pid, "email", "send"),
-    policy: {
-      capability: "email.send",
-      access: "write",
-      method: { fixed: "DRAFT" },
-      destinationArgs: [],
-      exfiltrationArgs: [],
-      describe: async (args, ctx) => {
-        const p = await prepareSend(deps, draftArgs.parse(args), ctx);
-        return describePrepared({ ...p, automatic: false }, "DRAFT", `Save a draft in ${p.account.connection.label}'s Drafts folder`);
-      },
-    },
-    async execute(args, ctx) {
-      try {
-        const p = await prepareSend(deps, args, ctx);
-        const described = describePrepared({ ...p, automatic: false }, "DRAFT", "");
-        if (ctx.action && ctx.action.digest !== described.digest) return fail("denied", "The draft changed after it was approved; nothing was saved.");
-        const client = deps.service.client(p.account);
-        const drafts = (await client.specialFolder("\\Drafts")) ?? "Drafts";
-        const messageId = messageIdFor({ ...p, automatic: false }, ctx, "DRAFT");
-        // The same draft asked for again in this task (a retry after a crash) is not saved twice.
-        if (await client.hasMessageId(drafts, messageId).catch(() => false)) return ok(`The draft is already in ${drafts} of ${p.account.connection.label}.`);
-        const composed = await composeMail(p.mail, { now: ctx.now, messageId, keepBcc: true });
-        await client.append(drafts, composed.raw, ["\\Draft"]);
-        return ok(`Saved the draft in ${drafts} of ${p.account.connection.label}.`);
-      } catch (err) {
-        if (err instanceof ActionUnavailableError) return fail(err.code, err.message);
-        return mailFailure(err);
-      }
-    },
+    destinationArgs: [],
+    exfiltrationArgs: [],
+    prepare: async (d, args, ctx) => ({ ...(await prepareSend(d, args, ctx)), automatic: false }),
+    summary: (p) => `Save a draft in ${p.account.connection.label}'s Drafts folder`,
+    run: saveDraft,
   });
 }
 

@@ -70,9 +70,9 @@ describe.skipIf(noPostfix !== null)(`mailbox operations${noPostfix ? ` (skipped:
     await expect(new MailboxClient(untrusted, { password: a.password }, { parser }).test()).rejects.toMatchObject({ code: "tls_untrusted" });
   });
 
-  it("searches by sender, subject, unread and attachment, newest first, and reads one", async () => {
+  it("searches by sender, recipient, subject, words, date range, unread and attachment, newest first, and reads one", async () => {
     const [a] = servers.accounts;
-    await servers.deliver(a.address, testMail("School: tryouts on Friday", { from: "Coach <coach@school.test>" }));
+    await servers.deliver(a.address, testMail("School: tryouts on Friday", { from: "Coach <coach@school.test>", to: `${a.address}, grandma@family.test`, body: "Bring your boots to the field." }));
     await servers.deliver(a.address, testMail("Newsletter", { from: "news@shop.test" }));
     const withFile = testMail("Invoice", { from: "billing@shop.test" }).replace(
       "Content-Type: text/plain; charset=utf-8\r\n\r\nBody of Invoice\r\n",
@@ -84,8 +84,18 @@ describe.skipIf(noPostfix !== null)(`mailbox operations${noPostfix ? ` (skipped:
     const [read] = await ana.fetch([{ path: "INBOX", uidValidity: bySender.uidValidity, uid: bySender.uids[0]! }]);
     expect(read?.parsed).toMatchObject({ ok: true, message: { subject: "School: tryouts on Friday", from: [{ address: "coach@school.test" }] } });
     expect((await ana.searchUids({ subject: "tryouts" }, 10)).uids).toEqual(bySender.uids);
+    expect((await ana.searchUids({ to: "family.test" }, 10)).uids).toEqual(bySender.uids);
+    expect((await ana.searchUids({ text: "boots to the field" }, 10)).uids).toEqual(bySender.uids);
+    const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+    expect((await ana.searchUids({ since: day(1) }, 10)).uids).toEqual([]);
+    expect((await ana.searchUids({ before: day(-1) }, 10)).uids).toEqual([]);
+    expect((await ana.searchUids({ since: day(-1), before: day(1), from: "school.test" }, 10)).uids).toEqual(bySender.uids);
+    await ana.setFlags({ path: "INBOX", uidValidity: bySender.uidValidity, uid: bySender.uids[0]! }, ["\\Seen"], []);
+    expect((await ana.searchUids({ unread: false }, 10)).uids).toEqual(bySender.uids);
+    expect((await ana.searchUids({ unread: true, from: "school.test" }, 10)).uids).toEqual([]);
     const attached = await ana.searchUids({ hasAttachment: true }, 10);
     expect(attached.uids).toHaveLength(1);
+    expect((await ana.searchUids({ hasAttachment: false }, 10)).uids).not.toContain(attached.uids[0]);
     const [inv] = await ana.fetch([{ path: "INBOX", uidValidity: attached.uidValidity, uid: attached.uids[0]! }]);
     expect(inv?.facts.hasAttachments).toBe(true);
     const part = inv?.parsed.ok ? inv.parsed.message.attachments[0]?.partId : null;
@@ -115,7 +125,7 @@ describe.skipIf(noPostfix !== null)(`mailbox operations${noPostfix ? ` (skipped:
     try {
       const found = await benClient.searchUids({ subject: "Re: Tryouts" }, 1);
       const [got] = await benClient.fetch([{ path: "INBOX", uidValidity: found.uidValidity, uid: found.uids[0]! }]);
-      if (!got?.parsed.ok) throw new Error("unreadable");
+      if (!got?.parsed.ok) throw new Error(`unreadable: ${JSON.stringify(found)} ${got ? JSON.stringify(got.parsed) : "not fetched"}`);
       const m = got.parsed.message;
       expect(m.messageId).toBe(composed.messageId);
       expect(m.inReplyTo).toBe("<orig-1@school.test>");
