@@ -1,6 +1,7 @@
 import { useEffect, useState, useRef } from "preact/hooks";
 import { ApiError, api, channelLabel, localTime, navigate, newClientId, onChannel, type Session } from "./api.js";
 import { renderMarkdown } from "./markdown.js";
+import { ApprovalCard, type ApprovalCardView } from "./approval-card.js";
 import { Artifacts } from "./artifacts.js";
 import { Connections } from "./connections.js";
 import { Empty, Pager, usePaged } from "./paged.js";
@@ -46,7 +47,7 @@ export function Dashboard({ session, tab, onPerson }: { session: Session; tab: s
   );
 }
 
-interface ApprovalJson { id: string; summary: string; text: string; buttons: { id: string; label: string }[]; expiresAt: string }
+interface ApprovalJson { id: string; summary: string; text: string; card?: ApprovalCardView; buttons: { id: string; label: string }[]; expiresAt: string }
 
 function Approvals({ tz }: { tz: string }) {
   const list = usePaged<ApprovalJson>("/api/web/approvals");
@@ -68,11 +69,12 @@ function Approvals({ tz }: { tz: string }) {
       <ul class="cards">
         {list.items.map((a) => (
           <li key={a.id} class="card">
-            <div class="bubble" dangerouslySetInnerHTML={{ __html: renderMarkdown(a.text) }} />
+            {/* The same card as in the chat (one design everywhere), from Sentinel's view model. */}
+            {a.card ? <div class="bubble card-bubble"><ApprovalCard card={a.card} /></div> : <div class="bubble" dangerouslySetInnerHTML={{ __html: renderMarkdown(a.text) }} />}
             <p class="meta">Expires {localTime(a.expiresAt, tz)}</p>
             <div class="card-buttons" role="group" aria-label={`Answer: ${a.summary}`}>
               {a.buttons.map((b) => (
-                <button key={b.id} type="button" onClick={() => void press(a, b.id)}>{b.label}</button>
+                <button key={b.id} type="button" class={a.card?.buttons.find((c) => c.id === b.id)?.style ?? ""} onClick={() => void press(a, b.id)}>{b.label}</button>
               ))}
             </div>
           </li>

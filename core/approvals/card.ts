@@ -12,14 +12,14 @@
 import type { Person } from "../persons/records.js";
 import type { ApprovalChoiceKind } from "./records.js";
 import type { CardButton, CardField, CardView } from "../channels/index.js";
-import { describePattern, methodPhrase, patternFor, SESSION_IDLE_MS } from "../policy/index.js";
+import { describePattern, methodGerund, methodPhrase, patternFor, SESSION_IDLE_MS } from "../policy/index.js";
 import type { ApprovalDetails } from "./request.js";
 import type { ActionSummary } from "./summary.js";
 
 /** Characters each part of the card may take. */
 const BUDGET = { target: 600, body: 1_500, decoded: 500, headers: 500, other: 300, otherTotal: 900 } as const;
 
-/** Button labels; the session button says what a session is. */
+/** The scope names the card's explanations use ("This task: until …"). */
 export const CHOICE_LABELS: Record<ApprovalChoiceKind, string> = {
   once: "Approve once",
   task: "This task",
@@ -28,6 +28,32 @@ export const CHOICE_LABELS: Record<ApprovalChoiceKind, string> = {
   always: "Always",
   deny: "Deny",
 };
+
+/** At most this many characters on a button (Slack allows 75, Discord 80; Telegram shows about 40 on a phone). */
+const BUTTON_CHARS = 48;
+
+/**
+ * A button's label: a verb and its scope ("Approve once", "Allow for this task", "Allow for 24 h",
+ * "Always allow sending data to shop.example"); the wide choice names what it covers, cut to
+ * {@link BUTTON_CHARS} (the card's scope lines say it whole).
+ */
+export function choiceLabel(choice: ApprovalChoiceKind, method: string, where: string): string {
+  switch (choice) {
+    case "task":
+      return "Allow for this task";
+    case "session":
+      return `Allow for this session (until ${SESSION_IDLE_MS / 3_600_000} h away)`;
+    case "until":
+      return "Allow for 24 h";
+    case "always": {
+      const host = where.split("/")[0] ?? where;
+      const label = `Always allow ${methodGerund(method, host)}`;
+      return label.length > BUTTON_CHARS ? `${label.slice(0, BUTTON_CHARS - 1)}…` : label;
+    }
+    default:
+      return CHOICE_LABELS[choice];
+  }
+}
 
 function cut(label: string, value: string, format: CardField["format"], budget: number): CardField {
   const chars = [...value];
@@ -146,7 +172,7 @@ export function buildApprovalCard(approvalId: string, details: ApprovalDetails, 
 
   const buttons: CardButton[] = details.offered.flatMap((c): CardButton[] => {
     const id = context.buttonIds[c];
-    return id === undefined ? [] : [{ id, label: CHOICE_LABELS[c], style: c === "deny" ? "danger" : c === "once" ? "primary" : "secondary" }];
+    return id === undefined ? [] : [{ id, label: choiceLabel(c, s.method, s.where), style: c === "deny" ? "danger" : c === "once" ? "primary" : "secondary" }];
   });
   const full = hiddenChars > 0 && s.body !== null ? { label: `Complete body (${s.body.label})`, text: s.body.text } : undefined;
   return {

@@ -21,6 +21,7 @@ export { liveGrants, type ActiveGrant } from "./grants.js";
 export {
   describePattern,
   hostPath,
+  methodGerund,
   methodInWords,
   methodPhrase,
   parseGrantPattern,

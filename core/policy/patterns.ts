@@ -146,6 +146,20 @@ const VERBS: Record<string, string> = {
   CLICK: "click on",
 };
 
+/** The -ing form of each verb of {@link VERBS} ("sending data to"), for "Always allow sending data to …". */
+const GERUNDS: Record<string, string> = { read: "reading", check: "checking", send: "sending", replace: "replacing", change: "changing", delete: "deleting", list: "listing", write: "writing", submit: "submitting", click: "clicking" };
+
+/**
+ * A method as an -ing phrase with its destination: `methodGerund("POST", "shop.example")` →
+ * "sending data to shop.example"; an unknown method as "using METHOD on …".
+ */
+export function methodGerund(method: string, where = ""): string {
+  const verb = VERBS[method];
+  if (verb === undefined) return `using ${method}${where ? ` on ${where}` : ""}`;
+  const [first = "", ...rest] = verb.split(" ");
+  return [GERUNDS[first] ?? first, ...rest, ...(where ? [where] : [])].join(" ");
+}
+
 /** The method in words: `send data to (POST)`. Unknown methods are shown as they are. */
 export function methodInWords(method: string): string {
   const verb = VERBS[method];

@@ -126,9 +126,9 @@ describe("Sentinel approvals end to end (local chat)", () => {
 
   it.each([
     ["Approve once", false],
-    ["This task", false],
-    ["This session", true],
-    ["For 24 h", true],
+    ["Allow for this task", false],
+    ["Allow for this session", true],
+    ["Allow for 24 h", true],
     ["Always", true],
   ] as const)("“%s” works after a restart between the card and the press (and covers a later call: %s)", async (label, coversLater) => {
     model = await literalModel();

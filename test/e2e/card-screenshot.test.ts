@@ -83,7 +83,7 @@ describe("the approval card in the web chat at 360 px (real Chromium)", () => {
     expect(cardText).toContain(`"Ana's PIN is 4921"`);
     expect(cardText).toContain("⟦U+202E⟧");
     const labels = await page.$$eval(".msg.approval .card-buttons button", (bs) => bs.map((b) => b.textContent));
-    expect(labels).toEqual(["Approve once", "This task", "This session (ends after 2 h away)", "For 24 h", "Always", "Deny"]);
+    expect(labels).toEqual(["Approve once", "Allow for this task", "Allow for this session (until 2 h away)", "Allow for 24 h", expect.stringMatching(/^Always allow (reading|sending data to) /), "Deny"]);
 
     // The whole card on one phone-width screen: as tall as the card needs, still 360 px wide.
     const cardHeight = await page.$eval(".msg.approval", (el) => el.getBoundingClientRect().height);

@@ -156,7 +156,7 @@ describe("Slack end to end: the real app, Bolt and WebClient against the fake Sl
     const card = before.find((m) => buttonsOf(m).length > 0)!;
     expect(shown(card)).toContain("Familiar wants to *read*");
     expect(shown(card)).toContain(`${page.url}/deals`);
-    expect(buttonsOf(card).map((b) => b.text.text)).toEqual(expect.arrayContaining(["Approve once", "This task", "Deny"]));
+    expect(buttonsOf(card).map((b) => b.text.text)).toEqual(expect.arrayContaining(["Approve once", "Allow for this task", "Deny"]));
     expect(page.received).toHaveLength(0);
     const requestsBefore = model.requests.length;
 

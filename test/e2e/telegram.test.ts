@@ -120,7 +120,7 @@ describe("Familiar on Telegram end to end (real grammY over HTTP against the fak
     expect(card.text).toContain(`Destination: ${page.url}/deals`);
     // Native buttons: an inline keyboard whose callback_data fits Telegram's 64 bytes.
     const buttons = card.replyMarkup!.inline_keyboard.flat();
-    expect(buttons.map((b) => b.text)).toEqual(expect.arrayContaining(["Approve once", "This task", "Deny"]));
+    expect(buttons.map((b) => b.text)).toEqual(expect.arrayContaining(["Approve once", "Allow for this task", "Deny"]));
     for (const b of buttons) expect(Buffer.byteLength(b.callback_data!, "utf8")).toBeLessThanOrEqual(64);
     expect(page.received).toHaveLength(0);
     const identity = (await app.store.persons.findIdentity("telegram", String(ANA)))!;

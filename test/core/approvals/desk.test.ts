@@ -100,7 +100,7 @@ async function issue(request: ApprovalRequest): Promise<{ card: CardView; messag
   const messageRef = `m${++delivered}`;
   await store.outbox.markDelivered({ id: row!.id, owner: "test", channel: "telegram", address: "111", platformIds: [messageRef], now });
   const card = parseCardView(row!.card)!;
-  return { card, messageRef, buttons: Object.fromEntries(card.buttons.map((b) => [b.label.replace(/ \(.*\)$/, ""), b.id])) };
+  return { card, messageRef, buttons: Object.fromEntries(card.buttons.map((b) => [b.label.startsWith("Always allow") ? "Always" : b.label.replace(/ \(.*\)$/, ""), b.id])) };
 }
 
 const adaAt = (messageRef: string, over: Partial<Presser> = {}): Presser => ({ channel: "telegram", accountId: "111", personId: ada, address: "111", messageRef, ...over });
@@ -109,7 +109,7 @@ describe("approval cards", () => {
   it("carry only opaque button ids (≤ 32 ASCII characters) that map to one stored (request, choice) pair", async () => {
     const request = await ask();
     const { card, buttons } = await issue(request);
-    expect(card.buttons.map((b) => b.label)).toEqual(["Approve once", "This task", "This session (ends after 2 h away)", "For 24 h", "Always", "Deny"]);
+    expect(card.buttons.map((b) => b.label)).toEqual(["Approve once", "Allow for this task", "Allow for this session (until 2 h away)", "Allow for 24 h", expect.stringMatching(/^Always allow /), "Deny"]);
     const ids = card.buttons.map((b) => b.id);
     expect(new Set(ids).size).toBe(ids.length);
     for (const id of ids) {
@@ -125,7 +125,7 @@ describe("approval cards", () => {
 
   it("offer no “This task” without a task", async () => {
     const { card } = await issue(await ask(note(), { taskId: null }));
-    expect(card.buttons.map((b) => b.label)).not.toContain("This task");
+    expect(card.buttons.map((b) => b.label)).not.toContain("Allow for this task");
   });
 });
 
@@ -207,9 +207,9 @@ describe("presses", () => {
 
   it.each([
     ["Approve once", "once"],
-    ["This task", "task"],
-    ["This session", "session"],
-    ["For 24 h", "until"],
+    ["Allow for this task", "task"],
+    ["Allow for this session", "session"],
+    ["Allow for 24 h", "until"],
     ["Always", "always"],
   ] as const)("%s records a grant bound to the card's action pattern", async (label, kind) => {
     await store.conversation.appendMessage({ personId: ada, role: "user", channel: "telegram", text: "post my note", taskId: null, at: now });
@@ -306,7 +306,7 @@ describe("SentinelViews", () => {
     const views = new SentinelViews(store, { clock, sessions });
     const r = await ask();
     const { buttons, messageRef } = await issue(r);
-    await desk.decidePress({ buttonId: buttons["This task"]!, presser: adaAt(messageRef) });
+    await desk.decidePress({ buttonId: buttons["Allow for this task"]!, presser: adaAt(messageRef) });
     expect(await views.listGrantsView(ada)).toHaveLength(1);
     expect(await sentinel.wrap()(postNote, note({ body: "covered" }), ctx())).toMatchObject({ ok: true });
     await store.tasks.transitionTask({ taskId, owner: null, to: { status: "cancelled", reason: "done with it" }, now });
