@@ -205,6 +205,7 @@ describe.skipIf(noPostfix !== null)("email end to end", () => {
     await sleep(1_000);
     expect((await servers.subjects(ben())).filter((s) => s === "Re: Dinner on Sunday?")).toHaveLength(1);
     const client = await servers.imapClient(ben());
+    let ours = "";
     try {
       const lock = await client.getMailboxLock("INBOX");
       try {
@@ -213,12 +214,27 @@ describe.skipIf(noPostfix !== null)("email end to end", () => {
         expect(raw).toMatch(/In-Reply-To: <dinner-1@example\.test>/i);
         expect(raw).toContain("Sunday at 7 works");
         expect(raw).toMatch(/From: "?Ana"? <ana@example\.test>/);
+        ours = /^Message-ID: (<[^>]+>)/im.exec(raw)![1]!;
       } finally {
         lock.release();
       }
     } finally {
       await client.logout();
     }
+
+    // Ben's out-of-office answers the reply (no Auto-Submitted header: its subject and its In-Reply-To, our Message-ID, give it away): never answered.
+    await servers.deliver(ana().address, testMail("Out of Office: Re: Dinner on Sunday?", { from: `Ben <${ben().address}>`, id: "<ooo-2@example.test>", extra: `In-Reply-To: ${ours}\r\nReferences: <dinner-1@example.test> ${ours}`, body: "I am away until Monday." }));
+    const refs = await arrivals(personId, 3);
+    const oooId = refs.get("Out of Office: Re: Dinner on Sunday?")!;
+    const sentBefore = (await servers.subjects(ben())).length;
+    script = (r) => (lastTool(r) === null ? toolCall("email_reply", { id: oooId, body: "Enjoy your time off!" }) : text(`Result: ${lastTool(r)!.slice(0, 200)}`));
+    const shown = (await app!.repliesUntil("ana", () => true)).length;
+    await app!.say("ana", "Answer Ben's out-of-office");
+    const ooo = await app!.repliesUntil("ana", (ms) => ms.slice(shown).some((m) => m.text.startsWith("Result:")), 20_000);
+    expect(ooo.slice(shown).find((m) => m.text.startsWith("Result:"))!.text).toMatch(/never_answer|never answers/);
+    expect(ooo.slice(shown).some((m) => (m.buttons?.length ?? 0) > 0)).toBe(false);
+    await sleep(1_000);
+    expect((await servers.subjects(ben())).length).toBe(sentBefore);
   }, 120_000);
 
   it("connects a mailbox from a one-time /connect link: a wrong password is refused in words and keeps nothing; the right one is tested, kept in the vault only, and read is granted", async () => {
