@@ -15,6 +15,7 @@ import {
   Door,
   InboundHandler,
   InboundRateLimit,
+  TimeZoneQuestion,
   type InboundLimits,
   registerCoreCommands,
   registerSecretCommands,
@@ -232,6 +233,8 @@ function wireInbound(
   const access = new AccessControl({ store, clock, logger, allowFrom: deps.allowFrom ?? [], channel: parts.channels.get, door, outbound: parts.outbound });
   access.registerCommands(parts.commands);
   parts.presses.push(access.press);
+  const timeZone = new TimeZoneQuestion({ store, clock, outbound: parts.outbound, turns: parts.taskLoop });
+  parts.presses.push(timeZone.press);
   const inbound = new InboundHandler({
     store,
     clock,
@@ -243,6 +246,7 @@ function wireInbound(
     pressHandlers: () => parts.presses,
     door,
     links: access.links,
+    timeZone,
     ...(parts.secrets && { secrets: parts.secrets }),
     ...(parts.budget.limited && { budget: parts.budget }),
     ...(deps.media && { media: deps.media.intake }),

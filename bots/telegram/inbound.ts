@@ -78,6 +78,8 @@ function decideMessage(update: Update, message: Message, policy: ChatPolicy, fet
     address: String(message.chat.type === "private" ? message.chat.id : from.id),
     ...(message.chat.type === "private" ? {} : { groupId: String(message.chat.id) }),
     displayName: displayName(from),
+    // The language of the person's Telegram app (User.language_code): a guess for their time zone.
+    ...(from.language_code && { languageCode: from.language_code }),
     at: new Date(message.date * 1000),
     text,
     ...(attachments.length > 0 && { attachments }),

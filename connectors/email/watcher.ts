@@ -83,11 +83,12 @@ class Bell {
   }
 }
 
+/** A session that ended without an IMAP error; its message is a sentence for the Connections section's "last error". */
 class SessionEnded extends Error {}
 
 function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new SessionEnded(`${what} did not finish within ${Math.round(ms / 1000)} s`)), ms)));
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new SessionEnded(`The IMAP server did not finish ${what} within ${Math.round(ms / 1000)} s; Familiar reconnects.`)), ms)));
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
@@ -165,7 +166,7 @@ export class MailboxWatcher {
       const idle = (o.idle ?? true) && client.capabilities.has("IDLE");
       this.set({ mode: idle ? "idle" : "polling" });
       while (!over()) {
-        if (closed || !client.usable) throw new SessionEnded("the server closed the connection");
+        if (closed || !client.usable) throw new SessionEnded("The IMAP server closed the connection; Familiar reconnects.");
         const wait = Math.min(idle ? (o.watchdogMs ?? 120_000) : (o.pollMs ?? 60_000), untilMs - o.now().getTime());
         if (idle) {
           if (!client.mailbox || client.mailbox.path !== o.path)
@@ -175,7 +176,7 @@ export class MailboxWatcher {
         }
         await this.bell.wait(wait);
         if (over()) break;
-        if (closed) throw new SessionEnded("the server closed the connection");
+        if (closed) throw new SessionEnded("The IMAP server closed the connection; Familiar reconnects.");
         await pass();
       }
     } finally {

@@ -162,6 +162,8 @@ interface InboundBase {
   address: string;
   /** Display name as the platform shows it, if any. */
   displayName?: string;
+  /** The sender's language as the platform says it (Telegram's `language_code`, an IETF tag such as `de` or `pt-br`), if any. */
+  languageCode?: string;
   /**
    * Set when the update came from a group chat (an ALLOW_GROUPS entry): the platform's id of that
    * group. Groups have their own member list; the core serves only its members there.

@@ -44,5 +44,9 @@ export function personLine(person: Person, now: Date): string {
     local = now.toISOString();
   }
   const quiet = person.quietHours ? `${person.quietHours.from}–${person.quietHours.to}` : "none";
-  return `Person: ${person.displayName}. Now: ${local} (${person.timeZone}). Locale ${person.locale}. Proactivity ${person.proactivity}. Quiet hours ${quiet}.`;
+  // A zone the person never chose is a placeholder: the model must not schedule on it silently.
+  const zone = person.timeZoneConfirmed
+    ? person.timeZone
+    : `${person.timeZone} — a default: the person has not told you their time zone; before anything that depends on a local time, ask for it or say plainly which zone you are using`;
+  return `Person: ${person.displayName}. Now: ${local} (${zone}). Locale ${person.locale}. Proactivity ${person.proactivity}. Quiet hours ${quiet}.`;
 }

@@ -10,6 +10,7 @@ import type { Door } from "./door.js";
 import type { LinkCodes } from "./links.js";
 import { describedOnly, type MediaIntake, type PreparedMedia } from "./media.js";
 import { slowDownText, type InboundRateLimit } from "./rate-limit.js";
+import type { TimeZoneQuestion, ZonePlan } from "./time-zone-question.js";
 
 /** The outbox delivery key of a direct answer to an inbound event (command output, notices): one answer per update. */
 export function answerDeliveryKey(event: Pick<InboundEvent, "channel" | "updateId">): string {
@@ -51,6 +52,8 @@ export interface InboundDeps {
    * is kept and the turn it starts waits for the reset (later messages join it); the person is told once that day.
    */
   budget?: { exhaustedUntil(person: Person): Promise<Date | null>; tell(person: Person): Promise<void> };
+  /** The one time-zone question for a person whose zone is only the default (see `TimeZoneQuestion`). */
+  timeZone?: Pick<TimeZoneQuestion, "plan" | "ask" | "release" | "afterCommand">;
 }
 
 /**
@@ -127,6 +130,7 @@ export class InboundHandler {
       if (!(await store.inbound.markUpdateProcessed(event.channel, event.updateId, clock.now()))) return { status: "duplicate" };
       const reply = await this.deps.commands.run(command.name, { person, args: command.args, channel: event.channel, accountId: event.accountId });
       await this.answer(person, event, reply.text);
+      await this.deps.timeZone?.afterCommand(person.id);
       return { status: "handled" };
     }
 
@@ -136,7 +140,8 @@ export class InboundHandler {
     const verdict = this.deps.rateLimit ? await this.deps.rateLimit.check(event, person.id) : { allowed: true as const };
     const budgetUntil = (await this.deps.budget?.exhaustedUntil(person)) ?? null;
     const notBefore = latest(verdict.allowed ? null : verdict.retryAt, budgetUntil);
-    const messageId = await this.record(event, person, media, notBefore);
+    const zone: ZonePlan = media === null && this.deps.timeZone ? this.deps.timeZone.plan(person, event) : { kind: "none" };
+    const messageId = await this.record(event, person, media, notBefore, zone);
     if (!messageId) {
       logger.debug({ channel: event.channel, updateId: event.updateId }, "duplicate update dropped");
       return { status: "duplicate" };
@@ -149,6 +154,12 @@ export class InboundHandler {
     // The notice was queued with the message; delivery is woken now that it is committed.
     if (media?.notice) this.deps.outbound.wake();
     if (media && !media.needsTurn) return { status: "handled" };
+    if (zone.kind === "ask") {
+      // The question is the answer for now; the message's turn waits for the person's zone.
+      this.deps.outbound.wake();
+      return { status: "accepted" };
+    }
+    if (zone.kind === "release") this.deps.outbound.wake();
     this.deps.turns.poke();
     return { status: "accepted" };
   }
@@ -159,7 +170,7 @@ export class InboundHandler {
    * whole answer (nothing for the model), it is recorded as Familiar's reply instead of binding a
    * turn, so the message is answered and no turn waits for it.
    */
-  private async record(event: InboundMessage, person: Person, media: PreparedMedia | null, notBefore: Date | null): Promise<string | null> {
+  private async record(event: InboundMessage, person: Person, media: PreparedMedia | null, notBefore: Date | null, zone: ZonePlan = { kind: "none" }): Promise<string | null> {
     const { store, clock } = this.deps;
     return store.transaction(async () => {
       if (!(await store.inbound.markUpdateProcessed(event.channel, event.updateId, clock.now()))) return null;
@@ -177,7 +188,10 @@ export class InboundHandler {
       }
       if (media && !media.needsTurn && media.notice) {
         await store.conversation.appendMessage({ personId: person.id, role: "assistant", channel: event.channel, text: media.notice, taskId: null });
+      } else if (zone.kind === "ask") {
+        await this.deps.timeZone!.ask(person, event, message.seq);
       } else {
+        if (zone.kind === "release") await this.deps.timeZone!.release(person, zone.pendingSeq, zone.zone, event.channel, `${event.channel}:${event.updateId}`);
         await store.tasks.bindTurnMessage({ personId: person.id, seq: message.seq, now: clock.now(), notBefore });
       }
       return message.id;

@@ -9,6 +9,7 @@ export { Door } from "./door.js";
 export { InboundHandler, answerDeliveryKey, type PressHandler } from "./handler.js";
 export { MediaIntake, type ReceivedFiles } from "./media.js";
 export { InboundRateLimit, type InboundLimits } from "./rate-limit.js";
+export { TimeZoneQuestion } from "./time-zone-question.js";
 export { AccessControl } from "./pairing.js";
 export { registerSecretCommands } from "./secret-commands.js";
 export { registerConnectCommands } from "./connect-commands.js";

@@ -28,8 +28,19 @@ export interface QuietHours {
 export interface Person {
   id: PersonId;
   displayName: string;
-  /** IANA time zone name, e.g. `Europe/Berlin`. */
+  /** IANA time zone name, e.g. `Europe/Berlin` (`UTC` until the person says otherwise). */
   timeZone: string;
+  /**
+   * Whether the person chose `timeZone` (the web app's first screen, Settings, `/timezone`, or their
+   * answer when Familiar asked); false while it is only the default. Set by the store whenever a
+   * person is created with a zone or their zone is changed.
+   */
+  timeZoneConfirmed: boolean;
+  /**
+   * When Familiar asked a person first met on a messenger for their zone (it asks once), and the
+   * message whose turn waits for the answer (its conversation seq; null once released).
+   */
+  timeZoneAsk: { at: Date; pendingSeq: number | null } | null;
   /** BCP 47 locale, e.g. `en-US`. */
   locale: string;
   proactivity: Proactivity;
@@ -54,7 +65,7 @@ export type NewPerson = Pick<Person, "displayName"> &
   Partial<Pick<Person, "timeZone" | "locale" | "proactivity" | "quietHours" | "digestTime">>;
 
 export type PersonSettingsPatch = Partial<
-  Pick<Person, "displayName" | "timeZone" | "locale" | "proactivity" | "quietHours" | "digestTime" | "paused" | "personaName" | "personaStyle" | "reach">
+  Pick<Person, "displayName" | "timeZone" | "timeZoneAsk" | "locale" | "proactivity" | "quietHours" | "digestTime" | "paused" | "personaName" | "personaStyle" | "reach">
 >;
 
 /** One account of a person on one channel. (channel, accountId) is unique across all persons. */

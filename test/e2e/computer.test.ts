@@ -19,6 +19,8 @@ import { lastTool } from "../helpers/e2e.js";
 import { liveSandboxProcesses } from "../sandbox/exec/helpers.js";
 
 const ANA = 4242;
+/** This file's own sandbox uid (test files run in parallel; each counts only its own processes). */
+const SANDBOX_UID = 61916;
 
 const CSV = `date,category,amount
 2026-03-01,groceries,54.20
@@ -143,7 +145,7 @@ describe("the computer end to end", () => {
       },
     });
     process.env.FAMILIAR_E2E_SECRET = "E2E-ENV-SECRET-77";
-    app = await startTestApp({ OPENAI_BASE_URL: model.url });
+    app = await startTestApp({ OPENAI_BASE_URL: model.url, COMPUTER_UID: String(SANDBOX_UID) });
     const other = join(app.dataDir, "persons", "per_other", "workspace");
     mkdirSync(other, { recursive: true });
     writeFileSync(join(other, "diary.txt"), "OTHER-DIARY-SECRET");
@@ -158,7 +160,7 @@ describe("the computer end to end", () => {
     expect(bomb).toContain("Limit: processes — it reached 64 processes and threads, the limit; the whole process tree was killed.");
     expect(sleep).toMatch(/^killed at a limit \(wall_time\)/);
     expect(sleep).toContain("it ran for 2 s, the wall-time limit");
-    expect(liveSandboxProcesses()).toBe(0);
+    expect(liveSandboxProcesses(SANDBOX_UID)).toBe(0);
     expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
   }, 180_000);
 

@@ -323,7 +323,8 @@ describe("Familiar on Telegram end to end (real grammY over HTTP against the fak
       return { status: res.status, ms: Date.now() - t0 };
     };
 
-    const body = fake.build(updates.text(ANA, "book a table for two at 8"));
+    // No clock time in it: a person whose zone is only the default would first be asked for it.
+    const body = fake.build(updates.text(ANA, "book a table for two, please"));
     expect((await post(body, "wrong-secret_0123456789")).status).toBe(401);
     const first = await post(body, secret);
     await fake.waitFor(() => model.requests.length === 1, 5_000, "the turn's model call");

@@ -335,14 +335,14 @@ export class FakeTelegramApi {
 /** Update bodies as Telegram sends them. */
 export const updates = {
   /** A text message in a private chat (chat id = user id) or, with `chatId`, in a group. */
-  text(from: number, text: string, options: { chatId?: number; entities?: unknown[]; name?: string } = {}): Omit<Update, "update_id"> {
+  text(from: number, text: string, options: { chatId?: number; entities?: unknown[]; name?: string; languageCode?: string } = {}): Omit<Update, "update_id"> {
     const chatId = options.chatId ?? from;
     return {
       message: {
         message_id: Math.floor(Math.random() * 1e6),
         date: Math.floor(Date.now() / 1000),
         chat: chatId < 0 ? { id: chatId, type: "supergroup", title: "Team" } : { id: chatId, type: "private", first_name: options.name ?? "Ana" },
-        from: { id: from, is_bot: false, first_name: options.name ?? "Ana" },
+        from: { id: from, is_bot: false, first_name: options.name ?? "Ana", ...(options.languageCode ? { language_code: options.languageCode } : {}) },
         text,
         ...(options.entities ? { entities: options.entities } : {}),
       },

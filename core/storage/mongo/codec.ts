@@ -37,6 +37,8 @@ export function toPerson(d: PersonDoc): Person {
     id: asId("person", d._id),
     displayName: d.displayName,
     timeZone: d.timeZone,
+    timeZoneConfirmed: d.timeZoneConfirmed ?? d.timeZone !== "UTC",
+    timeZoneAsk: d.timeZoneAsk ? { at: d.timeZoneAsk.at, pendingSeq: d.timeZoneAsk.pendingSeq ?? null } : null,
     locale: d.locale,
     proactivity: d.proactivity,
     quietHours: d.quietHours === null ? null : { from: d.quietHours.from, to: d.quietHours.to },

@@ -18,6 +18,9 @@ export interface PersonDoc {
   _id: string;
   displayName: string;
   timeZone: string;
+  /** Absent on documents written before issue 19 item 5: then a zone other than UTC counts as chosen. */
+  timeZoneConfirmed?: boolean;
+  timeZoneAsk?: { at: Date; pendingSeq: number | null } | null;
   locale: string;
   proactivity: Proactivity;
   quietHours: QuietHours | null;

@@ -34,6 +34,8 @@ export class MongoPersonRepository implements PersonRepository {
       _id: newId("person"),
       displayName: input.displayName,
       timeZone: input.timeZone ?? "UTC",
+      timeZoneConfirmed: input.timeZone !== undefined,
+      timeZoneAsk: null,
       locale: input.locale ?? "en-US",
       proactivity: input.proactivity ?? "normal",
       quietHours: input.quietHours ?? null,
@@ -54,7 +56,10 @@ export class MongoPersonRepository implements PersonRepository {
   }
 
   async updatePerson(id: PersonId, patch: PersonSettingsPatch): Promise<Person> {
-    const doc = await this.persons.findOneAndUpdate({ _id: id }, setPatch({ ...patch, ...(patch.reach && { reach: reachText(patch.reach) }) }, this.clock.now()));
+    const doc = await this.persons.findOneAndUpdate(
+      { _id: id },
+      setPatch({ ...patch, ...(patch.reach && { reach: reachText(patch.reach) }), ...(patch.timeZone !== undefined && { timeZoneConfirmed: true }) }, this.clock.now()),
+    );
     if (doc === null) throw new NotFoundError("person", id);
     return toPerson(doc);
   }

@@ -272,6 +272,17 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX hook_events_by_hook ON hook_events (hook_id, id);`);
     },
   },
+  {
+    version: 104,
+    name: "whether a person chose their time zone, and Familiar's one question about it (issue 19 item 5)",
+    up(db) {
+      // A zone other than the default was chosen by the person (the web app, Settings, /timezone).
+      db.exec(`ALTER TABLE persons ADD COLUMN time_zone_confirmed INTEGER NOT NULL DEFAULT 0;
+      UPDATE persons SET time_zone_confirmed = 1 WHERE time_zone <> 'UTC';
+      ALTER TABLE persons ADD COLUMN time_zone_asked_at INTEGER;
+      ALTER TABLE persons ADD COLUMN time_zone_pending_seq INTEGER;`);
+    },
+  },
 ];
 
 /** What `migrate` did. */

@@ -13,6 +13,8 @@ function toPerson(row: Row): Person {
     id: asId("person", row.id as string),
     displayName: row.display_name as string,
     timeZone: row.time_zone as string,
+    timeZoneConfirmed: row.time_zone_confirmed === 1,
+    timeZoneAsk: row.time_zone_asked_at === null || row.time_zone_asked_at === undefined ? null : { at: toDate(row.time_zone_asked_at), pendingSeq: (row.time_zone_pending_seq as number | null) ?? null },
     locale: row.locale as string,
     proactivity: row.proactivity as Person["proactivity"],
     quietHours: row.quiet_from === null ? null : { from: row.quiet_from as string, to: row.quiet_to as string },
@@ -51,13 +53,14 @@ export class SqlitePersonRepository implements PersonRepository {
         toPerson(
           this.ctx
             .stmt(
-              `INSERT INTO persons (id, display_name, time_zone, locale, proactivity, quiet_from, quiet_to, digest_time, paused, created_at, updated_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?) RETURNING *`,
+              `INSERT INTO persons (id, display_name, time_zone, time_zone_confirmed, locale, proactivity, quiet_from, quiet_to, digest_time, paused, created_at, updated_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?) RETURNING *`,
             )
             .get(
               id,
               input.displayName,
               input.timeZone ?? "UTC",
+              input.timeZone === undefined ? 0 : 1,
               input.locale ?? "en-US",
               input.proactivity ?? "normal",
               input.quietHours?.from ?? null,
@@ -86,7 +89,14 @@ export class SqlitePersonRepository implements PersonRepository {
       params.push(value);
     };
     if (patch.displayName !== undefined) set("display_name", patch.displayName);
-    if (patch.timeZone !== undefined) set("time_zone", patch.timeZone);
+    if (patch.timeZone !== undefined) {
+      set("time_zone", patch.timeZone);
+      set("time_zone_confirmed", 1);
+    }
+    if (patch.timeZoneAsk !== undefined) {
+      set("time_zone_asked_at", patch.timeZoneAsk === null ? null : ms(patch.timeZoneAsk.at));
+      set("time_zone_pending_seq", patch.timeZoneAsk?.pendingSeq ?? null);
+    }
     if (patch.locale !== undefined) set("locale", patch.locale);
     if (patch.proactivity !== undefined) set("proactivity", patch.proactivity);
     if (patch.quietHours !== undefined) {

@@ -20,6 +20,8 @@ describe("MediaIntake", () => {
     id: asId("person", "per_media"),
     displayName: "Ana",
     timeZone: "Asia/Tokyo",
+    timeZoneConfirmed: true,
+    timeZoneAsk: null,
     locale: "en-US",
     proactivity: "normal",
     quietHours: null,

@@ -31,7 +31,7 @@ afterEach(async () => {
   expect(readFileSync(world.outsideFile, "utf8")).toBe(SECRETS.outside);
   const next = await world.run("echo alive");
   expect(next.stdout.text).toBe("alive\n");
-  expect(liveSandboxProcesses()).toBe(0);
+  expect(liveSandboxProcesses(world.uid)).toBe(0);
 });
 
 /** Python that tries to read each path and prints what it got or why not. */
@@ -233,7 +233,7 @@ for p in ["abs-link", "rel-link", "dir-link/outside/victim.txt"]:
     expect(python.limit?.limit).toBe("processes");
     expect(python.outcome).toBe("limit");
     expect(python.durationMs).toBeLessThan(15_000);
-    expect(liveSandboxProcesses()).toBe(0);
+    expect(liveSandboxProcesses(world.uid)).toBe(0);
     const shell = await world.run("f() { f | f & }; f; sleep 5", { language: "shell", wallSeconds: 20 });
     expect(shell.limit?.limit).toBe("processes");
   });

@@ -29,6 +29,8 @@ export interface SandboxWorld {
   otherWorkspace: string;
   outsideFile: string;
   runner: SandboxRunner;
+  /** The uid (and gid) this world's sandboxes run as when the tests run as root: its own, so parallel test files never count each other's processes. */
+  uid: number;
   run(program: ExecProgram | string, options?: { wallSeconds?: number; quotaBytes?: number; language?: "python" | "javascript" | "shell" }): Promise<ExecResult>;
   /** Paths, sizes and mtimes of everything under DATA_DIR outside the first workspace. */
   outsideFingerprint(): string;
@@ -53,7 +55,8 @@ export async function sandboxWorld(limits: Partial<ExecLimits> = {}): Promise<Sa
   const outsideFile = join(dataDir, "outside", "victim.txt");
   writeFileSync(outsideFile, SECRETS.outside, { mode: 0o666 });
   process.env.FAMILIAR_TEST_SECRET = SECRETS.env;
-  const status = await detectSandbox({ dataDir, limits });
+  const uid = 62000 + Math.floor(Math.random() * 30000);
+  const status = await detectSandbox({ dataDir, limits, uid, gid: uid });
   if (!status.available) throw new Error(`the sandbox is unavailable here: ${status.reason}`);
   const runner = status.runner;
   const fingerprint = (): string => {
@@ -76,6 +79,7 @@ export async function sandboxWorld(limits: Partial<ExecLimits> = {}): Promise<Sa
     otherWorkspace,
     outsideFile,
     runner,
+    uid,
     run: (program, options = {}) =>
       runner.run({
         workspaceRoot: workspace,
@@ -102,11 +106,12 @@ export function leaks(text: string): string[] {
 }
 
 /**
- * Live (not zombie) processes of the sandbox user on the host — none may outlive a run. Only
- * meaningful when the tests run as root (sandboxes then run as uid 61000); as another user it
- * returns 0.
+ * Live (not zombie) processes of a sandbox user on the host — none may outlive a run. Only
+ * meaningful when the tests run as root (sandboxes then run as that uid: a world's own, or the
+ * COMPUTER_UID an app test sets — give each test file its own, as files run in parallel); as
+ * another user it returns 0.
  */
-export function liveSandboxProcesses(uid = 61000): number {
+export function liveSandboxProcesses(uid: number): number {
   if (process.getuid?.() !== 0) return 0;
   let count = 0;
   for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {

@@ -38,7 +38,7 @@ beforeEach(() => {
 });
 afterEach(() => {
   expect(world.outsideFingerprint()).toBe(fingerprint);
-  expect(liveSandboxProcesses()).toBe(0);
+  expect(liveSandboxProcesses(world.uid)).toBe(0);
 });
 
 describe("limits", () => {

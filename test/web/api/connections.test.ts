@@ -216,6 +216,51 @@ describe.skipIf(noPostfix !== null)("the Connections API", () => {
     expect(app.logs.join("\n")).not.toContain("not-the-password");
   }, 120_000);
 
+  it("shows a mailbox on a server without IDLE as polling, a server that went away as a problem in words, and connected again when it is back", async () => {
+    const plain = await startMailServers({ idle: false });
+    try {
+      app = await start();
+      const ana = await signIn("ana");
+      const s = settingsFor(plain, plain.accounts[0]);
+      const values = { address: s.address, imap_host: s.imap.host, imap_port: String(s.imap.port), imap_tls: s.imap.tls, smtp_host: s.smtp.host, smtp_port: String(s.smtp.port), smtp_tls: s.smtp.tls, ca: plain.cert.certPem, password: plain.accounts[0].password };
+      const made = await call(ana, "POST", "/api/web/connections", { kind: "email", values, capabilities: ["read"] });
+      expect(made.status).toBe(201);
+      const mailbox = async () => (await call(ana, "GET", "/api/web/connections")).json.items[0]!;
+      const polling = await eventually(async () => {
+        const c = await mailbox();
+        return c.status.mode === "polling" && c.status.lastSyncAt ? c : null;
+      }, "the mailbox polls");
+      expect(polling.status).toMatchObject({ words: "connected", lastError: null, sync: "Polling: the server offers no IMAP IDLE, so Familiar checks for new mail regularly." });
+
+      await plain.dovecot.stop();
+      const down = await eventually(async () => {
+        const c = await mailbox();
+        return c.status.state === "error" ? c : null;
+      }, "the lost server is a problem");
+      expect(down.status.words).toBe("problem");
+      expect(down.status.lastError).toMatch(/^(The IMAP server closed the connection; Familiar reconnects\.|Nothing answered at 127\.0\.0\.1:\d+ \(connection refused\)\. Check the host and port\.)$/);
+      // The next try finds nothing listening, and says so; the last sync of before still shows.
+      const refused = await eventually(async () => {
+        const c = await mailbox();
+        return c.status.lastError?.startsWith("Nothing answered") && c.status.mode === "waiting" ? c : null;
+      }, "the reconnect is refused");
+      expect(refused.status).toMatchObject({ words: "problem", sync: "Reconnecting after a failure: waiting a little before the next try." });
+      expect(refused.status.lastError).toMatch(/^Nothing answered at 127\.0\.0\.1:\d+ \(connection refused\)\. Check the host and port\.$/);
+      expect(refused.status.lastSyncAt).not.toBeNull();
+
+      await plain.dovecot.start();
+      const back = await eventually(async () => {
+        const c = await mailbox();
+        return c.status.state === "ok" && c.status.mode === "polling" ? c : null;
+      }, "the mailbox is connected again");
+      expect(back.status).toMatchObject({ words: "connected", lastError: null });
+    } finally {
+      await app?.close();
+      app = null;
+      await plain.close();
+    }
+  }, 120_000);
+
   it("adds a CalDAV account (Test runs the discovery) and a feed; read and write are granted separately; a feed cannot be written", async () => {
     app = await start();
     const ana = await signIn("ana");

@@ -39,6 +39,22 @@ export function personsContract(ctx: ContractContext): void {
       expect(person.proactivity).toBe("low");
     });
 
+    it("knows whether the person chose their time zone, and keeps Familiar's one question about it", async () => {
+      const store = ctx.store();
+      const met = await store.persons.createPerson({ displayName: "Met on a messenger" });
+      expect(met).toMatchObject({ timeZone: "UTC", timeZoneConfirmed: false, timeZoneAsk: null });
+      const chosen = await store.persons.createPerson({ displayName: "Signed in on the web", timeZone: "Pacific/Auckland" });
+      expect(chosen).toMatchObject({ timeZone: "Pacific/Auckland", timeZoneConfirmed: true });
+      const asked = await store.persons.updatePerson(met.id, { timeZoneAsk: { at: at(0), pendingSeq: 7 } });
+      expect(asked).toMatchObject({ timeZoneConfirmed: false, timeZoneAsk: { at: at(0), pendingSeq: 7 } });
+      expect(await store.persons.getPerson(met.id)).toEqual(asked);
+      const answered = await store.persons.updatePerson(met.id, { timeZone: "Europe/Berlin", timeZoneAsk: { at: at(0), pendingSeq: null } });
+      expect(answered).toMatchObject({ timeZone: "Europe/Berlin", timeZoneConfirmed: true, timeZoneAsk: { at: at(0), pendingSeq: null } });
+      // Choosing UTC itself is a choice too.
+      expect((await store.persons.updatePerson(chosen.id, { timeZone: "UTC" })).timeZoneConfirmed).toBe(true);
+      expect(await store.persons.getPerson(met.id)).toEqual(answered);
+    });
+
     it("updates only the patched settings and refuses unknown persons", async () => {
       const store = ctx.store();
       const person = await makePerson(store);
