@@ -124,6 +124,15 @@ describe("files in the web chat, in real Chromium", () => {
     await page.getByText("I take files up to 64 KB, so I didn't keep it.").waitFor({ timeout: 30_000 });
     expect(model.requests.length).toBe(calls);
     await screenshot(page, "chat-files");
+    // On a 360 px phone the composer (paperclip, box, Send) and the files fit the width.
+    const phone = await (await browser.newContext({ viewport: { width: 360, height: 740 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, storageState: await page.context().storageState() })).newPage();
+    await phone.goto(`${app.url}/chat`);
+    await phone.getByText("Sent your notes back.").waitFor();
+    await phone.setInputFiles(".composer input[type=file]", { name: "a-rather-long-file-name-for-a-phone.pdf", mimeType: "application/pdf", buffer: Buffer.from("%PDF-1.4") });
+    expect(await phone.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    expect((await phone.locator(".composer button[type=submit]").boundingBox())!.x + 10).toBeLessThanOrEqual(360);
+    await screenshot(phone, "chat-files-phone");
+    await phone.close();
 
     // Past the page (a script posting the file itself): the server holds the same limit.
     const direct = await page.evaluate(async (size) => {
