@@ -1,4 +1,4 @@
-import { methodPhrase } from "../../core/policy/index.js";
+import { methodGerund, methodPhrase } from "../../core/policy/index.js";
 import type { AuditEvent } from "../../core/audit/index.js";
 import { activityInWords, ruleInWords } from "./activity-words.js";
 
@@ -37,37 +37,6 @@ const list = (d: Data, k: string): string[] => {
   const v = d[k];
   return Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
 };
-
-/** The verb phrases of `methodPhrase` in their -ing form ("send data to" → "sending data to"). */
-const GERUNDS: Record<string, string> = {
-  read: "reading",
-  check: "checking",
-  send: "sending",
-  replace: "replacing",
-  change: "changing",
-  delete: "deleting",
-  list: "listing",
-  write: "writing",
-  submit: "submitting",
-  click: "clicking",
-  type: "typing",
-  upload: "uploading",
-  download: "downloading",
-  run: "running",
-  create: "creating",
-  move: "moving",
-  flag: "flagging",
-  keep: "keeping",
-  open: "opening",
-};
-
-/** "Send data (POST) to x" → "sending data to x". */
-function gerund(phrase: string): string {
-  const plain = phrase.replace(/ \([A-Z_]+\)/, "");
-  const [first = "", ...rest] = plain.split(" ");
-  const verb = first.toLowerCase();
-  return [GERUNDS[verb] ?? verb, ...rest].join(" ");
-}
 
 /** The verb phrases of `methodPhrase` in the past ("Send data to x" → "Sent data to x"). */
 const PAST: Record<string, string> = { read: "Read", check: "Checked", send: "Sent", replace: "Replaced", change: "Changed", delete: "Deleted", list: "Listed", write: "Wrote", submit: "Submitted", click: "Clicked", type: "Typed", upload: "Uploaded", download: "Downloaded", run: "Ran", create: "Created", move: "Moved", flag: "Flagged", keep: "Kept", open: "Opened" };
@@ -141,11 +110,11 @@ function callLine(events: AuditEvent[]): ActivityLine {
   const effect = str(d, "effect");
   const rule = str(d, "ruleId");
   const args = d.args && typeof d.args === "object" && !Array.isArray(d.args) ? (d.args as Data) : {};
-  const what = method ? methodPhrase(method, where) : didWords(tool, args, where, null);
+  const doing = method ? methodGerund(method, where) : `using ${tool.replace(/[_.]+/g, " ")}`;
   const taskId = str(d, "taskId") ?? str(r, "taskId");
   const base = { at: first.at.toISOString(), kind: decision?.kind ?? first.kind, taskId, decision: effect };
-  if (effect === "deny") return { ...base, summary: `Blocked ${gerund(what)}`, why: rule ? ruleInWords(rule) : str(d, "reason"), problem: false };
-  if (effect === "ask") return { ...base, summary: `Asked you before ${gerund(what)}`, why: rule ? ruleInWords(rule) : null, problem: false };
+  if (effect === "deny") return { ...base, summary: `Blocked ${doing}`, why: rule ? ruleInWords(rule) : str(d, "reason"), problem: false };
+  if (effect === "ask") return { ...base, summary: `Asked you before ${doing}`, why: rule ? ruleInWords(rule) : null, problem: false };
   const did = didWords(tool, args, where, method);
   const failed = result !== undefined && r.ok === false;
   const granted = rule === "allow-granted" || rule === "allow-granted-persistence" ? "you allowed this before" : null;

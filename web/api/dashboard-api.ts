@@ -18,8 +18,8 @@ import { deliveriesOf } from "./deliveries.js";
 import { plainErrors } from "./plain-errors.js";
 import { activityApi } from "./activity-api.js";
 import { channelsInWords } from "./activity-words.js";
-import { nowView } from "./now-view.js";
-import { checkInWords } from "./goal-words.js";
+import { nextWakeAt, nowView } from "./now-view.js";
+import { checkInWords, recentDecisions } from "./goal-words.js";
 import { hostPath, methodPhrase, parseGrantPattern, type GrantPattern } from "../../core/policy/index.js";
 import { localAccountOf, webContext } from "./auth.js";
 
@@ -72,12 +72,6 @@ function parse<S extends z.ZodType>(schema: S, input: unknown, res: Response): z
   return null;
 }
 
-/** When a task next wakes up (UTC), from its state; null when nothing is scheduled. */
-export function nextWakeAt(task: Task): Date | null {
-  if (task.state.status === "waiting" && task.state.wait.kind === "time") return task.state.wait.until;
-  if (task.state.status === "pending") return task.notBefore;
-  return null;
-}
 
 /** A memory item for the web app; `taint` says it was made from outside content, and from which (null: the person's own words). */
 function memoryJson(m: MemoryItem) {
@@ -146,10 +140,12 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
     if (!q) return;
     const { person } = webContext(req);
     const goals = await store.goals.listGoals(person.id, {}, { limit: q.limit, ...(q.after && { after: q.after }) });
+    // The person's recent notification decisions, read once for every goal's past check-ins.
+    const decisions = goals.items.length > 0 ? await recentDecisions(store, person.id) : [];
     const items = await Promise.all(
       goals.items.map(async (g: Goal) => {
         const tasks = await store.tasks.listTasks({ goalId: g.id }, { limit: 20 });
-        return { id: g.id, title: g.title, status: g.status, checkIn: g.checkIn, checkIns: await checkInWords(store, g, clock.now()), createdAt: g.createdAt.toISOString(), tasks: tasks.items.map((t) => taskJson(t, g.status)) };
+        return { id: g.id, title: g.title, status: g.status, checkIn: g.checkIn, checkIns: await checkInWords(store, g, decisions, clock.now()), createdAt: g.createdAt.toISOString(), tasks: tasks.items.map((t) => taskJson(t, g.status)) };
       }),
     );
     // Reminders and wake-ups without a goal, so nothing scheduled is invisible.

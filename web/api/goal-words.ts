@@ -1,6 +1,7 @@
 import cronstrue from "cronstrue";
 import type { AuditEvent } from "../../core/audit/index.js";
 import type { CheckInSchedule, Goal } from "../../core/goals/index.js";
+import type { PersonId } from "../../core/ids.js";
 import type { Store } from "../../core/storage/index.js";
 import { nextCronTime } from "../../core/time/index.js";
 
@@ -39,8 +40,13 @@ function decisionWords(e: AuditEvent): string {
   return "Nothing worth a message, so nothing was sent";
 }
 
-/** The check-in words of `goal` at `now` (reads its check-in tasks and the last 200 notification decisions). */
-export async function checkInWords(store: Pick<Store, "tasks" | "audit">, goal: Goal, now: Date): Promise<CheckInWords> {
+/** The person's last 200 notification decisions (newest first), which {@link checkInWords} picks each goal's past check-ins from. */
+export async function recentDecisions(store: Pick<Store, "audit">, personId: PersonId): Promise<AuditEvent[]> {
+  return (await store.audit.listAudit(personId, { kinds: ["notification.decision"], limit: 200 })).items;
+}
+
+/** The check-in words of `goal` at `now` (reads its check-in tasks; `decisions` from {@link recentDecisions}). */
+export async function checkInWords(store: Pick<Store, "tasks">, goal: Goal, decisions: readonly AuditEvent[], now: Date): Promise<CheckInWords> {
   const schedule = goal.checkIn ? scheduleInWords(goal.checkIn) : null;
   let next: string | null = null;
   if (goal.checkIn && goal.status === "active") {
@@ -52,7 +58,6 @@ export async function checkInWords(store: Pick<Store, "tasks" | "audit">, goal: 
   }
   const tasks = new Set((await store.tasks.listTasks({ goalId: goal.id, kind: ["checkin"] }, { limit: 100 })).items.map((t) => t.id as string));
   if (tasks.size === 0) return { schedule, next, past: [] };
-  const decisions = (await store.audit.listAudit(goal.personId, { kinds: ["notification.decision"], limit: 200 })).items;
   const past = decisions
     .filter((e) => {
       const data = e.data && typeof e.data === "object" && !Array.isArray(e.data) ? e.data : {};

@@ -17,6 +17,13 @@ export interface NowView {
   waitingOnYou: { id: string; words: string; expiresAt: string }[];
 }
 
+/** When a task next wakes up (UTC), from its state; null when nothing is scheduled. */
+export function nextWakeAt(task: Task): Date | null {
+  if (task.state.status === "waiting" && task.state.wait.kind === "time") return task.state.wait.until;
+  if (task.state.status === "pending") return task.notBefore;
+  return null;
+}
+
 /** How many next wake-ups *Now* lists. */
 export const NOW_NEXT_SHOWN = 5;
 
@@ -64,7 +71,8 @@ export async function nowView(store: Pick<Store, "tasks" | "goals" | "approvals"
   const running = open.filter((t) => t.state.status === "running").map((t) => `Working on ${taskInWords(t, goalOf(t))}.`);
   const timed = open
     .filter((t) => t.kind !== "turn" && !paused(t))
-    .map((t) => ({ t, at: t.state.status === "waiting" && t.state.wait.kind === "time" ? t.state.wait.until : t.state.status === "pending" ? (t.notBefore ?? now) : null }))
+    // A pending task without a time is due at once.
+    .map((t) => ({ t, at: nextWakeAt(t) ?? (t.state.status === "pending" ? now : null) }))
     .filter((x): x is { t: Task; at: Date } => x.at !== null)
     .sort((a, b) => a.at.getTime() - b.at.getTime())
     .slice(0, NOW_NEXT_SHOWN)

@@ -4,15 +4,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startFakeOpenAI, text, type FakeOpenAIServer } from "../../fakes/openai-server.js";
 import { FakeTelegramApi, updates } from "../../fakes/telegram-api.js";
 import { startTestApp, type TestApp } from "../../helpers/app.js";
+import { signIn } from "../../helpers/web.js";
 
 const ANA = 42;
 
-/** Signs in on this machine by name; returns the cookie and CSRF token. */
-async function signIn(app: TestApp, name: string): Promise<{ cookie: string; csrf: string }> {
-  const res = await fetch(`${app.url}/api/web/session/local`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name, create: true }) });
-  const body = (await res.json()) as { csrf: string };
-  return { cookie: res.headers.getSetCookie()[0]!.split(";")[0]!, csrf: body.csrf };
-}
 
 describe("the web app with messengers", () => {
   let fake: FakeTelegramApi | null = null;

@@ -2,13 +2,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startFakeOpenAI, text, type FakeOpenAIServer } from "../../fakes/openai-server.js";
 import { FAKE_BOT, FakeTelegramApi, updates } from "../../fakes/telegram-api.js";
 import { startTestApp, type TestApp } from "../../helpers/app.js";
+import { getJson, postJson, signIn, type WebSession } from "../../helpers/web.js";
 
 /** Issue 19 item 7: the owner connects their own Telegram from the setup page (no pairing, no second person); others' requests reach the owner as a card. */
 
-interface Session {
-  cookie: string;
-  csrf: string;
-}
 
 interface ChatItem {
   id: string;
@@ -18,20 +15,12 @@ interface ChatItem {
   buttons: { id: string; label: string }[];
 }
 
-async function signIn(app: TestApp, name: string): Promise<Session> {
-  const res = await fetch(`${app.url}/api/web/session/local`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name, create: true }) });
-  const body = (await res.json()) as { csrf: string };
-  return { cookie: res.headers.getSetCookie()[0]!.split(";")[0]!, csrf: body.csrf };
-}
 
-const post = (app: TestApp, s: Session, path: string, body: unknown) =>
-  fetch(`${app.url}${path}`, { method: "POST", headers: { "content-type": "application/json", cookie: s.cookie, "x-familiar-csrf": s.csrf }, body: JSON.stringify(body) });
-const get = async <T,>(app: TestApp, s: Session, path: string): Promise<T> => (await (await fetch(`${app.url}${path}`, { headers: { cookie: s.cookie } })).json()) as T;
 
-async function chatUntil(app: TestApp, s: Session, predicate: (items: ChatItem[]) => boolean, what: string): Promise<ChatItem[]> {
+async function chatUntil(app: TestApp, s: WebSession, predicate: (items: ChatItem[]) => boolean, what: string): Promise<ChatItem[]> {
   const end = Date.now() + 15_000;
   for (;;) {
-    const { items } = await get<{ items: ChatItem[] }>(app, s, "/api/web/chat");
+    const { items } = await getJson<{ items: ChatItem[] }>(app, s, "/api/web/chat");
     if (predicate(items)) return items;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(items.map((i) => i.text))}`);
     await new Promise((r) => setTimeout(r, 50));
@@ -56,14 +45,14 @@ describe("connecting one's own messenger from the setup page", () => {
     model = await startFakeOpenAI({ fallback: text("Hello again") });
     app = await startTestApp({ TELEGRAM_API_ROOT: fake.apiRoot, OPENAI_BASE_URL: model.url });
     const owner = await signIn(app, "Ana");
-    expect((await post(app, owner, "/api/web/setup/messengers/telegram/code", {})).status).toBe(409); // not running yet
-    expect((await post(app, owner, "/api/web/setup/messengers/telegram", { token: fake.token })).status).toBe(200);
+    expect((await postJson(app, owner, "/api/web/setup/messengers/telegram/code", {})).status).toBe(409); // not running yet
+    expect((await postJson(app, owner, "/api/web/setup/messengers/telegram", { token: fake.token })).status).toBe(200);
 
-    const setup = await get<SetupJson>(app, owner, "/api/web/setup");
+    const setup = await getJson<SetupJson>(app, owner, "/api/web/setup");
     const telegram = setup.messengers.find((m) => m.channel === "telegram")!;
     expect(telegram).toMatchObject({ state: "running", yourAccounts: [], bot: { name: FAKE_BOT.first_name, handle: `@${FAKE_BOT.username}`, url: `https://t.me/${FAKE_BOT.username}` } });
 
-    const answer = await post(app, owner, "/api/web/setup/messengers/telegram/code", {});
+    const answer = await postJson(app, owner, "/api/web/setup/messengers/telegram/code", {});
     expect(answer.status).toBe(200);
     const code = (await answer.json()) as { code: string; openUrl: string; expiresInMinutes: number };
     expect(code.openUrl).toBe(`https://t.me/${FAKE_BOT.username}?start=${code.code}`);
@@ -73,11 +62,11 @@ describe("connecting one's own messenger from the setup page", () => {
     fake.push(updates.text(4242, `/start ${code.code}`));
     await fake.waitFor(() => fake!.messages.some((m) => m.chatId === "4242" && m.text.startsWith("Linked!")), 15_000, "the link confirmation");
     expect(fake.messages.some((m) => /pairing code/i.test(m.text))).toBe(false);
-    const after = await get<SetupJson>(app, owner, "/api/web/setup");
+    const after = await getJson<SetupJson>(app, owner, "/api/web/setup");
     expect(after.messengers.find((m) => m.channel === "telegram")!.yourAccounts).toEqual(["4242"]);
 
     // One person: what Ana says on Telegram is in her web conversation, and the model sees both.
-    await post(app, owner, "/api/web/chat", { text: "said on the web first", clientMessageId: "w1" });
+    await postJson(app, owner, "/api/web/chat", { text: "said on the web first", clientMessageId: "w1" });
     await chatUntil(app, owner, (items) => items.some((i) => i.role === "assistant" && i.channel === "local"), "the web reply");
     fake.push(updates.text(4242, "and now from my phone"));
     await fake.waitFor(() => fake!.messages.some((m) => m.chatId === "4242" && m.text === "Hello again"), 15_000, "the Telegram reply");
@@ -91,7 +80,7 @@ describe("connecting one's own messenger from the setup page", () => {
     model = await startFakeOpenAI({ fallback: text("Hi") });
     app = await startTestApp({ TELEGRAM_BOT_TOKEN: fake.token, TELEGRAM_API_ROOT: fake.apiRoot, OPENAI_BASE_URL: model.url });
     const owner = await signIn(app, "Ana");
-    await post(app, owner, "/api/web/chat", { text: "hello", clientMessageId: "w1" });
+    await postJson(app, owner, "/api/web/chat", { text: "hello", clientMessageId: "w1" });
     await chatUntil(app, owner, (items) => items.some((i) => i.role === "assistant"), "the first reply");
 
     fake.push(updates.text(501, "hi, I'm Ben", { name: "Ben" }));
@@ -106,13 +95,13 @@ describe("connecting one's own messenger from the setup page", () => {
     expect(benCard.buttons.map((b) => b.label)).toEqual(["Approve pairing", "Decline"]);
 
     // /pair alone lists who waits, each with the code that approves them.
-    await post(app, owner, "/api/web/chat", { text: "/pair", clientMessageId: "w2" });
+    await postJson(app, owner, "/api/web/chat", { text: "/pair", clientMessageId: "w2" });
     const listed = await chatUntil(app, owner, (items) => items.some((i) => i.text.startsWith("Waiting to be paired")), "the /pair list");
     const list = listed.find((i) => i.text.startsWith("Waiting to be paired"))!.text;
     expect(list).toContain(`Ben on telegram (501): /pair ${benCode}`);
     expect(list).toMatch(/Cleo on telegram \(502\): \/pair [A-Z0-9]{8}/);
 
-    const approve = await post(app, owner, "/api/web/chat/press", { messageId: benCard.id, buttonId: benCard.buttons[0]!.id, clientActionId: "p1" });
+    const approve = await postJson(app, owner, "/api/web/chat/press", { messageId: benCard.id, buttonId: benCard.buttons[0]!.id, clientActionId: "p1" });
     expect(((await approve.json()) as { notice: string }).notice).toBe("Paired Ben (telegram).");
     await fake.waitFor(() => fake!.messages.some((m) => m.chatId === "501" && m.text === "You're paired — say hello!"), 15_000, "Ben is told");
     fake.push(updates.text(501, "great, hello"));
@@ -120,8 +109,8 @@ describe("connecting one's own messenger from the setup page", () => {
     // The card shows the outcome and has no buttons left.
     await chatUntil(app, owner, (items) => items.some((i) => i.text === "Paired Ben (telegram)." && i.buttons.length === 0), "Ben's card edited");
 
-    const cleoCard = (await get<{ items: ChatItem[] }>(app, owner, "/api/web/chat")).items.find((i) => i.text.includes("Cleo") && i.buttons.length > 0)!;
-    const decline = await post(app, owner, "/api/web/chat/press", { messageId: cleoCard.id, buttonId: cleoCard.buttons[1]!.id, clientActionId: "p2" });
+    const cleoCard = (await getJson<{ items: ChatItem[] }>(app, owner, "/api/web/chat")).items.find((i) => i.text.includes("Cleo") && i.buttons.length > 0)!;
+    const decline = await postJson(app, owner, "/api/web/chat/press", { messageId: cleoCard.id, buttonId: cleoCard.buttons[1]!.id, clientActionId: "p2" });
     expect(((await decline.json()) as { notice: string }).notice).toMatch(/^Declined: Cleo/);
     const before = fake.messages.filter((m) => m.chatId === "502").length;
     fake.push(updates.text(502, "still there?"));

@@ -1,25 +1,14 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startFakeOpenAI, text, toolCall, type FakeOpenAIServer } from "../../fakes/openai-server.js";
 import { startTestApp, type TestApp } from "../../helpers/app.js";
+import { getJson, postJson, signIn } from "../../helpers/web.js";
 import { activityLines } from "../../../web/api/activity-lines.js";
 import { scheduleInWords } from "../../../web/api/goal-words.js";
 import type { AuditEvent } from "../../../core/audit/index.js";
 
 /** Issue 19 item 8: Activity one line per action in a sentence, a short filter of categories; Now says what is next; Goals say the schedule in words. */
 
-interface Session {
-  cookie: string;
-  csrf: string;
-}
 
-async function signIn(app: TestApp, name: string): Promise<Session> {
-  const res = await fetch(`${app.url}/api/web/session/local`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name, create: true }) });
-  const body = (await res.json()) as { csrf: string };
-  return { cookie: res.headers.getSetCookie()[0]!.split(";")[0]!, csrf: body.csrf };
-}
-const get = async <T,>(app: TestApp, s: Session, path: string): Promise<T> => (await (await fetch(`${app.url}${path}`, { headers: { cookie: s.cookie } })).json()) as T;
-const post = (app: TestApp, s: Session, path: string, body: unknown) =>
-  fetch(`${app.url}${path}`, { method: "POST", headers: { "content-type": "application/json", cookie: s.cookie, "x-familiar-csrf": s.csrf }, body: JSON.stringify(body) });
 
 let seq = 0;
 const event = (kind: string, at: number, data: Record<string, unknown>, summary = kind): AuditEvent => ({ id: `aud_${++seq}`, personId: "per_1", kind, summary, data, at: new Date(at) }) as unknown as AuditEvent;
@@ -68,32 +57,32 @@ describe("plain words on the dashboard", () => {
       toolCall("schedule_wakeup", { note: "pay invoice INV-2231", at: new Date(Date.now() + 3_600_000).toISOString() }),
       text("Done: a goal, a memory and a reminder."),
     );
-    await post(app, ana, "/api/web/chat", { text: "plan baking every Friday; I'm allergic to peanuts; remind me to pay the invoice in an hour", clientMessageId: "m1" });
+    await postJson(app, ana, "/api/web/chat", { text: "plan baking every Friday; I'm allergic to peanuts; remind me to pay the invoice in an hour", clientMessageId: "m1" });
     const deadline = Date.now() + 15_000;
     type Now = { status: string; next: { at: string; words: string }[]; running: string[]; waitingOnYou: unknown[]; watching: string[] };
-    let now: Now = await get<Now>(app, ana, "/api/web/now");
+    let now: Now = await getJson<Now>(app, ana, "/api/web/now");
     while (now.next.length < 2 && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 100));
-      now = await get<Now>(app, ana, "/api/web/now");
+      now = await getJson<Now>(app, ana, "/api/web/now");
     }
     expect(now.next.map((n) => n.words)).toEqual(["Wake-up: “pay invoice INV-2231”", "Check-in: “Weekend baking project”"]);
     expect(new Date(now.next[1]!.at).getUTCDay()).toBe(5);
     expect(JSON.stringify(now)).not.toMatch(/conversation turn|on local/);
 
-    const goals = await get<{ items: { title: string; checkIns: { schedule: string; next: string; past: unknown[] } }[] }>(app, ana, "/api/web/goals");
+    const goals = await getJson<{ items: { title: string; checkIns: { schedule: string; next: string; past: unknown[] } }[] }>(app, ana, "/api/web/goals");
     expect(goals.items[0]!.checkIns).toMatchObject({ schedule: "Checks in at 09:00, only on Friday (Europe/Berlin)", next: now.next[1]!.at, past: [] });
 
     type Lines = { items: { summary: string; decision: string | null }[] };
-    const all = await get<Lines>(app, ana, "/api/web/activity?limit=50");
+    const all = await getJson<Lines>(app, ana, "/api/web/activity?limit=50");
     const summaries = all.items.map((i) => i.summary);
     expect(summaries).toEqual(expect.arrayContaining(["Remembered “Allergic to peanuts”", "Started the goal “Weekend baking project”", "Set a reminder: “pay invoice INV-2231”"]));
     // One line per action: no separate lines for the permission check and the result.
     expect(summaries.filter((s) => /peanuts/.test(s))).toHaveLength(1);
     expect(summaries.some((s) => /succeeded|Permission check|Tool result/.test(s))).toBe(false);
-    const done = await get<Lines>(app, ana, "/api/web/activity?category=done&limit=50");
+    const done = await getJson<Lines>(app, ana, "/api/web/activity?category=done&limit=50");
     expect(done.items.length).toBe(3);
     expect(done.items.every((i) => i.decision === "allow")).toBe(true);
-    const messages = await get<Lines>(app, ana, "/api/web/activity?category=messages&limit=50");
+    const messages = await getJson<Lines>(app, ana, "/api/web/activity?category=messages&limit=50");
     expect(messages.items.some((i) => i.summary.startsWith("Sent in the web chat: “Done: a goal"))).toBe(true);
     expect(messages.items.some((i) => /peanuts/.test(i.summary))).toBe(false);
     expect((await fetch(`${app.url}/api/web/activity?category=nope`, { headers: { cookie: ana.cookie } })).status).toBe(400);
